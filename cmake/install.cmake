@@ -1,0 +1,114 @@
+# Install rules for xccl. Included from the top-level CMakeLists.txt after the
+# library targets (xccl, xccl_static) and tools/ have been defined.
+#
+# Layout under the install prefix (relative dirs from GNUInstallDirs):
+#   ${CMAKE_INSTALL_LIBDIR}/libxccl.so*           shared library (+ soname links)
+#   ${CMAKE_INSTALL_LIBDIR}/libxccl.a             static library
+#   ${CMAKE_INSTALL_INCLUDEDIR}/xccl.h            the public header
+#   ${CMAKE_INSTALL_LIBDIR}/pkgconfig/xccl.pc     pkg-config file (relocatable)
+#   ${CMAKE_INSTALL_LIBDIR}/cmake/xccl/           CMake package: xccl::xccl,
+#                                                 xccl::xccl_static
+#   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info}  tools, when they are built
+#
+# Components: "Runtime" (shared library, tools) and "Development" (everything
+# else), so `cmake --install <build> --component Runtime` gives a runtime-only
+# tree.
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(XCCL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/xccl"
+  CACHE STRING "Where to install the xccl CMake package files, relative to the prefix")
+mark_as_advanced(XCCL_INSTALL_CMAKEDIR)
+
+# ---- Libraries and header ------------------------------------------------
+
+install(TARGETS xccl xccl_static
+  EXPORT xcclTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    COMPONENT Runtime
+    NAMELINK_COMPONENT Development
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    COMPONENT Development
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    COMPONENT Runtime
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(FILES ${PROJECT_SOURCE_DIR}/include/xccl.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT Development)
+
+# ---- Tools (defined in tools/, may not all exist) -------------------------
+
+foreach(tool xccl-run xccl-perf xccl-info)
+  if(TARGET ${tool})
+    # If a tool links the shared library, let the installed binary find it
+    # in ../lib without LD_LIBRARY_PATH. Harmless for statically linked tools.
+    get_target_property(_xccl_tool_rpath ${tool} INSTALL_RPATH)
+    if(NOT _xccl_tool_rpath)
+      set_target_properties(${tool} PROPERTIES
+        INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    endif()
+    install(TARGETS ${tool}
+      RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+      COMPONENT Runtime)
+  endif()
+endforeach()
+unset(_xccl_tool_rpath)
+
+# ---- CMake package --------------------------------------------------------
+
+install(EXPORT xcclTargets
+  FILE xcclTargets.cmake
+  NAMESPACE xccl::
+  DESTINATION ${XCCL_INSTALL_CMAKEDIR}
+  COMPONENT Development)
+
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/xcclConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/xcclConfig.cmake
+  INSTALL_DESTINATION ${XCCL_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
+
+# The soname carries only the major version, so any x.* satisfies a request
+# for x.y as long as x.* >= x.y.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/xcclConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+
+install(FILES
+    ${PROJECT_BINARY_DIR}/cmake/xcclConfig.cmake
+    ${PROJECT_BINARY_DIR}/cmake/xcclConfigVersion.cmake
+  DESTINATION ${XCCL_INSTALL_CMAKEDIR}
+  COMPONENT Development)
+
+# ---- pkg-config -----------------------------------------------------------
+
+# Make the .pc file relocatable: express the prefix relative to the directory
+# the .pc file is installed in (${pcfiledir}), so `cmake --install --prefix X`
+# and DESTDIR staging give a working file. Absolute LIBDIR/INCLUDEDIR fall
+# back to absolute paths.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(XCCL_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _xccl_pc_up
+    "/xccl-prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/xccl-prefix")
+  string(REGEX REPLACE "/$" "" _xccl_pc_up "${_xccl_pc_up}")
+  set(XCCL_PC_PREFIX "\${pcfiledir}/${_xccl_pc_up}")
+  unset(_xccl_pc_up)
+endif()
+foreach(_xccl_dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_xccl_dir}}")
+    set(XCCL_PC_${_xccl_dir} "${CMAKE_INSTALL_${_xccl_dir}}")
+  else()
+    set(XCCL_PC_${_xccl_dir} "\${prefix}/${CMAKE_INSTALL_${_xccl_dir}}")
+  endif()
+endforeach()
+unset(_xccl_dir)
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/xccl.pc.in
+  ${PROJECT_BINARY_DIR}/xccl.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/xccl.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+  COMPONENT Development)

@@ -1,0 +1,191 @@
+/*
+ * xccl.h — the public API of xccl, a collective communication library.
+ *
+ * The API has the shape of NCCL's: the same arguments, the same numeric values
+ * for result codes, datatypes and reduction ops, and a 128-byte unique id, so
+ * that code written for NCCL reads the same here.
+ *
+ * Conventions for every function below:
+ *  - The return value is an xcclResult_t. On anything but xcclSuccess a
+ *    sentence saying what went wrong, where and who is involved can be read
+ *    with xcclGetLastError().
+ *  - Output parameters (pointers the caller passes to be filled) are written
+ *    only on success; on failure they are left untouched.
+ *  - A communicator handle that was destroyed or aborted is recognised and
+ *    refused with xcclInvalidArgument; it is never dereferenced.
+ *  - Host buffers: pass stream = NULL. The call returns when the result is in
+ *    place in the receive buffer.
+ */
+#ifndef XCCL_H
+#define XCCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XCCL_MAJOR 0
+#define XCCL_MINOR 1
+#define XCCL_PATCH 0
+/* Same encoding as NCCL_VERSION_CODE for versions >= 2.9: X*10000 + Y*100 + Z. */
+#define XCCL_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define XCCL_VERSION_CODE XCCL_VERSION(XCCL_MAJOR, XCCL_MINOR, XCCL_PATCH)
+
+/* Result codes. Values 0..7 are NCCL's; xcclTimeout is xccl's own. */
+typedef enum {
+  xcclSuccess = 0,
+  xcclUnhandledCudaError = 1,
+  xcclSystemError = 2,      /* the OS refused something: socket, memory, thread */
+  xcclInternalError = 3,    /* a bug in xccl, or a broken invariant */
+  xcclInvalidArgument = 4,  /* a bad pointer, count, type, op, rank or handle */
+  xcclInvalidUsage = 5,     /* arguments fine alone but the call is wrong here */
+  xcclRemoteError = 6,      /* a peer failed, closed, or sent something invalid */
+  xcclInProgress = 7,       /* not finished yet; not an error */
+  xcclTimeout = 8,          /* a wait passed XCCL_TIMEOUT */
+  xcclNumResults = 9
+} xcclResult_t;
+
+/* Datatypes: NCCL's values for 0..9; fp8 types follow NCCL 2.24+. */
+typedef enum {
+  xcclInt8 = 0, xcclChar = 0,
+  xcclUint8 = 1,
+  xcclInt32 = 2, xcclInt = 2,
+  xcclUint32 = 3,
+  xcclInt64 = 4,
+  xcclUint64 = 5,
+  xcclFloat16 = 6, xcclHalf = 6,
+  xcclFloat32 = 7, xcclFloat = 7,
+  xcclFloat64 = 8, xcclDouble = 8,
+  xcclBfloat16 = 9,
+  xcclFloat8e4m3 = 10,
+  xcclFloat8e5m2 = 11,
+  xcclNumTypes = 12
+} xcclDataType_t;
+
+/*
+ * Reduction ops. fp16, bf16 and fp8 values are converted to float, combined,
+ * and rounded back to nearest-even at every step of the reduction. avg is the
+ * sum divided by the number of ranks (integer division, truncating toward
+ * zero, for integer types). max and min return NaN when either input is NaN.
+ */
+typedef enum {
+  xcclSum = 0,
+  xcclProd = 1,
+  xcclMax = 2,
+  xcclMin = 3,
+  xcclAvg = 4,
+  xcclNumOps = 5
+} xcclRedOp_t;
+
+#define XCCL_UNIQUE_ID_BYTES 128
+/* Made by xcclGetUniqueId on one process and carried to all ranks by the
+ * launcher. It holds the bootstrap root's address and port, a magic, a version
+ * and a random secret that authenticates every bootstrap message. Treat it as
+ * a secret: whoever holds it can join the communicator. */
+typedef struct {
+  char internal[XCCL_UNIQUE_ID_BYTES];
+} xcclUniqueId;
+
+typedef struct xcclComm *xcclComm_t;
+
+/* Bytes moved between the calling rank and one peer since the communicator
+ * was created, counted by the transports. */
+typedef struct {
+  uint64_t bytesSent;
+  uint64_t bytesRecv;
+} xcclPeerCounters_t;
+
+/* ---- Version and errors ------------------------------------------------ */
+
+/* *version = XCCL_VERSION_CODE of the library actually loaded. */
+xcclResult_t xcclGetVersion(int *version);
+
+/* A constant string naming the result code; never NULL. */
+const char *xcclGetErrorString(xcclResult_t result);
+
+/*
+ * The last detailed error message. With a live communicator: the last error
+ * raised on it (valid until the communicator is destroyed). With NULL, or a
+ * handle that is not a live communicator: the last error raised on the calling
+ * thread. An empty string when there was none. Never NULL.
+ */
+const char *xcclGetLastError(xcclComm_t comm);
+
+/* ---- Communicator lifecycle -------------------------------------------- */
+
+/*
+ * Fills *uniqueId and starts the bootstrap root on a background thread of the
+ * calling process. The root listens on the interface chosen by
+ * XCCL_SOCKET_IFNAME (or automatically), admits exactly the ranks that prove
+ * they know the id's secret, and exits once it has introduced them to each
+ * other or after XCCL_TIMEOUT. The calling process must stay alive until all
+ * ranks have finished xcclCommInitRank.
+ */
+xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId);
+
+/*
+ * Collective over nranks processes: each calls it with the same id and
+ * nranks and a distinct rank in [0, nranks). Returns when every rank is
+ * connected, or with an error naming the missing or refused ranks after
+ * XCCL_TIMEOUT. On failure *comm is untouched and nothing is leaked.
+ */
+xcclResult_t xcclCommInitRank(xcclComm_t *comm, int nranks, xcclUniqueId commId, int rank);
+
+/*
+ * Like xcclCommInitRank, with rank, size and rendezvous read from the
+ * environment, first found wins:
+ *  1. XCCL_UNIQUE_ID (hex of the id, as set by xccl-run) with XCCL_RANK and
+ *     XCCL_NRANKS;
+ *  2. XCCL_RANK, XCCL_NRANKS and XCCL_ROOT=host:port;
+ *  3. torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+ *  4. Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (+ a root from 2 or 3);
+ *  5. Slurm: SLURM_PROCID, SLURM_NTASKS (+ a root from 2 or 3);
+ *  6. PMI: PMI_RANK, PMI_SIZE (+ a root from 2 or 3).
+ * In cases 2-6 rank 0 hosts the bootstrap root at the given address; the
+ * secret is derived from XCCL_SECRET (unset: a fixed public value, and the
+ * bootstrap still checks every message, but anyone who can reach the port
+ * can join — a warning says so).
+ */
+xcclResult_t xcclCommInitFromEnv(xcclComm_t *comm);
+
+/* Frees the communicator after in-flight work on it has completed. */
+xcclResult_t xcclCommDestroy(xcclComm_t comm);
+
+/*
+ * Stops everything on the communicator from any thread: a collective running
+ * on another thread returns xcclRemoteError promptly, connections are closed
+ * (peers see the closure and fail fast), and the communicator is freed.
+ */
+xcclResult_t xcclCommAbort(xcclComm_t comm);
+
+xcclResult_t xcclCommCount(const xcclComm_t comm, int *count);
+xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank);
+
+/* xcclSuccess, or the error that the communicator's background progress
+ * (the proxy thread) or a failed operation left it in. */
+xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError);
+
+/* Bytes exchanged with one peer (0 <= peer < nranks). */
+xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters);
+
+/* ---- Collectives -------------------------------------------------------- */
+
+/*
+ * recvbuff[i] = op over ranks of sendbuff[i], for i < count, on every rank.
+ * In place when sendbuff == recvbuff. Every rank gets bit-identical results.
+ * count = 0 is a valid no-op. Buffers must be aligned to the type's size.
+ */
+xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                           xcclDataType_t datatype, xcclRedOp_t op, xcclComm_t comm,
+                           void *stream);
+
+/* Size in bytes of one element of a type, 0 for an unknown type. */
+size_t xcclTypeSize(xcclDataType_t datatype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XCCL_H */

@@ -1,0 +1,108 @@
+/*
+ * config.h — every knob of xccl, in one table, read from the environment once.
+ *
+ * An entry is X(NAME, TYPE, default, min, max, description); the variable is
+ * XCCL_<NAME>. Types: INT (decimal), SIZE (bytes, with an optional K/M/G
+ * suffix, powers of 1024), DOUBLE, BOOL (0/1, yes/no, true/false, on/off),
+ * STR. A value that does not parse or is out of [min, max] gets a warning and
+ * the default. An XCCL_* variable that is not in the table gets a warning that
+ * names the nearest known one. `xccl-info` prints the table.
+ *
+ * To add a knob: add one line here. Nothing else reads the environment.
+ */
+#ifndef XCCL_BASE_CONFIG_H
+#define XCCL_BASE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define XCCL_CONFIG_TABLE(X)                                                                       \
+  X(DEBUG, STR, "WARN", 0, 0, "Log level: NONE, VERSION, WARN, INFO or TRACE.")                    \
+  X(DEBUG_SUBSYS, STR, "ALL", 0, 0,                                                                \
+    "Subsystems to log, comma separated: INIT,COLL,NET,PROXY,BOOTSTRAP,TOPO,ENV or ALL; "          \
+    "a leading ^ logs all but those listed.")                                                      \
+  X(DEBUG_FILE, STR, "", 0, 0,                                                                     \
+    "Write the log to this file instead of stderr; %h becomes the host name, %p the pid.")        \
+  X(TIMEOUT, DOUBLE, "300", 0.001, 1e7,                                                            \
+    "Seconds any wait may last (bootstrap, connection set-up, each step of a collective) "        \
+    "before the operation fails with xcclTimeout naming the peer it waited on.")                   \
+  X(RANK, INT, "-1", -1, 1 << 30, "This process's rank for xcclCommInitFromEnv (set by xccl-run).") \
+  X(NRANKS, INT, "-1", -1, 1 << 30, "Number of ranks for xcclCommInitFromEnv (set by xccl-run).")   \
+  X(LOCAL_RANK, INT, "-1", -1, 1 << 30, "Rank among the processes of this host (set by xccl-run).") \
+  X(ROOT, STR, "", 0, 0,                                                                           \
+    "host:port of the bootstrap root for xcclCommInitFromEnv; rank 0 listens there. "             \
+    "IPv6 as [addr]:port.")                                                                        \
+  X(UNIQUE_ID, STR, "", 0, 0,                                                                      \
+    "The unique id in hex (256 digits), as set by xccl-run; takes precedence over XCCL_ROOT.")     \
+  X(SECRET, STR, "", 0, 0,                                                                         \
+    "Shared secret for bootstrap authentication when the job starts from XCCL_ROOT or a "         \
+    "launcher's variables instead of a unique id. Every rank must set the same value.")            \
+  X(SOCKET_IFNAME, STR, "", 0, 0,                                                                  \
+    "Network interfaces for bootstrap and the socket transport: prefixes, comma separated "       \
+    "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
+    "and not loopback or a container bridge, else loopback.")                                      \
+  X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
+  X(NSOCKS, INT, "2", 1, 16, "TCP streams per socket-transport connection.")                       \
+  X(NET, STR, "", 0, 0, "Force a network transport by name (socket).")                             \
+  X(NCHANNELS, INT, "2", 1, 32,                                                                    \
+    "Channels (independent rings, each with its own connections) a collective is split over.")    \
+  X(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
+    "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
+  X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
+    "Idle polls before a waiting thread (the caller or the proxy) sleeps until woken.")
+
+typedef enum {
+#define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,
+  XCCL_CONFIG_TABLE(XCCL_CFG_ENUM)
+#undef XCCL_CFG_ENUM
+  CFG_COUNT
+} config_id_t;
+
+typedef enum { CFG_T_INT, CFG_T_SIZE, CFG_T_DOUBLE, CFG_T_BOOL, CFG_T_STR } config_type_t;
+
+typedef struct {
+  const char *name;  /* without the XCCL_ prefix */
+  config_type_t type;
+  const char *def;
+  double min, max;
+  const char *desc;
+} config_entry_t;
+
+extern const config_entry_t config_table[CFG_COUNT];
+
+/* Reads the environment once (thread-safe, idempotent) and applies the log
+ * settings. Every accessor calls it, so callers need not. */
+void config_load(void);
+
+int64_t config_int(config_id_t id);
+size_t config_size(config_id_t id);
+double config_double(config_id_t id);
+int config_bool(config_id_t id);
+const char *config_str(config_id_t id); /* never NULL; "" when empty */
+/* 1 when the variable was set in the environment (valid or not). */
+int config_is_set(config_id_t id);
+
+/*
+ * Parses text as a value of entry e. On success returns 0 and writes the
+ * integer value (INT, SIZE, BOOL) or double (DOUBLE) to *i_p / *d_p; on
+ * failure returns -1, writes a sentence to why and leaves outputs alone.
+ */
+int config_parse(const config_entry_t *e, const char *text, int64_t *i_p, double *d_p, char *why,
+                 size_t whylen);
+
+/* The table's name nearest to `name` (both without XCCL_), or NULL when
+ * nothing is close (edit distance more than a third of the length). */
+const char *config_nearest(const char *name);
+
+/* A variable set by another launcher (RANK, SLURM_PROCID, ...): the one
+ * place xccl reads a non-XCCL variable. NULL when unset or empty. */
+const char *config_foreign_env(const char *name);
+
+/* Prints the table with current values and sources, for xccl-info. */
+void config_print(FILE *out);
+
+/* Tests only: forget what was read so the next access reads again. */
+void config_reset_for_test(void);
+
+#endif

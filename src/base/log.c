@@ -1,0 +1,121 @@
+#include "log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static int log_level = LOG_WARN;
+static int log_mask = LOG_ALL;
+static FILE *log_file;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_host[64];
+
+static const struct {
+  const char *name;
+  int bit;
+} log_subsystems[] = {
+    {"INIT", LOG_INIT}, {"COLL", LOG_COLL}, {"NET", LOG_NET},   {"PROXY", LOG_PROXY},
+    {"BOOTSTRAP", LOG_BOOTSTRAP}, {"TOPO", LOG_TOPO}, {"ENV", LOG_ENV}, {"ALL", LOG_ALL},
+};
+
+static const char *subsys_name(int subsys) {
+  for (size_t i = 0; i < sizeof(log_subsystems) / sizeof(log_subsystems[0]); i++)
+    if (log_subsystems[i].bit == subsys) return log_subsystems[i].name;
+  return "?";
+}
+
+static int parse_level(const char *s) {
+  static const char *names[] = {"NONE", "VERSION", "WARN", "INFO", "TRACE"};
+  for (int i = 0; i < 5; i++)
+    if (strcasecmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+static int parse_subsys(const char *s) {
+  int invert = s[0] == '^';
+  int mask = 0;
+  char buf[256];
+  snprintf(buf, sizeof(buf), "%s", s + invert);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int found = 0;
+    for (size_t i = 0; i < sizeof(log_subsystems) / sizeof(log_subsystems[0]); i++) {
+      if (strcasecmp(tok, log_subsystems[i].name) == 0) {
+        mask |= log_subsystems[i].bit;
+        found = 1;
+      }
+    }
+    if (!found) fprintf(stderr, "xccl WARN XCCL_DEBUG_SUBSYS: unknown subsystem '%s' ignored\n", tok);
+  }
+  return invert ? ~mask : mask;
+}
+
+/* Expands %h (host) and %p (pid) in a file name pattern. */
+static void expand_path(const char *pattern, char *out, size_t outlen) {
+  size_t o = 0;
+  for (const char *p = pattern; *p && o + 1 < outlen; p++) {
+    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
+      int n = p[1] == 'h' ? snprintf(out + o, outlen - o, "%s", log_host)
+                          : snprintf(out + o, outlen - o, "%d", (int)getpid());
+      if (n < 0 || (size_t)n >= outlen - o) break;
+      o += (size_t)n;
+      p++;
+    } else {
+      out[o++] = *p;
+    }
+  }
+  out[o] = '\0';
+}
+
+void log_configure(const char *level, const char *subsys, const char *file) {
+  gethostname(log_host, sizeof(log_host) - 1);
+  int lv = parse_level(level);
+  if (lv < 0)
+    fprintf(stderr, "xccl WARN XCCL_DEBUG=%s is not NONE, VERSION, WARN, INFO or TRACE; using WARN\n", level);
+  log_level = lv < 0 ? LOG_WARN : lv;
+  log_mask = parse_subsys(subsys);
+  if (file && *file) {
+    char path[512];
+    expand_path(file, path, sizeof(path));
+    FILE *f = fopen(path, "a");
+    if (!f)
+      fprintf(stderr, "xccl WARN XCCL_DEBUG_FILE=%s: cannot open %s: %s; logging to stderr\n", file, path,
+              strerror(errno));
+    else
+      log_file = f;
+  }
+}
+
+int log_enabled_configured(log_level_t level, int subsys) {
+  return (int)level <= log_level && (subsys & log_mask);
+}
+
+int log_enabled(log_level_t level, int subsys) {
+  config_load();
+  return log_enabled_configured(level, subsys);
+}
+
+void log_write(log_level_t level, int subsys, const char *file, int line, const char *fmt, ...) {
+  static const char *lvnames[] = {"NONE", "VERSION", "WARN", "INFO", "TRACE"};
+  int saved = errno;
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  const char *base = strrchr(file, '/');
+  pthread_mutex_lock(&log_lock);
+  FILE *out = log_file ? log_file : stderr;
+  fprintf(out, "%s:%d:%ld xccl %s %s %s:%d %s\n", log_host, (int)getpid(), (long)syscall(SYS_gettid),
+          lvnames[level], subsys_name(subsys), base ? base + 1 : file, line, msg);
+  fflush(out);
+  pthread_mutex_unlock(&log_lock);
+  errno = saved;
+}

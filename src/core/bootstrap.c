@@ -1,0 +1,539 @@
+/*
+ * bootstrap.c — the root's admission loop, the ranks' side of it, and the
+ * bootstrap ring. Message formats and checks live in bootstrap_msg.c.
+ */
+#include "bootstrap.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "error.h"
+#include "log.h"
+
+#define BS_MAX_CANDIDATES 1024
+#define BS_FAIL_GRACE_S 5.0 /* ranks wait this much longer than the root */
+
+/* ---- One connection and its frame reader ---- */
+
+typedef struct {
+  int fd;
+  sock_addr_t from;
+  uint8_t nonce[BS_NONCE_BYTES]; /* the acceptor's challenge: MAC context of every frame */
+  uint8_t hdr[BS_HDR_BYTES];
+  size_t got;      /* bytes of the current frame received */
+  uint8_t *frame;  /* header + payload + MAC once the header is known */
+  size_t frame_len;
+  bs_hdr_t h;
+} bs_conn_t;
+
+static void conn_reset_frame(bs_conn_t *c) {
+  free(c->frame);
+  c->frame = NULL;
+  c->got = 0;
+  c->frame_len = 0;
+}
+
+static void conn_close(bs_conn_t *c) {
+  conn_reset_frame(c);
+  sock_close(&c->fd);
+}
+
+/* Reads what is available. *ready = 1 once a whole, authentic frame is in
+ * c->frame. -1 with why on a closed connection or a bad frame. */
+static int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl) {
+  *ready = 0;
+  err_quiet(1);
+  xcclResult_t r = xcclSuccess;
+  if (c->got < BS_HDR_BYTES) {
+    r = sock_recv_some(c->fd, c->hdr, BS_HDR_BYTES, &c->got);
+    if (r == xcclSuccess && c->got == BS_HDR_BYTES) {
+      if (bs_hdr_parse(c->hdr, &c->h, why, wl) != 0) {
+        err_quiet(0);
+        return -1;
+      }
+      c->frame_len = BS_HDR_BYTES + (size_t)c->h.len + BS_MAC_BYTES;
+      c->frame = malloc(c->frame_len);
+      if (!c->frame) {
+        err_quiet(0);
+        snprintf(why, wl, "out of memory for a %zu-byte bootstrap message", c->frame_len);
+        return -1;
+      }
+      memcpy(c->frame, c->hdr, BS_HDR_BYTES);
+    }
+  }
+  if (r == xcclSuccess && c->frame) r = sock_recv_some(c->fd, c->frame, c->frame_len, &c->got);
+  err_quiet(0);
+  if (r != xcclSuccess) {
+    snprintf(why, wl, "%s", err_last());
+    return -1;
+  }
+  if (!c->frame || c->got < c->frame_len) return 0;
+  if (bs_frame_verify(c->frame, c->frame_len, key, nonce, why, wl) != 0) return -1;
+  *ready = 1;
+  return 0;
+}
+
+/* Blocking read of one frame of the given type, with a deadline. A FAIL
+ * frame from the root is turned into the error it carries. */
+static xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, bs_type_t want,
+                                    uint64_t deadline, const _Atomic int *abort_flag, const char *peer) {
+  char why[512];
+  for (;;) {
+    int ready;
+    if (conn_read(c, key, nonce, &ready, why, sizeof(why)) != 0)
+      return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s: %s", peer, why);
+    if (ready) break;
+    if (abort_flag && atomic_load(abort_flag))
+      return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while waiting for %s", peer);
+    if (clock_expired(deadline))
+      return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s sent nothing within XCCL_TIMEOUT=%g s", peer,
+                     config_double(CFG_TIMEOUT));
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    poll(&p, 1, clock_ms_left(deadline, 100));
+  }
+  if (c->h.type == BS_FAIL && want != BS_FAIL) {
+    const uint8_t *pl = c->frame + BS_HDR_BYTES;
+    uint32_t code = c->h.len >= 4 ? (uint32_t)(pl[0] | pl[1] << 8 | pl[2] << 16 | (uint32_t)pl[3] << 24) : 3;
+    int n = c->h.len > 4 ? (int)c->h.len - 4 : 0;
+    return err_set(code > 0 && code < xcclNumResults ? (xcclResult_t)code : xcclRemoteError, LOG_BOOTSTRAP,
+                   "%.*s", n > 900 ? 900 : n, (const char *)pl + 4);
+  }
+  if (c->h.type != want)
+    return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent message type %u where %u was expected",
+                   peer, c->h.type, want);
+  return xcclSuccess;
+}
+
+static xcclResult_t send_frame(int fd, bs_type_t type, const void *payload, uint32_t len, const uint8_t *key,
+                               const uint8_t *nonce, uint64_t deadline, const _Atomic int *abort_flag) {
+  size_t n = BS_HDR_BYTES + (size_t)len + BS_MAC_BYTES;
+  uint8_t *buf = malloc(n);
+  if (!buf) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for a bootstrap message");
+  bs_frame_build(buf, type, payload, len, key, nonce);
+  xcclResult_t r = sock_send_all(fd, buf, n, deadline, (const volatile int *)abort_flag);
+  free(buf);
+  return r;
+}
+
+/* The acceptor's first word on a connection: a fresh nonce. */
+static xcclResult_t send_challenge(bs_conn_t *c, const uint8_t *key, uint64_t deadline) {
+  if (bs_random(c->nonce, sizeof(c->nonce)) != 0)
+    return err_set(xcclSystemError, LOG_BOOTSTRAP, "cannot draw random bytes for a bootstrap challenge");
+  return send_frame(c->fd, BS_CHALLENGE, c->nonce, BS_NONCE_BYTES, key, NULL, deadline, NULL);
+}
+
+static void send_fail(int fd, xcclResult_t code, const uint8_t *key, const uint8_t *nonce, const char *text) {
+  size_t tl = strlen(text);
+  if (tl > 1000) tl = 1000;
+  uint8_t payload[1004];
+  payload[0] = (uint8_t)code, payload[1] = payload[2] = payload[3] = 0;
+  memcpy(payload + 4, text, tl);
+  err_quiet(1);
+  send_frame(fd, BS_FAIL, payload, (uint32_t)(tl + 4), key, nonce, clock_deadline(1.0), NULL);
+  err_quiet(0);
+}
+
+/* ---- The root ---- */
+
+typedef struct {
+  int listen_fd;
+  sock_addr_t addr;
+  bs_id_t id;
+  uint64_t deadline;
+  bs_conn_t *cands;
+  int ncands;
+  int nranks; /* learned from the first authentic hello */
+  bs_conn_t *ranks;
+  bs_hello_t *hellos;
+  int joined;
+} bs_root_t;
+
+static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
+  char s[SOCK_ADDR_STRLEN];
+  bs_conn_t *c = &rt->cands[k];
+  WARN(BOOTSTRAP, "bootstrap root %s refused a connection from %s: %s", sock_addr_str(&rt->addr, s, sizeof(s)),
+       sock_addr_str(&c->from, s, sizeof(s)), why);
+  if (tell) send_fail(c->fd, xcclInvalidUsage, rt->id.secret, c->nonce, why);
+  conn_close(c);
+  rt->cands[k] = rt->cands[--rt->ncands];
+}
+
+/* A candidate sent an authentic frame: admit it as a rank, or refuse. */
+static void root_admit(bs_root_t *rt, int k) {
+  bs_conn_t *c = &rt->cands[k];
+  bs_hello_t h;
+  char why[400];
+  if (c->h.type != BS_HELLO) {
+    snprintf(why, sizeof(why), "expected a hello, got message type %u", c->h.type);
+    return root_refuse(rt, k, why, 1);
+  }
+  if (bs_hello_decode(c->frame + BS_HDR_BYTES, c->h.len, &h, why, sizeof(why)) != 0)
+    return root_refuse(rt, k, why, 1);
+  if (h.job != rt->id.job) return root_refuse(rt, k, "the hello is for another job", 1);
+  if (rt->nranks == 0) {
+    rt->ranks = calloc((size_t)h.nranks, sizeof(*rt->ranks));
+    rt->hellos = calloc((size_t)h.nranks, sizeof(*rt->hellos));
+    if (!rt->ranks || !rt->hellos) return root_refuse(rt, k, "the root is out of memory", 1);
+    for (int i = 0; i < h.nranks; i++) rt->ranks[i].fd = -1;
+    rt->nranks = h.nranks;
+  }
+  if (h.nranks != rt->nranks) {
+    snprintf(why, sizeof(why), "rank %d (host %s pid %u) says nranks=%d but the ranks before it said %d", h.rank,
+             h.host, h.pid, h.nranks, rt->nranks);
+    return root_refuse(rt, k, why, 1);
+  }
+  if (rt->ranks[h.rank].fd >= 0) {
+    snprintf(why, sizeof(why), "rank %d joined twice: host %s pid %u, and earlier host %s pid %u", h.rank, h.host,
+             h.pid, rt->hellos[h.rank].host, rt->hellos[h.rank].pid);
+    return root_refuse(rt, k, why, 1);
+  }
+  conn_reset_frame(c);
+  rt->ranks[h.rank] = *c;
+  rt->hellos[h.rank] = h;
+  rt->joined++;
+  rt->cands[k] = rt->cands[--rt->ncands];
+  INFO(BOOTSTRAP, "bootstrap root: rank %d of %d joined from %s pid %u (%d/%d)", h.rank, h.nranks, h.host, h.pid,
+       rt->joined, rt->nranks);
+}
+
+static void root_accept_new(bs_root_t *rt) {
+  for (;;) {
+    int fd;
+    sock_addr_t from;
+    if (sock_accept(rt->listen_fd, &fd, &from) != xcclSuccess || fd < 0) return;
+    if (rt->ncands == BS_MAX_CANDIDATES) root_refuse(rt, 0, "too many connections that have not said hello", 0);
+    bs_conn_t *c = &rt->cands[rt->ncands++];
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+    c->from = from;
+    err_quiet(1);
+    xcclResult_t r = send_challenge(c, rt->id.secret, clock_deadline(1.0));
+    err_quiet(0);
+    if (r != xcclSuccess) root_refuse(rt, rt->ncands - 1, "could not send it a challenge", 0);
+  }
+}
+
+static void root_finish(bs_root_t *rt) {
+  char s[SOCK_ADDR_STRLEN];
+  if (rt->nranks > 0 && rt->joined == rt->nranks) {
+    size_t len = 4 + (size_t)rt->nranks * BS_ADDR_BYTES;
+    uint8_t *payload = calloc(1, len);
+    if (payload) {
+      payload[0] = (uint8_t)rt->nranks, payload[1] = (uint8_t)(rt->nranks >> 8);
+      payload[2] = (uint8_t)(rt->nranks >> 16), payload[3] = (uint8_t)(rt->nranks >> 24);
+      for (int i = 0; i < rt->nranks; i++) bs_addr_encode(&rt->hellos[i].addr, payload + 4 + (size_t)i * BS_ADDR_BYTES);
+      uint64_t dl = clock_deadline(config_double(CFG_TIMEOUT));
+      for (int i = 0; i < rt->nranks; i++) {
+        err_quiet(1);
+        send_frame(rt->ranks[i].fd, BS_WELCOME, payload, (uint32_t)len, rt->id.secret, rt->ranks[i].nonce, dl, NULL);
+        err_quiet(0);
+      }
+      free(payload);
+    }
+    INFO(BOOTSTRAP, "bootstrap root %s: all %d ranks joined", sock_addr_str(&rt->addr, s, sizeof(s)), rt->nranks);
+  } else {
+    char msg[900];
+    int n = snprintf(msg, sizeof(msg), "bootstrap: ");
+    if (rt->nranks == 0) {
+      n += snprintf(msg + n, sizeof(msg) - (size_t)n, "no rank joined");
+    } else {
+      n += snprintf(msg + n, sizeof(msg) - (size_t)n, "only %d of %d ranks joined; missing rank", rt->joined, rt->nranks);
+      int shown = 0;
+      for (int i = 0; i < rt->nranks && n < (int)sizeof(msg) - 40; i++)
+        if (rt->ranks[i].fd < 0) n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%s%d", shown++ ? ", " : " ", i);
+      if (shown < rt->nranks - rt->joined) n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", ...");
+    }
+    snprintf(msg + n, sizeof(msg) - (size_t)n, " (root %s, XCCL_TIMEOUT=%g s)", sock_addr_str(&rt->addr, s, sizeof(s)),
+             config_double(CFG_TIMEOUT));
+    WARN(BOOTSTRAP, "%s", msg);
+    for (int i = 0; i < rt->nranks; i++)
+      if (rt->ranks[i].fd >= 0) send_fail(rt->ranks[i].fd, xcclTimeout, rt->id.secret, rt->ranks[i].nonce, msg);
+  }
+}
+
+static void *root_main(void *arg) {
+  bs_root_t *rt = arg;
+  struct pollfd *pfds = calloc(BS_MAX_CANDIDATES + 1, sizeof(*pfds));
+  while (pfds && !(rt->nranks > 0 && rt->joined == rt->nranks) && !clock_expired(rt->deadline)) {
+    pfds[0] = (struct pollfd){.fd = rt->listen_fd, .events = POLLIN};
+    for (int k = 0; k < rt->ncands; k++) pfds[k + 1] = (struct pollfd){.fd = rt->cands[k].fd, .events = POLLIN};
+    int n = poll(pfds, (nfds_t)rt->ncands + 1, clock_ms_left(rt->deadline, 200));
+    if (n <= 0) continue;
+    int ncands = rt->ncands;
+    /* Candidates first (indices are stable until one is removed; go backwards). */
+    for (int k = ncands - 1; k >= 0; k--) {
+      if (!(pfds[k + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char why[512];
+      int ready;
+      if (conn_read(&rt->cands[k], rt->id.secret, rt->cands[k].nonce, &ready, why, sizeof(why)) != 0)
+        root_refuse(rt, k, why, 0);
+      else if (ready)
+        root_admit(rt, k);
+    }
+    if (pfds[0].revents & POLLIN) root_accept_new(rt);
+  }
+  root_finish(rt);
+  for (int k = 0; k < rt->ncands; k++) conn_close(&rt->cands[k]);
+  for (int i = 0; i < rt->nranks; i++) conn_close(&rt->ranks[i]);
+  sock_close(&rt->listen_fd);
+  free(pfds);
+  free(rt->cands);
+  free(rt->ranks);
+  free(rt->hellos);
+  free(rt);
+  return NULL;
+}
+
+xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
+  bs_root_t *rt = calloc(1, sizeof(*rt));
+  if (!rt) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap root");
+  rt->cands = calloc(BS_MAX_CANDIDATES, sizeof(*rt->cands));
+  rt->id = *id;
+  rt->addr = id->root;
+  rt->deadline = clock_deadline(timeout_s);
+  xcclResult_t r = rt->cands ? sock_listen(&rt->addr, &rt->listen_fd)
+                             : err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap root");
+  if (r != xcclSuccess) {
+    free(rt->cands);
+    free(rt);
+    return err_prefix(r, "bootstrap root");
+  }
+  id->root = rt->addr;
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, root_main, rt);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    close(rt->listen_fd);
+    free(rt->cands);
+    free(rt);
+    return err_set(xcclSystemError, LOG_BOOTSTRAP, "cannot start the bootstrap root thread: %s", strerror(rc));
+  }
+  char s[SOCK_ADDR_STRLEN];
+  INFO(BOOTSTRAP, "bootstrap root listening on %s", sock_addr_str(&rt->addr, s, sizeof(s)));
+  return xcclSuccess;
+}
+
+/* ---- A rank ---- */
+
+struct bootstrap {
+  int rank, nranks;
+  bs_id_t id;
+  sock_addr_t *addrs; /* every rank's bootstrap address */
+  bs_conn_t next, prev;
+  uint64_t deadline_s_ns; /* XCCL_TIMEOUT in ns, for each later wait */
+  const _Atomic int *abort_flag;
+};
+
+const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
+
+void bootstrap_close(bootstrap_t *bs) {
+  if (!bs) return;
+  conn_close(&bs->next);
+  conn_close(&bs->prev);
+  free(bs->addrs);
+  free(bs);
+}
+
+/* Hello to the root, then wait for the list of addresses. */
+static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, uint64_t deadline) {
+  char s[SOCK_ADDR_STRLEN], peer[128];
+  snprintf(peer, sizeof(peer), "the root at %s", sock_addr_str(&bs->id.root, s, sizeof(s)));
+  bs_conn_t root = {.fd = -1};
+  xcclResult_t res;
+  TRY_GOTO(sock_connect_retry(&bs->id.root, &root.fd, deadline, (const volatile int *)bs->abort_flag), fail);
+  TRY_GOTO(conn_read_frame(&root, bs->id.secret, NULL, BS_CHALLENGE, deadline, bs->abort_flag, peer), fail);
+  if (root.h.len != BS_NONCE_BYTES) {
+    res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a malformed challenge", peer);
+    goto fail;
+  }
+  memcpy(root.nonce, root.frame + BS_HDR_BYTES, BS_NONCE_BYTES);
+  conn_reset_frame(&root);
+  bs_hello_t h = {.job = bs->id.job, .rank = bs->rank, .nranks = bs->nranks, .addr = *my_addr, .pid = (uint32_t)getpid()};
+  gethostname(h.host, sizeof(h.host) - 1);
+  uint8_t hello[BS_HELLO_BYTES];
+  bs_hello_encode(&h, hello);
+  TRY_GOTO(send_frame(root.fd, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag), fail);
+  /* The root gives up at its own deadline and says who is missing; wait a
+   * little longer than it so that its message, not ours, is what users see. */
+  uint64_t welcome_deadline = deadline + (uint64_t)(BS_FAIL_GRACE_S * 1e9);
+  TRY_GOTO(conn_read_frame(&root, bs->id.secret, root.nonce, BS_WELCOME, welcome_deadline, bs->abort_flag, peer), fail);
+  const uint8_t *pl = root.frame + BS_HDR_BYTES;
+  uint32_t n = root.h.len >= 4 ? (uint32_t)(pl[0] | pl[1] << 8 | pl[2] << 16 | (uint32_t)pl[3] << 24) : 0;
+  if ((int)n != bs->nranks || root.h.len != 4 + n * BS_ADDR_BYTES) {
+    res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a welcome for %u ranks, expected %d", peer, n,
+                  bs->nranks);
+    goto fail;
+  }
+  for (int i = 0; i < bs->nranks; i++) {
+    char why[256];
+    if (bs_addr_decode(pl + 4 + (size_t)i * BS_ADDR_BYTES, &bs->addrs[i], why, sizeof(why)) != 0) {
+      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a bad address for rank %d: %s", peer, i, why);
+      goto fail;
+    }
+  }
+  conn_close(&root);
+  return xcclSuccess;
+fail:
+  conn_close(&root);
+  return res;
+}
+
+/* Checks a candidate's RING_HELLO: it must be the previous rank of this job. */
+static int ring_hello_ok(const bootstrap_t *bs, const bs_conn_t *c, char *why, size_t wl) {
+  bs_hello_t h;
+  if (c->h.type != BS_RING_HELLO) return snprintf(why, wl, "expected a ring hello"), 0;
+  if (bs_hello_decode(c->frame + BS_HDR_BYTES, c->h.len, &h, why, wl) != 0) return 0;
+  int prev = (bs->rank + bs->nranks - 1) % bs->nranks;
+  if (h.job != bs->id.job || h.nranks != bs->nranks || h.rank != prev)
+    return snprintf(why, wl, "ring hello from rank %d of %d, expected rank %d of %d", h.rank, h.nranks, prev,
+                    bs->nranks),
+           0;
+  return 1;
+}
+
+/* Connects to the next rank and accepts the previous one, both at once (each
+ * side's handshake needs the other's first step). Strays are refused. */
+static xcclResult_t rank_form_ring(bootstrap_t *bs, int listen_fd, const sock_addr_t *my_addr, uint64_t deadline) {
+  int next = (bs->rank + 1) % bs->nranks;
+  char s[SOCK_ADDR_STRLEN], why[512], peer[128];
+  snprintf(peer, sizeof(peer), "rank %d at %s", next, sock_addr_str(&bs->addrs[next], s, sizeof(s)));
+  bs_conn_t cands[16];
+  int ncands = 0, next_done = 0;
+  xcclResult_t res = xcclSuccess;
+  TRY(sock_connect_retry(&bs->addrs[next], &bs->next.fd, deadline, (const volatile int *)bs->abort_flag));
+  while (!next_done || bs->prev.fd < 0) {
+    struct pollfd pf[18];
+    int np = 0;
+    pf[np++] = (struct pollfd){.fd = bs->prev.fd < 0 ? listen_fd : -1, .events = POLLIN};
+    pf[np++] = (struct pollfd){.fd = next_done ? -1 : bs->next.fd, .events = POLLIN};
+    for (int k = 0; k < ncands; k++) pf[np++] = (struct pollfd){.fd = cands[k].fd, .events = POLLIN};
+    if (bs->abort_flag && atomic_load(bs->abort_flag)) {
+      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while forming the ring");
+      break;
+    }
+    if (clock_expired(deadline)) {
+      res = err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s within XCCL_TIMEOUT=%g s",
+                    !next_done ? "no answer from the next rank" : "the previous rank never connected",
+                    config_double(CFG_TIMEOUT));
+      break;
+    }
+    if (poll(pf, (nfds_t)np, clock_ms_left(deadline, 200)) <= 0) continue;
+    if (!next_done && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      int ready;
+      if (conn_read(&bs->next, bs->id.secret, NULL, &ready, why, sizeof(why)) != 0) {
+        res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s: %s", peer, why);
+        break;
+      }
+      if (ready) {
+        if (bs->next.h.type != BS_CHALLENGE || bs->next.h.len != BS_NONCE_BYTES) {
+          res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s did not start with a challenge", peer);
+          break;
+        }
+        memcpy(bs->next.nonce, bs->next.frame + BS_HDR_BYTES, BS_NONCE_BYTES);
+        conn_reset_frame(&bs->next);
+        bs_hello_t h = {.job = bs->id.job, .rank = bs->rank, .nranks = bs->nranks, .addr = *my_addr,
+                        .pid = (uint32_t)getpid()};
+        gethostname(h.host, sizeof(h.host) - 1);
+        uint8_t hello[BS_HELLO_BYTES];
+        bs_hello_encode(&h, hello);
+        res = send_frame(bs->next.fd, BS_RING_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, bs->next.nonce, deadline,
+                         bs->abort_flag);
+        if (res != xcclSuccess) break;
+        next_done = 1;
+      }
+    }
+    for (int k = ncands - 1; k >= 0; k--) {
+      if (!(pf[2 + k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      int ready;
+      int bad = conn_read(&cands[k], bs->id.secret, cands[k].nonce, &ready, why, sizeof(why)) != 0;
+      if (!bad && !ready) continue;
+      if (!bad && ring_hello_ok(bs, &cands[k], why, sizeof(why))) {
+        conn_reset_frame(&cands[k]);
+        bs->prev = cands[k];
+      } else {
+        WARN(BOOTSTRAP, "bootstrap rank %d refused a connection from %s: %s", bs->rank,
+             sock_addr_str(&cands[k].from, s, sizeof(s)), why);
+        conn_close(&cands[k]);
+      }
+      cands[k] = cands[--ncands];
+    }
+    if (bs->prev.fd < 0 && (pf[0].revents & POLLIN) && ncands < 16) {
+      bs_conn_t c = {.fd = -1};
+      if (sock_accept(listen_fd, &c.fd, &c.from) == xcclSuccess && c.fd >= 0) {
+        err_quiet(1);
+        if (send_challenge(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)
+          cands[ncands++] = c;
+        else
+          conn_close(&c);
+        err_quiet(0);
+      }
+    }
+  }
+  for (int k = 0; k < ncands; k++) conn_close(&cands[k]);
+  return res;
+}
+
+xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s, const _Atomic int *abort_flag,
+                            bootstrap_t **bs_p) {
+  bootstrap_t *bs = calloc(1, sizeof(*bs));
+  if (!bs) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap");
+  bs->rank = rank;
+  bs->nranks = nranks;
+  bs->id = *id;
+  bs->next.fd = bs->prev.fd = -1;
+  bs->deadline_s_ns = (uint64_t)(timeout_s * 1e9);
+  bs->abort_flag = abort_flag;
+  bs->addrs = calloc((size_t)nranks, sizeof(*bs->addrs));
+  uint64_t deadline = clock_deadline(timeout_s);
+  int listen_fd = -1;
+  sock_addr_t my_addr;
+  char ifname[64];
+  xcclResult_t res;
+  if (!bs->addrs) {
+    res = err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for %d bootstrap addresses", nranks);
+    goto fail;
+  }
+  TRY_GOTO(sock_pick_interface(&my_addr, ifname, sizeof(ifname)), fail);
+  TRY_GOTO(sock_listen(&my_addr, &listen_fd), fail);
+  TRY_GOTO(rank_join_root(bs, &my_addr, deadline), fail);
+  if (nranks > 1) TRY_GOTO(rank_form_ring(bs, listen_fd, &my_addr, deadline), fail);
+  sock_close(&listen_fd);
+  *bs_p = bs;
+  return xcclSuccess;
+fail:
+  sock_close(&listen_fd);
+  bootstrap_close(bs);
+  return res;
+}
+
+xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size) {
+  int n = bs->nranks, r = bs->rank;
+  uint8_t *base = all;
+  char peer[64];
+  snprintf(peer, sizeof(peer), "rank %d (previous in the bootstrap ring)", (r + n - 1) % n);
+  for (int step = 0; step < n - 1; step++) {
+    uint64_t deadline = clock_ns() + bs->deadline_s_ns;
+    int send_block = (r - step + n) % n, recv_block = (r - step - 1 + n) % n;
+    TRY(send_frame(bs->next.fd, BS_DATA, base + (size_t)send_block * size, (uint32_t)size, bs->id.secret,
+                   bs->next.nonce, deadline, bs->abort_flag));
+    TRY(conn_read_frame(&bs->prev, bs->id.secret, bs->prev.nonce, BS_DATA, deadline, bs->abort_flag, peer));
+    if (bs->prev.h.len != size) {
+      conn_reset_frame(&bs->prev);
+      return err_set(xcclRemoteError, LOG_BOOTSTRAP,
+                     "bootstrap all-gather: %s sent %u bytes where %zu were expected (mismatched xccl builds?)", peer,
+                     bs->prev.h.len, size);
+    }
+    memcpy(base + (size_t)recv_block * size, bs->prev.frame + BS_HDR_BYTES, size);
+    conn_reset_frame(&bs->prev);
+  }
+  return xcclSuccess;
+}

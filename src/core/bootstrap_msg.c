@@ -1,0 +1,234 @@
+#include "bootstrap_msg.h"
+
+#include <arpa/inet.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ID_MAGIC 0x44494358u /* "XCID" */
+#define ID_VERSION 1
+#define ID_SUM_OFF 120
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+static uint64_t get64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+int bs_hdr_parse(const uint8_t hdr[BS_HDR_BYTES], bs_hdr_t *out, char *why, size_t whylen) {
+  uint32_t magic = get32(hdr), len = get32(hdr + 8), zero = get32(hdr + 12);
+  uint16_t version = get16(hdr + 4), type = get16(hdr + 6);
+  if (magic != BS_MAGIC) {
+    snprintf(why, whylen, "not an xccl bootstrap message (magic 0x%08x)", magic);
+    return -1;
+  }
+  if (version != BS_VERSION) {
+    snprintf(why, whylen, "bootstrap protocol version %u, this library speaks %u (mixed xccl versions?)",
+             version, BS_VERSION);
+    return -1;
+  }
+  if (type < 1 || type > BS_TYPE_MAX || zero != 0) {
+    snprintf(why, whylen, "unknown bootstrap message type %u", type);
+    return -1;
+  }
+  if (len > BS_MAX_PAYLOAD) {
+    snprintf(why, whylen, "bootstrap message claims %u bytes, more than the %u allowed", len, BS_MAX_PAYLOAD);
+    return -1;
+  }
+  out->type = type;
+  out->len = len;
+  return 0;
+}
+
+static void bs_mac(const uint8_t *data, size_t len, const uint8_t key[BS_SECRET_BYTES],
+                   const uint8_t nonce[BS_NONCE_BYTES], uint8_t out[BS_MAC_BYTES]) {
+  static const uint8_t zero[BS_NONCE_BYTES];
+  EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+  EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+                         OSSL_PARAM_construct_end()};
+  size_t outl = 0;
+  memset(out, 0, BS_MAC_BYTES);
+  if (ctx && EVP_MAC_init(ctx, key, BS_SECRET_BYTES, params) && EVP_MAC_update(ctx, nonce ? nonce : zero, BS_NONCE_BYTES) &&
+      EVP_MAC_update(ctx, data, len))
+    EVP_MAC_final(ctx, out, &outl, BS_MAC_BYTES);
+  EVP_MAC_CTX_free(ctx);
+  EVP_MAC_free(mac);
+}
+
+void bs_frame_build(uint8_t *out, bs_type_t type, const void *payload, uint32_t len,
+                    const uint8_t key[BS_SECRET_BYTES], const uint8_t nonce[BS_NONCE_BYTES]) {
+  put32(out, BS_MAGIC);
+  put16(out + 4, BS_VERSION);
+  put16(out + 6, (uint16_t)type);
+  put32(out + 8, len);
+  put32(out + 12, 0);
+  if (len) memcpy(out + BS_HDR_BYTES, payload, len);
+  bs_mac(out, BS_HDR_BYTES + len, key, nonce, out + BS_HDR_BYTES + len);
+}
+
+int bs_frame_verify(const uint8_t *frame, size_t frame_len, const uint8_t key[BS_SECRET_BYTES],
+                    const uint8_t nonce[BS_NONCE_BYTES], char *why, size_t whylen) {
+  bs_hdr_t h;
+  if (frame_len < BS_HDR_BYTES + BS_MAC_BYTES) {
+    snprintf(why, whylen, "bootstrap message of %zu bytes is too short", frame_len);
+    return -1;
+  }
+  if (bs_hdr_parse(frame, &h, why, whylen) != 0) return -1;
+  if ((size_t)h.len + BS_HDR_BYTES + BS_MAC_BYTES != frame_len) {
+    snprintf(why, whylen, "bootstrap message length %u does not match the %zu bytes received", h.len, frame_len);
+    return -1;
+  }
+  uint8_t mac[BS_MAC_BYTES];
+  bs_mac(frame, BS_HDR_BYTES + h.len, key, nonce, mac);
+  if (CRYPTO_memcmp(mac, frame + BS_HDR_BYTES + h.len, BS_MAC_BYTES) != 0) {
+    snprintf(why, whylen, "bootstrap message failed authentication (wrong secret: not from this job's unique id)");
+    return -1;
+  }
+  return 0;
+}
+
+void bs_addr_encode(const sock_addr_t *a, uint8_t out[BS_ADDR_BYTES]) {
+  memset(out, 0, BS_ADDR_BYTES);
+  if (a->sa.sa_family == AF_INET) {
+    put16(out, 4);
+    put16(out + 2, ntohs(a->sin.sin_port));
+    memcpy(out + 8, &a->sin.sin_addr, 4);
+  } else if (a->sa.sa_family == AF_INET6) {
+    put16(out, 6);
+    put16(out + 2, ntohs(a->sin6.sin6_port));
+    put32(out + 4, a->sin6.sin6_scope_id);
+    memcpy(out + 8, &a->sin6.sin6_addr, 16);
+  }
+}
+
+int bs_addr_decode(const uint8_t in[BS_ADDR_BYTES], sock_addr_t *a, char *why, size_t whylen) {
+  sock_addr_t r;
+  memset(&r, 0, sizeof(r));
+  uint16_t fam = get16(in), port = get16(in + 2);
+  if (fam == 4) {
+    r.sin.sin_family = AF_INET;
+    r.sin.sin_port = htons(port);
+    memcpy(&r.sin.sin_addr, in + 8, 4);
+  } else if (fam == 6) {
+    r.sin6.sin6_family = AF_INET6;
+    r.sin6.sin6_port = htons(port);
+    r.sin6.sin6_scope_id = get32(in + 4);
+    memcpy(&r.sin6.sin6_addr, in + 8, 16);
+  } else {
+    snprintf(why, whylen, "address family %u is neither IPv4 nor IPv6", fam);
+    return -1;
+  }
+  if (port == 0) {
+    snprintf(why, whylen, "address has port 0");
+    return -1;
+  }
+  *a = r;
+  return 0;
+}
+
+void bs_hello_encode(const bs_hello_t *h, uint8_t out[BS_HELLO_BYTES]) {
+  memset(out, 0, BS_HELLO_BYTES);
+  put64(out, h->job);
+  put32(out + 8, (uint32_t)h->rank);
+  put32(out + 12, (uint32_t)h->nranks);
+  bs_addr_encode(&h->addr, out + 16);
+  memcpy(out + 16 + BS_ADDR_BYTES, h->host, strnlen(h->host, BS_HOST_BYTES - 1));
+  put32(out + 16 + BS_ADDR_BYTES + BS_HOST_BYTES, h->pid);
+}
+
+int bs_hello_decode(const uint8_t *in, size_t len, bs_hello_t *h, char *why, size_t whylen) {
+  bs_hello_t r;
+  memset(&r, 0, sizeof(r));
+  if (len != BS_HELLO_BYTES) {
+    snprintf(why, whylen, "hello of %zu bytes, expected %d", len, BS_HELLO_BYTES);
+    return -1;
+  }
+  r.job = get64(in);
+  r.rank = (int32_t)get32(in + 8);
+  r.nranks = (int32_t)get32(in + 12);
+  if (r.nranks < 1 || r.nranks > BS_MAX_RANKS) {
+    snprintf(why, whylen, "hello claims nranks=%d, outside 1..%d", r.nranks, BS_MAX_RANKS);
+    return -1;
+  }
+  if (r.rank < 0 || r.rank >= r.nranks) {
+    snprintf(why, whylen, "hello claims rank %d, outside 0..%d", r.rank, r.nranks - 1);
+    return -1;
+  }
+  if (bs_addr_decode(in + 16, &r.addr, why, whylen) != 0) return -1;
+  memcpy(r.host, in + 16 + BS_ADDR_BYTES, BS_HOST_BYTES - 1);
+  r.host[BS_HOST_BYTES - 1] = '\0';
+  for (char *c = r.host; *c; c++)
+    if (*c < 0x20 || *c > 0x7e) *c = '?'; /* it goes into log lines */
+  r.pid = get32(in + 16 + BS_ADDR_BYTES + BS_HOST_BYTES);
+  *h = r;
+  return 0;
+}
+
+static void id_checksum(const uint8_t *bytes, uint8_t out[8]) {
+  uint8_t digest[32];
+  unsigned int dl = 0;
+  EVP_Digest(bytes, ID_SUM_OFF, digest, &dl, EVP_sha256(), NULL);
+  memcpy(out, digest, 8);
+}
+
+void bs_id_encode(const bs_id_t *id, xcclUniqueId *out) {
+  uint8_t *p = (uint8_t *)out->internal;
+  memset(p, 0, XCCL_UNIQUE_ID_BYTES);
+  put32(p, ID_MAGIC);
+  put16(p + 4, ID_VERSION);
+  bs_addr_encode(&id->root, p + 8);
+  memcpy(p + 36, id->secret, BS_SECRET_BYTES);
+  put64(p + 68, id->job);
+  id_checksum(p, p + ID_SUM_OFF);
+}
+
+int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen) {
+  const uint8_t *p = (const uint8_t *)in->internal;
+  if (get32(p) != ID_MAGIC) {
+    snprintf(why, whylen, "the unique id was not made by xcclGetUniqueId (bad magic)");
+    return -1;
+  }
+  if (get16(p + 4) != ID_VERSION) {
+    snprintf(why, whylen, "the unique id has version %u, this library reads %u", get16(p + 4), ID_VERSION);
+    return -1;
+  }
+  uint8_t sum[8];
+  id_checksum(p, sum);
+  if (memcmp(sum, p + ID_SUM_OFF, 8) != 0) {
+    snprintf(why, whylen, "the unique id is corrupted (checksum mismatch): it must reach every rank byte for byte");
+    return -1;
+  }
+  bs_id_t r;
+  memset(&r, 0, sizeof(r));
+  if (bs_addr_decode(p + 8, &r.root, why, whylen) != 0) return -1;
+  memcpy(r.secret, p + 36, BS_SECRET_BYTES);
+  r.job = get64(p + 68);
+  *id = r;
+  return 0;
+}
+
+int bs_random(void *buf, size_t len) { return RAND_bytes(buf, (int)len) == 1 ? 0 : -1; }
+
+void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]) {
+  static const char label[] = "xccl bootstrap secret v1:";
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  unsigned int dl = 0;
+  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  EVP_DigestUpdate(ctx, label, sizeof(label) - 1);
+  EVP_DigestUpdate(ctx, text, strlen(text));
+  EVP_DigestFinal_ex(ctx, key, &dl);
+  EVP_MD_CTX_free(ctx);
+}

@@ -1,0 +1,93 @@
+/*
+ * bootstrap_msg.h — what the bootstrap says on the wire, and how every byte
+ * of it is checked. Pure functions: no sockets, so the unit tests and the
+ * fuzzers call them directly.
+ *
+ * A frame is a 16-byte header {magic "XCBS", version, type, payload length,
+ * zero}, the payload, and an HMAC-SHA256 over (connection nonce || header ||
+ * payload) keyed by the job's secret. The nonce is the 16 random bytes the
+ * accepting side sent first in a CHALLENGE frame (whose own MAC uses an
+ * all-zero nonce), so a frame recorded on one connection is worthless on
+ * another. All integers are little-endian.
+ */
+#ifndef XCCL_CORE_BOOTSTRAP_MSG_H
+#define XCCL_CORE_BOOTSTRAP_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sock.h"
+#include "xccl.h"
+
+#define BS_MAGIC 0x53424358u /* "XCBS" */
+#define BS_VERSION 1
+#define BS_HDR_BYTES 16
+#define BS_MAC_BYTES 32
+#define BS_NONCE_BYTES 16
+#define BS_SECRET_BYTES 32
+#define BS_ADDR_BYTES 28
+#define BS_HOST_BYTES 64
+#define BS_MAX_PAYLOAD (64u << 20)
+#define BS_MAX_RANKS (1 << 20)
+
+typedef enum {
+  BS_CHALLENGE = 1, /* acceptor -> connector: nonce */
+  BS_HELLO = 2,     /* rank -> root: who I am */
+  BS_WELCOME = 3,   /* root -> rank: every rank's bootstrap address */
+  BS_FAIL = 4,      /* root -> rank: why the job cannot start (text) */
+  BS_RING_HELLO = 5,/* rank -> next rank */
+  BS_DATA = 6,      /* all-gather and point-to-point payloads */
+  BS_TYPE_MAX = 6
+} bs_type_t;
+
+typedef struct {
+  uint16_t type;
+  uint32_t len;
+} bs_hdr_t;
+
+typedef struct {
+  uint64_t job;
+  int32_t rank;
+  int32_t nranks;
+  sock_addr_t addr; /* where this rank's bootstrap listens */
+  char host[BS_HOST_BYTES];
+  uint32_t pid;
+} bs_hello_t;
+
+#define BS_HELLO_BYTES (8 + 4 + 4 + BS_ADDR_BYTES + BS_HOST_BYTES + 4)
+
+/* The unique id's contents. */
+typedef struct {
+  sock_addr_t root;
+  uint8_t secret[BS_SECRET_BYTES];
+  uint64_t job;
+} bs_id_t;
+
+/* ---- Frames ---- */
+/* Checks a header. 0 and *out filled, or -1 with a reason in why. */
+int bs_hdr_parse(const uint8_t hdr[BS_HDR_BYTES], bs_hdr_t *out, char *why, size_t whylen);
+/* Writes header + payload + MAC to out (BS_HDR_BYTES + len + BS_MAC_BYTES). */
+void bs_frame_build(uint8_t *out, bs_type_t type, const void *payload, uint32_t len,
+                    const uint8_t key[BS_SECRET_BYTES], const uint8_t nonce[BS_NONCE_BYTES]);
+/* Checks the MAC of a whole frame (header, payload, MAC). 0 or -1 + why. */
+int bs_frame_verify(const uint8_t *frame, size_t frame_len, const uint8_t key[BS_SECRET_BYTES],
+                    const uint8_t nonce[BS_NONCE_BYTES], char *why, size_t whylen);
+
+/* ---- Payloads ---- */
+void bs_addr_encode(const sock_addr_t *a, uint8_t out[BS_ADDR_BYTES]);
+int bs_addr_decode(const uint8_t in[BS_ADDR_BYTES], sock_addr_t *a, char *why, size_t whylen);
+
+void bs_hello_encode(const bs_hello_t *h, uint8_t out[BS_HELLO_BYTES]);
+int bs_hello_decode(const uint8_t *in, size_t len, bs_hello_t *h, char *why, size_t whylen);
+
+/* ---- Unique id ---- */
+void bs_id_encode(const bs_id_t *id, xcclUniqueId *out);
+/* Checks magic, version and checksum. */
+int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen);
+
+/* Random bytes from OpenSSL's generator; -1 on failure. */
+int bs_random(void *buf, size_t len);
+/* key = SHA-256(label || text): the secret for jobs started without an id. */
+void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * comm.c — communicator lifecycle: the registry of live handles, init,
+ * destroy and abort.
+ */
+#include "comm.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+
+/* ---- Registry: a handle is used only while it is live ---- */
+
+#define COMM_DEAD_MEMORY 64
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xcclComm **live;
+static int nlive, live_cap;
+static struct {
+  const void *ptr;
+  const char *how;
+} dead[COMM_DEAD_MEMORY];
+static int dead_next;
+
+static int registry_find(const struct xcclComm *comm) {
+  for (int i = 0; i < nlive; i++)
+    if (live[i] == comm) return i;
+  return -1;
+}
+
+static xcclResult_t registry_add(struct xcclComm *comm) {
+  pthread_mutex_lock(&registry_lock);
+  if (nlive == live_cap) {
+    int cap = live_cap ? 2 * live_cap : 16;
+    struct xcclComm **l = realloc(live, sizeof(*l) * (size_t)cap);
+    if (!l) {
+      pthread_mutex_unlock(&registry_lock);
+      return err_set(xcclSystemError, LOG_INIT, "out of memory for the communicator registry");
+    }
+    live = l;
+    live_cap = cap;
+  }
+  live[nlive++] = comm;
+  for (int i = 0; i < COMM_DEAD_MEMORY; i++)
+    if (dead[i].ptr == comm) dead[i].ptr = NULL;
+  pthread_mutex_unlock(&registry_lock);
+  return xcclSuccess;
+}
+
+/* Takes comm out of the registry so that no new call can start on it. */
+static int registry_remove(struct xcclComm *comm, const char *how) {
+  pthread_mutex_lock(&registry_lock);
+  int i = registry_find(comm);
+  if (i >= 0) {
+    live[i] = live[--nlive];
+    dead[dead_next].ptr = comm;
+    dead[dead_next].how = how;
+    dead_next = (dead_next + 1) % COMM_DEAD_MEMORY;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return i >= 0;
+}
+
+static xcclResult_t registry_refuse(const void *comm) {
+  const char *how = NULL;
+  for (int i = 0; i < COMM_DEAD_MEMORY; i++)
+    if (dead[i].ptr == comm && comm) how = dead[i].how;
+  if (!comm) return err_set(xcclInvalidArgument, LOG_COLL, "comm is NULL");
+  if (how) return err_set(xcclInvalidArgument, LOG_COLL, "communicator %p was %s; it cannot be used again", comm, how);
+  return err_set(xcclInvalidArgument, LOG_COLL, "%p is not a live communicator (never created, or freed)", comm);
+}
+
+xcclResult_t comm_acquire(xcclComm_t comm) {
+  pthread_mutex_lock(&registry_lock);
+  int found = comm && registry_find(comm) >= 0;
+  if (found) atomic_fetch_add(&comm->busy, 1);
+  xcclResult_t r = found ? xcclSuccess : registry_refuse(comm);
+  pthread_mutex_unlock(&registry_lock);
+  return r;
+}
+
+void comm_release(xcclComm_t comm) { atomic_fetch_sub(&comm->busy, 1); }
+
+static xcclResult_t registry_refuse_locked(const void *comm) {
+  pthread_mutex_lock(&registry_lock);
+  xcclResult_t r = registry_refuse(comm);
+  pthread_mutex_unlock(&registry_lock);
+  return r;
+}
+
+xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
+  if (res == xcclSuccess || res == xcclInProgress) return res;
+  pthread_mutex_lock(&registry_lock);
+  if (comm && registry_find(comm) >= 0) {
+    pthread_mutex_lock(&comm->err_lock);
+    snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
+    pthread_mutex_unlock(&comm->err_lock);
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return res;
+}
+
+/* ---- Helpers ---- */
+
+const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len) {
+  if (comm->peers && peer >= 0 && peer < comm->nranks)
+    snprintf(buf, len, "rank %d (host %s pid %u)", peer, comm->peers[peer].host, comm->peers[peer].pid);
+  else
+    snprintf(buf, len, "rank %d", peer);
+  return buf;
+}
+
+uint64_t comm_host_hash(char *host_p, size_t len) {
+  char host[COMM_HOST_BYTES] = "", ns[128] = "";
+  gethostname(host, sizeof(host) - 1);
+  ssize_t n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
+  if (n > 0) ns[n] = '\0';
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = host; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  for (const char *p = ns; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  snprintf(host_p, len, "%s", host);
+  return h;
+}
+
+/* ---- Teardown ---- */
+
+static void comm_free(struct xcclComm *comm) {
+  if (!comm) return;
+  proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
+  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
+    slot_fifo_fini(&comm->channels[c].send);
+    slot_fifo_fini(&comm->channels[c].recv);
+  }
+  bootstrap_close(comm->bs);
+  free(comm->channels);
+  free(comm->peers);
+  free(comm->bytes_sent);
+  free(comm->bytes_recv);
+  pthread_mutex_destroy(&comm->err_lock);
+  free(comm);
+}
+
+/* Waits for calls on other threads to leave the communicator. They poll the
+ * abort flag (abort) or finish their operation (destroy). */
+static void comm_wait_idle(struct xcclComm *comm) {
+  while (atomic_load(&comm->busy) > 0) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+xcclResult_t xcclCommDestroy(xcclComm_t comm) {
+  if (!comm || !registry_remove(comm, "destroyed")) return registry_refuse_locked(comm);
+  comm_wait_idle(comm);
+  INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
+  comm_free(comm);
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommAbort(xcclComm_t comm) {
+  if (!comm || !registry_remove(comm, "aborted")) return registry_refuse_locked(comm);
+  atomic_store(&comm->abort_flag, 1);
+  slot_bell_ring(&comm->bell);
+  if (comm->proxy) proxy_shutdown_connections(comm->proxy);
+  comm_wait_idle(comm);
+  INFO(INIT, "rank %d of %d: communicator %p aborted", comm->rank, comm->nranks, (void *)comm);
+  comm_free(comm);
+  return xcclSuccess;
+}
+
+/* ---- Init ---- */
+
+/* Every rank must agree on channels and slot size; name the first that differs. */
+static xcclResult_t comm_check_peers(struct xcclComm *comm) {
+  const comm_peer_info_t *me = &comm->peers[comm->rank];
+  for (int r = 0; r < comm->nranks; r++) {
+    const comm_peer_info_t *p = &comm->peers[r];
+    char d[160];
+    if (p->rank != r)
+      return err_set(xcclInternalError, LOG_INIT, "bootstrap all-gather put rank %d's info in slot %d", p->rank, r);
+    if (p->nchannels != me->nchannels || p->chunk_size != me->chunk_size)
+      return err_set(xcclInvalidUsage, LOG_INIT,
+                     "%s runs with XCCL_NCHANNELS=%d XCCL_CHUNK_SIZE=%llu but rank %d with %d and %llu: "
+                     "every rank must use the same values",
+                     comm_peer_desc(comm, r, d, sizeof(d)), p->nchannels, (unsigned long long)p->chunk_size,
+                     comm->rank, me->nchannels, (unsigned long long)me->chunk_size);
+  }
+  return xcclSuccess;
+}
+
+static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
+  void *listen_comms[XCCL_MAX_CHANNELS] = {0};
+  comm_peer_info_t *me = &comm->peers[comm->rank];
+  xcclResult_t res;
+  TRY(net_get(&comm->net));
+  comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
+  if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
+  for (int c = 0; c < comm->nchannels; c++) {
+    if (slot_fifo_init(&comm->channels[c].send, me->chunk_size) != 0 ||
+        slot_fifo_init(&comm->channels[c].recv, me->chunk_size) != 0)
+      return err_set(xcclSystemError, LOG_INIT, "out of memory for %d slots of %llu bytes", 2 * XCCL_STEPS,
+                     (unsigned long long)me->chunk_size);
+  }
+  TRY_GOTO(comm_listen_channels(comm, me, listen_comms), out);
+  TRY_GOTO(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)), out);
+  TRY_GOTO(comm_check_peers(comm), out);
+  TRY_GOTO(comm_connect_channels(comm, listen_comms), out);
+out:
+  for (int c = 0; c < comm->nchannels; c++)
+    if (listen_comms[c]) comm->net->close_listen(listen_comms[c]);
+  return res;
+}
+
+xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
+  struct xcclComm *comm = calloc(1, sizeof(*comm));
+  if (!comm) return err_set(xcclSystemError, LOG_INIT, "out of memory for a communicator");
+  pthread_mutex_init(&comm->err_lock, NULL);
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->next = (rank + 1) % nranks;
+  comm->prev = (rank + nranks - 1) % nranks;
+  comm->timeout_s = config_double(CFG_TIMEOUT);
+  comm->spin_count = (int)config_int(CFG_SPIN_COUNT);
+  comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
+  comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
+  comm->bytes_sent = calloc((size_t)nranks, sizeof(*comm->bytes_sent));
+  comm->bytes_recv = calloc((size_t)nranks, sizeof(*comm->bytes_recv));
+  xcclResult_t res;
+  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv) {
+    res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
+    goto fail;
+  }
+  comm_peer_info_t *me = &comm->peers[rank];
+  me->rank = rank;
+  me->pid = (uint32_t)getpid();
+  me->host_hash = comm_host_hash(me->host, sizeof(me->host));
+  me->nchannels = comm->nchannels;
+  me->chunk_size = config_size(CFG_CHUNK_SIZE);
+  uint64_t t0 = clock_ns();
+  TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
+  if (nranks > 1) {
+    TRY_GOTO(comm_setup_rings(comm), fail);
+  }
+  TRY_GOTO(registry_add(comm), fail);
+  INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
+       (double)(clock_ns() - t0) / 1e6, comm->nchannels, comm->prev, rank, comm->next,
+       comm->net ? comm->net->name : "(none)");
+  *comm_p = comm;
+  return xcclSuccess;
+fail:
+  err_prefix(res, "rank %d of %d: init failed", rank, nranks);
+  atomic_store(&comm->abort_flag, 1);
+  comm_free(comm);
+  return res;
+}

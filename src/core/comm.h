@@ -1,0 +1,84 @@
+/*
+ * comm.h — the communicator and the core's internal entry points.
+ */
+#ifndef XCCL_CORE_COMM_H
+#define XCCL_CORE_COMM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "error.h"
+#include "host_ring.h"
+#include "net.h"
+#include "proxy.h"
+#include "slots.h"
+#include "xccl.h"
+
+#define XCCL_MAX_CHANNELS 32
+#define COMM_HOST_BYTES 64
+
+/* What each rank tells the others at init (bootstrap all-gather). */
+typedef struct {
+  int32_t rank;
+  uint32_t pid;
+  uint64_t host_hash; /* host name + network namespace: same value = same host */
+  char host[COMM_HOST_BYTES];
+  int32_t nchannels;
+  uint64_t chunk_size;
+  /* listen handles of this rank's receive side, one per channel */
+  unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
+} comm_peer_info_t;
+
+typedef struct {
+  slot_fifo_t send; /* to comm->next */
+  slot_fifo_t recv; /* from comm->prev */
+  uint64_t send_step, recv_step;
+} comm_channel_t;
+
+struct xcclComm {
+  int rank, nranks;
+  int next, prev; /* ring neighbours */
+  bootstrap_t *bs;
+  const xccl_net_ops_v1_t *net;
+  proxy_t *proxy;
+  int nchannels;
+  comm_channel_t *channels;
+  comm_peer_info_t *peers;
+  _Atomic uint64_t *bytes_sent, *bytes_recv; /* per peer */
+  slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
+  _Atomic int abort_flag;
+  _Atomic int busy;   /* API calls in progress on this comm */
+  xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
+  uint64_t seq;        /* collectives issued */
+  double timeout_s;
+  int spin_count;
+  pthread_mutex_t err_lock;
+  char last_error[ERR_MSG_MAX];
+};
+
+/* Finds comm among the live communicators and marks a call in progress.
+ * xcclInvalidArgument with a message for NULL, destroyed or aborted
+ * handles. Every successful acquire is paired with comm_release. */
+xcclResult_t comm_acquire(xcclComm_t comm);
+void comm_release(xcclComm_t comm);
+
+/* Copies this thread's last error into comm (when it is live) and returns res. */
+xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res);
+
+/* Collective init once the id is decoded (comm.c). */
+xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank);
+
+/* "rank 3 (host h)" for messages. */
+const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);
+
+/* Hash of host name and network namespace (XCCL_HOSTID overrides later). */
+uint64_t comm_host_hash(char *host_p, size_t len);
+
+/* Sets up each channel's ring connections through the net transport and
+ * hands them to the proxy (channel_setup.c). */
+xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms);
+xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, void **listen_comms);
+
+#endif

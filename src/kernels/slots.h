@@ -1,0 +1,67 @@
+/*
+ * slots.h — the slot/counter protocol every data mover speaks.
+ *
+ * A slot_fifo_t is one direction of one connection on one channel: STEPS
+ * slots of slot_size bytes and two counters. The producer may fill slot
+ * s % STEPS once head + STEPS > s, writes sizes[s % STEPS], then publishes
+ * with a release store tail = s + 1. The consumer may read slot s once an
+ * acquire load of tail is > s, and frees it with a release store head = s + 1.
+ *
+ * Who is producer and consumer depends on the transport:
+ *  - network (socket, ib): on the send side the kernel produces and the proxy
+ *    consumes (isend); on the receive side the proxy produces (irecv) and the
+ *    kernel consumes.
+ *  - shm / cuda p2p: the sending kernel produces straight into the peer's
+ *    receive fifo; no proxy.
+ * So the kernels cannot tell transports apart.
+ *
+ * When the party on the other side of a fifo fails (a closed socket, a verbs
+ * completion error), it writes a sentence to error_msg and then stores a
+ * non-zero xcclResult_t into error with release order; a waiter that sees it
+ * stops waiting and reports it.
+ */
+#ifndef XCCL_KERNELS_SLOTS_H
+#define XCCL_KERNELS_SLOTS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XCCL_STEPS 8
+#define SLOT_ERROR_MAX 256
+
+typedef struct {
+  _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
+  _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
+  _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
+  size_t sizes[XCCL_STEPS];           /* bytes in each slot, written before tail */
+  char *slots[XCCL_STEPS];
+  size_t slot_size;
+  char error_msg[SLOT_ERROR_MAX];
+} slot_fifo_t;
+
+/*
+ * A doorbell for a thread that waits on fifo counters written by another
+ * thread or process: the writer rings it after publishing, the waiter sleeps
+ * on it (a futex) instead of spinning when there is nothing to do, so ranks
+ * that outnumber the cores still make progress.
+ *   waiter:  seen = slot_bell_seen(b); <check counters>; slot_bell_wait(b, seen, us);
+ *   writer:  <publish counters>; slot_bell_ring(b);
+ */
+typedef struct {
+  _Atomic uint32_t seq;
+  _Atomic uint32_t sleepers;
+} slot_bell_t;
+
+static inline uint32_t slot_bell_seen(slot_bell_t *b) { return atomic_load(&b->seq); }
+/* Returns after a ring, after timeout_us, or at once if rung since `seen`. */
+void slot_bell_wait(slot_bell_t *b, uint32_t seen, int timeout_us);
+void slot_bell_ring(slot_bell_t *b);
+
+/* Allocates the slots (page-aligned host memory) and zeroes the counters. */
+int slot_fifo_init(slot_fifo_t *f, size_t slot_size);
+void slot_fifo_fini(slot_fifo_t *f);
+/* Records a failure as described above. */
+void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg);
+
+#endif

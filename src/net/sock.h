@@ -1,0 +1,75 @@
+/*
+ * sock.h — TCP helpers shared by the bootstrap and the socket transport.
+ *
+ * Sockets are non-blocking, close-on-exec, with TCP_NODELAY. The *_some
+ * calls move what they can without blocking and advance *off_p; the *_all
+ * calls loop with poll() until done, the deadline passes, or *abort_flag
+ * becomes non-zero. Every failure records a sentence with err_set (the OS
+ * reason included); callers prefix who the peer was.
+ */
+#ifndef XCCL_NET_SOCK_H
+#define XCCL_NET_SOCK_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "xccl.h"
+
+typedef union {
+  struct sockaddr sa;
+  struct sockaddr_in sin;
+  struct sockaddr_in6 sin6;
+} sock_addr_t;
+
+#define SOCK_ADDR_STRLEN 80
+
+/* "1.2.3.4:5" or "[::1]:5" (with %scope for link-local). Returns buf. */
+const char *sock_addr_str(const sock_addr_t *addr, char *buf, size_t len);
+socklen_t sock_addr_len(const sock_addr_t *addr);
+uint16_t sock_addr_port(const sock_addr_t *addr);
+void sock_addr_set_port(sock_addr_t *addr, uint16_t port);
+
+/* Parses "host:port", "[v6]:port" or "v6addr" + default_port; resolves host
+ * names with getaddrinfo. */
+xcclResult_t sock_addr_parse(const char *text, sock_addr_t *addr_p);
+
+/*
+ * The address to listen on, chosen by XCCL_SOCKET_IFNAME / XCCL_SOCKET_FAMILY,
+ * or automatically: the first interface that is up, not loopback and not a
+ * container bridge (docker*, virbr*, veth*, br-*), IPv4 preferred; else
+ * loopback. Port is 0. ifname_p receives the interface name.
+ */
+xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len);
+
+/* Does `name` pass the filter? ("eth,ib": prefixes; "=eth0": exact; "^x": exclude). */
+int sock_ifname_match(const char *filter, const char *name);
+
+/* Listening socket bound to *addr (port 0 picks one); writes the bound
+ * address back to *addr. */
+xcclResult_t sock_listen(sock_addr_t *addr, int *fd_p);
+/* Accepts one pending connection, or writes -1 when none is pending. */
+xcclResult_t sock_accept(int listen_fd, int *fd_p, sock_addr_t *peer_p);
+/* Starts a non-blocking connect. */
+xcclResult_t sock_connect_start(const sock_addr_t *addr, int *fd_p);
+/* *done_p = 1 once connected, 0 while pending; an error when refused. */
+xcclResult_t sock_connect_poll(int fd, int *done_p);
+
+/* Progress without blocking. A closed connection is xcclRemoteError. */
+xcclResult_t sock_send_some(int fd, const void *buf, size_t len, size_t *off_p);
+xcclResult_t sock_recv_some(int fd, void *buf, size_t len, size_t *off_p);
+
+/* Blocking with a deadline (clock_ns() based) and an optional abort flag. */
+xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns,
+                           const volatile int *abort_flag);
+xcclResult_t sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns,
+                           const volatile int *abort_flag);
+/* Connects, retrying refused connections until the deadline (the listener
+ * may not be up yet). */
+xcclResult_t sock_connect_retry(const sock_addr_t *addr, int *fd_p, uint64_t deadline_ns,
+                                const volatile int *abort_flag);
+
+void sock_close(int *fd);
+
+#endif

@@ -1,0 +1,321 @@
+#include "proxy.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "error.h"
+#include "log.h"
+
+typedef struct {
+  slot_fifo_t *fifo;
+  void *net_comm;
+  int is_send;
+  int peer;
+  char peer_desc[96];
+  _Atomic uint64_t *bytes;
+  slot_bell_t *bell; /* rung when this connection publishes slots */
+  uint64_t posted; /* isend/irecv posted */
+  uint64_t done;   /* completed */
+  void *reqs[XCCL_STEPS];
+  int failed;
+} proxy_conn_t;
+
+struct proxy {
+  const xccl_net_ops_v1_t *net;
+  proxy_conn_t *conns;
+  int nconns, capacity;
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock;
+  int wake_fd;         /* eventfd: kernels and control calls wake the sleeping thread */
+  _Atomic int sleeping;
+  _Atomic int active; /* operations in progress */
+  _Atomic int stop;
+  _Atomic int shutdown_requested;
+  _Atomic int error;
+  char error_msg[SLOT_ERROR_MAX + 128];
+};
+
+xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p) {
+  proxy_t *p = calloc(1, sizeof(*p));
+  if (!p) return err_set(xcclSystemError, LOG_PROXY, "out of memory for the proxy");
+  p->net = net;
+  p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (p->wake_fd < 0) {
+    free(p);
+    return err_set(xcclSystemError, LOG_PROXY, "eventfd for the proxy failed: %s", strerror(errno));
+  }
+  pthread_mutex_init(&p->lock, NULL);
+  *proxy_p = p;
+  return xcclSuccess;
+}
+
+static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int is_send, int peer,
+                              const char *peer_desc, _Atomic uint64_t *bytes, slot_bell_t *bell) {
+  if (p->started) return err_set(xcclInternalError, LOG_PROXY, "connection added after the proxy started");
+  if (p->nconns == p->capacity) {
+    int cap = p->capacity ? 2 * p->capacity : 8;
+    proxy_conn_t *c = realloc(p->conns, sizeof(*c) * (size_t)cap);
+    if (!c) return err_set(xcclSystemError, LOG_PROXY, "out of memory for proxy connections");
+    p->conns = c;
+    p->capacity = cap;
+  }
+  proxy_conn_t *c = &p->conns[p->nconns++];
+  memset(c, 0, sizeof(*c));
+  c->fifo = fifo;
+  c->net_comm = net_comm;
+  c->is_send = is_send;
+  c->peer = peer;
+  snprintf(c->peer_desc, sizeof(c->peer_desc), "%s", peer_desc);
+  c->bytes = bytes;
+  c->bell = bell;
+  return xcclSuccess;
+}
+
+xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
+                            _Atomic uint64_t *bytes, slot_bell_t *bell) {
+  return proxy_add(p, fifo, net_comm, 1, peer, peer_desc, bytes, bell);
+}
+
+xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
+                            _Atomic uint64_t *bytes, slot_bell_t *bell) {
+  return proxy_add(p, fifo, net_comm, 0, peer, peer_desc, bytes, bell);
+}
+
+/* A transport call failed: the fifo is marked failed so that a kernel that
+ * waits on it stops with this reason. Nothing else is torn down here: a peer
+ * that finished its part of an operation and closed is normal, and the other
+ * connections may still carry data that peers need. Only a failed operation
+ * or an abort shuts everything down (proxy_shutdown_connections). */
+static void proxy_fail(proxy_t *p, proxy_conn_t *c, xcclResult_t res) {
+  char msg[SLOT_ERROR_MAX];
+  snprintf(msg, sizeof(msg), "%s %s: %s", c->is_send ? "sending to" : "receiving from", c->peer_desc, err_last());
+  INFO(PROXY, "%s", msg);
+  c->failed = 1;
+  slot_fifo_fail(c->fifo, res, msg);
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&p->error, &expected, (int)res)) {
+    pthread_mutex_lock(&p->lock);
+    snprintf(p->error_msg, sizeof(p->error_msg), "%s", msg);
+    pthread_mutex_unlock(&p->lock);
+  }
+  slot_bell_ring(c->bell);
+}
+
+/* One pass over a send connection; returns 1 if anything moved. */
+static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
+  slot_fifo_t *f = c->fifo;
+  int moved = 0;
+  uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
+  while (c->posted < tail && c->posted < c->done + XCCL_STEPS) {
+    int s = (int)(c->posted % XCCL_STEPS);
+    void *req = NULL;
+    xcclResult_t res = p->net->isend(c->net_comm, f->slots[s], f->sizes[s], NULL, &req);
+    if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
+    if (!req) break;
+    c->reqs[s] = req;
+    c->posted++;
+    moved = 1;
+  }
+  while (c->done < c->posted) {
+    int s = (int)(c->done % XCCL_STEPS), done = 0;
+    size_t size = 0;
+    xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
+    if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
+    if (!done) break;
+    atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
+    c->done++;
+    atomic_store_explicit(&f->head, c->done, memory_order_release);
+    moved = 1;
+  }
+  return moved;
+}
+
+static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c) {
+  slot_fifo_t *f = c->fifo;
+  int moved = 0;
+  uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+  while (c->posted < head + XCCL_STEPS) {
+    int s = (int)(c->posted % XCCL_STEPS);
+    void *req = NULL;
+    xcclResult_t res = p->net->irecv(c->net_comm, f->slots[s], f->slot_size, NULL, &req);
+    if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
+    if (!req) break;
+    c->reqs[s] = req;
+    c->posted++;
+    moved = 1;
+  }
+  while (c->done < c->posted) {
+    int s = (int)(c->done % XCCL_STEPS), done = 0;
+    size_t size = 0;
+    xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
+    if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
+    if (!done) break;
+    f->sizes[s] = size;
+    atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
+    c->done++;
+    atomic_store_explicit(&f->tail, c->done, memory_order_release);
+    moved = 1;
+  }
+  return moved;
+}
+
+/* Breaks every connection and fails every fifo still open, so that a kernel
+ * waiting on any channel stops now, with the first error as the reason. */
+static void proxy_do_shutdown(proxy_t *p) {
+  char msg[SLOT_ERROR_MAX];
+  int err = atomic_load(&p->error);
+  pthread_mutex_lock(&p->lock);
+  if (err)
+    snprintf(msg, sizeof(msg), "connection shut down after an earlier failure: %s", p->error_msg);
+  else
+    snprintf(msg, sizeof(msg), "connection shut down: the communicator was aborted or an operation failed");
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->nconns; i++) {
+    proxy_conn_t *c = &p->conns[i];
+    p->net->shutdown(c->net_comm);
+    if (!c->failed) slot_fifo_fail(c->fifo, err ? err : xcclRemoteError, msg);
+    c->failed = 1;
+    slot_bell_ring(c->bell);
+  }
+}
+
+/* Sleeps until a transport fd is ready, a kernel publishes slots, or a control
+ * call wakes the thread. The caller announced `sleeping` and re-checked. */
+static void proxy_sleep(proxy_t *p, int shut) {
+  enum { MAX_FDS = 256 };
+  struct pollfd pfd[MAX_FDS];
+  int n = 0;
+  pfd[n++] = (struct pollfd){.fd = p->wake_fd, .events = POLLIN};
+  int have_unpollable = 0;
+  for (int i = 0; i < p->nconns && !shut; i++) {
+    proxy_conn_t *c = &p->conns[i];
+    if (c->failed || c->done == c->posted) continue;
+    int fds[16];
+    int k = p->net->poll_fds(c->net_comm, fds, 16);
+    if (k == 0) have_unpollable = 1;
+    for (int j = 0; j < k && n < MAX_FDS; j++)
+      pfd[n++] = (struct pollfd){.fd = fds[j], .events = c->is_send ? POLLOUT : POLLIN};
+  }
+  int timeout_ms = have_unpollable ? 0 : (atomic_load(&p->active) ? 100 : 1000);
+  if (have_unpollable) {
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+  poll(pfd, (nfds_t)n, timeout_ms);
+  uint64_t drain;
+  if (read(p->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN) { /* nothing to do */
+  }
+}
+
+/* One pass over every connection; returns 1 if anything moved. */
+static int proxy_pass(proxy_t *p) {
+  int moved = 0;
+  err_quiet(1); /* the kernel that meets a failure reports it, with context */
+  for (int i = 0; i < p->nconns; i++) {
+    proxy_conn_t *c = &p->conns[i];
+    if (c->failed) continue;
+    if (c->is_send ? proxy_progress_send(p, c) : proxy_progress_recv(p, c)) {
+      moved = 1;
+      slot_bell_ring(c->bell);
+    }
+  }
+  err_quiet(0);
+  return moved;
+}
+
+static void *proxy_main(void *arg) {
+  proxy_t *p = arg;
+  const int spin = (int)config_int(CFG_SPIN_COUNT);
+  int idle = 0, shut = 0;
+  while (!atomic_load(&p->stop)) {
+    if (!shut && atomic_load(&p->shutdown_requested)) {
+      proxy_do_shutdown(p);
+      shut = 1;
+    }
+    if (!shut && proxy_pass(p)) {
+      idle = 0;
+      continue;
+    }
+    if (++idle < spin) continue;
+    /* Announce the sleep, then look once more: a kernel that published
+     * before it saw `sleeping` is caught here, one after it writes wake_fd. */
+    atomic_store(&p->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!shut && !atomic_load(&p->stop) && proxy_pass(p)) {
+      atomic_store(&p->sleeping, 0);
+      idle = 0;
+      continue;
+    }
+    if (!atomic_load(&p->stop)) proxy_sleep(p, shut);
+    atomic_store(&p->sleeping, 0);
+    idle = 0;
+  }
+  return NULL;
+}
+
+xcclResult_t proxy_start(proxy_t *p) {
+  int rc = pthread_create(&p->thread, NULL, proxy_main, p);
+  if (rc != 0) return err_set(xcclSystemError, LOG_PROXY, "cannot start the proxy thread: %s", strerror(rc));
+  p->started = 1;
+  return xcclSuccess;
+}
+
+static void proxy_wake(proxy_t *p) {
+  uint64_t one = 1;
+  if (write(p->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) { /* the counter is full: it is awake */
+  }
+}
+
+void proxy_notify(void *proxy) {
+  proxy_t *p = proxy;
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&p->sleeping, memory_order_relaxed)) proxy_wake(p);
+}
+
+void proxy_op_begin(proxy_t *p) {
+  atomic_fetch_add(&p->active, 1);
+  proxy_notify(p);
+}
+
+void proxy_op_end(proxy_t *p) { atomic_fetch_sub(&p->active, 1); }
+
+void proxy_shutdown_connections(proxy_t *p) {
+  atomic_store(&p->shutdown_requested, 1);
+  proxy_wake(p);
+}
+
+int proxy_error(proxy_t *p, char *msg, size_t len) {
+  int e = atomic_load(&p->error);
+  if (e && msg) {
+    pthread_mutex_lock(&p->lock);
+    snprintf(msg, len, "%s", p->error_msg);
+    pthread_mutex_unlock(&p->lock);
+  }
+  return e;
+}
+
+void proxy_destroy(proxy_t *p) {
+  if (!p) return;
+  if (p->started) {
+    atomic_store(&p->stop, 1);
+    proxy_wake(p);
+    pthread_join(p->thread, NULL);
+  }
+  for (int i = 0; i < p->nconns; i++) {
+    proxy_conn_t *c = &p->conns[i];
+    (c->is_send ? p->net->close_send : p->net->close_recv)(c->net_comm);
+  }
+  free(p->conns);
+  pthread_mutex_destroy(&p->lock);
+  close(p->wake_fd);
+  free(p);
+}

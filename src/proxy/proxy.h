@@ -1,0 +1,68 @@
+/*
+ * proxy.h — one progress thread per communicator that moves bytes between
+ * slot fifos and the network transport.
+ *
+ * For a send connection it posts isend for every slot the kernel filled and
+ * frees the slot (head) when the send completes. For a receive connection it
+ * keeps an irecv posted on every free slot and publishes each completed one
+ * (tail). Connections are persistent streams of messages: the proxy does not
+ * need to know which operation a slot belongs to.
+ *
+ * The thread spins XCCL_SPIN_COUNT idle passes, then sleeps in poll() on the
+ * transport's fds and an eventfd; a kernel that publishes slots calls
+ * proxy_notify, which writes the eventfd only while the thread sleeps. When
+ * the proxy publishes slots it rings the connection's bell (slots.h) so a
+ * sleeping kernel wakes.
+ *
+ * A failed transport call marks only that connection's fifo failed: a peer
+ * that closes after its last send is normal. The kernel that then waits on
+ * the fifo reports the failure; proxy_shutdown_connections (a failed
+ * operation, or abort) breaks every connection so that peers fail fast. When a transport call fails, the
+ * proxy marks that fifo failed (slot_fifo_fail), records the error as the
+ * communicator's async error, and shuts every connection down so that the
+ * peers fail fast instead of waiting for their timeout.
+ */
+#ifndef XCCL_PROXY_PROXY_H
+#define XCCL_PROXY_PROXY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "slots.h"
+
+typedef struct proxy proxy_t;
+
+xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p);
+
+/* Hands a connected net comm and its fifo to the proxy (before proxy_start).
+ * peer is the rank on the other side, for messages; bytes is a counter the
+ * proxy adds completed bytes to. The proxy closes net_comm at destroy. */
+xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
+                            _Atomic uint64_t *bytes, slot_bell_t *bell);
+xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
+                            _Atomic uint64_t *bytes, slot_bell_t *bell);
+
+xcclResult_t proxy_start(proxy_t *p);
+
+/* Brackets an operation that uses the proxy's connections: wakes the thread
+ * and keeps it polling until the matching end. */
+void proxy_op_begin(proxy_t *p);
+void proxy_op_end(proxy_t *p);
+
+/* For kernels (a plain callback, void * so kernels need not know proxy_t):
+ * wakes the thread if it sleeps. Cheap when it does not. */
+void proxy_notify(void *proxy);
+
+/* Breaks every connection now (abort, or an operation failed): peers see the
+ * closure. Safe from any thread. */
+void proxy_shutdown_connections(proxy_t *p);
+
+/* The first transport error the proxy met, 0 if none (it may be a peer's
+ * normal close); its message is copied to msg. */
+int proxy_error(proxy_t *p, char *msg, size_t len);
+
+/* Stops and joins the thread, closes the net comms. NULL is fine. */
+void proxy_destroy(proxy_t *p);
+
+#endif

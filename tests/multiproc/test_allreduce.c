@@ -1,0 +1,258 @@
+/*
+ * test_allreduce.c — all-reduce across real processes over real TCP, run
+ * under xccl-run. Every result is checked against a reference this program
+ * computes itself, from every rank's inputs (it can generate them all), with
+ * plain scalar arithmetic — not the library's reduction code.
+ *
+ * Inputs are chosen so that the exact result does not depend on the order of
+ * reduction: small integers for floating sums (exact in every type for up to
+ * 8 ranks), powers of two for floating products, anything for max/min, and
+ * integer arithmetic that wraps (order-independent modulo 2^bits).
+ *
+ * usage: test_allreduce MODE   with MODE one of
+ *   matrix   every type x op x count {0,1,7,1023,1M+3}, in and out of place
+ *   large    64 MiB of float32 sum
+ *   repeat   100 all-reduces in a loop, sizes varying
+ *   twocomm  two communicators used at once from two threads
+ *   bytes    ring all-reduce sends 2(k-1)/k of the buffer to the next rank
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp_convert.h"
+#include "test_util.h"
+#include "xccl.h"
+
+static int nranks, rank;
+
+/* Element value of rank r at index i, as a double (before conversion). */
+static double input_value(int r, size_t i, xcclDataType_t t, xcclRedOp_t op) {
+  unsigned h = (unsigned)(r * 7919 + (int)(i % 1000003) * 31 + (int)t * 3 + (int)op);
+  h ^= h >> 7;
+  int is_float = t == xcclFloat16 || t == xcclFloat32 || t == xcclFloat64 || t == xcclBfloat16 ||
+                 t == xcclFloat8e4m3 || t == xcclFloat8e5m2;
+  if (!is_float) return (double)(int)(h % 2001) - 1000; /* wraps in small types: that's the point */
+  if (op == xcclProd) {
+    static const double pw[] = {1, 2, 0.5, -1};
+    return pw[h % 4];
+  }
+  int span = t == xcclFloat8e5m2 ? 1 : (t == xcclFloat8e4m3 ? 2 : 6);
+  return (double)((int)(h % (unsigned)(2 * span + 1)) - span);
+}
+
+/* Stores v (a double holding an integer or exact value) as type t at p[i]. */
+static void store(void *p, size_t i, xcclDataType_t t, double v) {
+  switch (t) {
+    case xcclInt8: ((int8_t *)p)[i] = (int8_t)(int64_t)v; break;
+    case xcclUint8: ((uint8_t *)p)[i] = (uint8_t)(int64_t)v; break;
+    case xcclInt32: ((int32_t *)p)[i] = (int32_t)(int64_t)v; break;
+    case xcclUint32: ((uint32_t *)p)[i] = (uint32_t)(int64_t)v; break;
+    case xcclInt64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case xcclUint64: ((uint64_t *)p)[i] = (uint64_t)(int64_t)v; break;
+    case xcclFloat16: ((uint16_t *)p)[i] = fp16_from_float((float)v); break;
+    case xcclBfloat16: ((uint16_t *)p)[i] = bf16_from_float((float)v); break;
+    case xcclFloat8e4m3: ((uint8_t *)p)[i] = fp8_e4m3_from_float((float)v); break;
+    case xcclFloat8e5m2: ((uint8_t *)p)[i] = fp8_e5m2_from_float((float)v); break;
+    case xcclFloat32: ((float *)p)[i] = (float)v; break;
+    case xcclFloat64: ((double *)p)[i] = v; break;
+    default: break;
+  }
+}
+
+/* Reference for integer types: combine in uint64 (wraps like the narrow type
+ * after truncation, since sum and product mod 2^n only need the low bits). */
+static uint64_t ref_int(size_t i, xcclDataType_t t, xcclRedOp_t op, int is_signed, int bits) {
+  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+  int64_t acc_s = 0;
+  uint64_t acc = 0;
+  for (int r = 0; r < nranks; r++) {
+    int64_t v = (int64_t)input_value(r, i, t, op);
+    uint64_t u = (uint64_t)v & mask;
+    /* sign-extend to compare as the narrow type would */
+    int64_t sv = is_signed && bits < 64 && (u >> (bits - 1)) ? (int64_t)(u | ~mask) : (int64_t)u;
+    if (r == 0) {
+      acc = u, acc_s = sv;
+      continue;
+    }
+    switch (op) {
+      case xcclSum: case xcclAvg: acc = (acc + u) & mask; break;
+      case xcclProd: acc = (acc * u) & mask; break;
+      case xcclMax: if (is_signed ? sv > acc_s : u > acc) acc = u, acc_s = sv; break;
+      case xcclMin: if (is_signed ? sv < acc_s : u < acc) acc = u, acc_s = sv; break;
+      default: break;
+    }
+    acc_s = is_signed && bits < 64 && (acc >> (bits - 1)) ? (int64_t)(acc | ~mask) : (int64_t)acc;
+  }
+  if (op == xcclAvg) {
+    if (is_signed) return (uint64_t)(acc_s / nranks) & mask;
+    return (acc / (uint64_t)nranks) & mask;
+  }
+  return acc;
+}
+
+static int type_bits(xcclDataType_t t) { return (int)xcclTypeSize(t) * 8; }
+static int type_signed(xcclDataType_t t) { return t == xcclInt8 || t == xcclInt32 || t == xcclInt64; }
+static int type_float(xcclDataType_t t) { return !(t <= xcclUint64); }
+
+static uint64_t load_bits(const void *p, size_t i, xcclDataType_t t) {
+  switch (xcclTypeSize(t)) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return ((const uint64_t *)p)[i];
+  }
+}
+
+/* The expected element i, as stored bits of type t. */
+static uint64_t expected_bits(size_t i, xcclDataType_t t, xcclRedOp_t op) {
+  if (!type_float(t)) return ref_int(i, t, op, type_signed(t), type_bits(t));
+  double acc = 0;
+  for (int r = 0; r < nranks; r++) {
+    double v = input_value(r, i, t, op);
+    if (r == 0) acc = v;
+    else if (op == xcclSum || op == xcclAvg) acc += v;
+    else if (op == xcclProd) acc *= v;
+    else if (op == xcclMax) acc = v > acc ? v : acc;
+    else acc = v < acc ? v : acc;
+  }
+  uint64_t out = 0;
+  if (op == xcclAvg) {
+    if (t == xcclFloat64) acc = acc / nranks;
+    else {
+      float f = (float)acc / (float)nranks; /* the library divides in float */
+      store(&out, 0, t, f);
+      return out;
+    }
+  }
+  store(&out, 0, t, acc);
+  return out;
+}
+
+static const xcclDataType_t all_types[] = {xcclInt8,    xcclUint8,   xcclInt32,      xcclUint32,
+                                           xcclInt64,   xcclUint64,  xcclFloat16,    xcclFloat32,
+                                           xcclFloat64, xcclBfloat16, xcclFloat8e4m3, xcclFloat8e5m2};
+
+static int checks;
+
+/* One all-reduce, checked element by element. Returns wrong elements. */
+static size_t run_one(xcclComm_t comm, size_t count, xcclDataType_t t, xcclRedOp_t op, int inplace) {
+  size_t es = xcclTypeSize(t), bytes = count * es;
+  char *send = malloc(bytes + 64), *recv = malloc(bytes + 64);
+  for (size_t i = 0; i < count; i++) store(send, i, t, input_value(rank, i, t, op));
+  memset(recv, 0xA5, bytes + 64); /* canary past the end stays */
+  if (inplace) memcpy(recv, send, bytes);
+  XCHECK(xcclAllReduce(inplace ? recv : send, recv, count, t, op, comm, NULL));
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; i++) {
+    uint64_t got = load_bits(recv, i, t), want = expected_bits(i, t, op);
+    if (got != want && wrong++ < 3)
+      fprintf(stderr, "rank %d: type %d op %d count %zu %s: element %zu is 0x%llx, expected 0x%llx\n", rank, t, op,
+              count, inplace ? "in place" : "out of place", i, (unsigned long long)got, (unsigned long long)want);
+  }
+  for (int k = 0; k < 64; k++) CHECK((unsigned char)recv[bytes + k] == 0xA5, "wrote past the end of recvbuff");
+  CHECK(wrong == 0, "%zu wrong elements (type %d op %d count %zu)", wrong, t, op, count);
+  checks++;
+  free(send);
+  free(recv);
+  return wrong;
+}
+
+static void mode_matrix(xcclComm_t comm) {
+  const size_t counts[] = {0, 1, 7, 1023, (1u << 20) + 3};
+  for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+    for (size_t ti = 0; ti < sizeof(all_types) / sizeof(all_types[0]); ti++)
+      for (int op = 0; op < xcclNumOps; op++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          /* On many ranks the 1M case runs every type x op once, out of place only. */
+          if (counts[ci] > 4096 && nranks > 4 && inplace) continue;
+          run_one(comm, counts[ci], all_types[ti], (xcclRedOp_t)op, inplace);
+        }
+}
+
+static void mode_repeat(xcclComm_t comm) {
+  for (int it = 0; it < 100; it++) {
+    size_t count = (size_t)(it * 977 % 20000) + 1;
+    run_one(comm, count, all_types[it % 12], (xcclRedOp_t)(it % xcclNumOps), it % 2);
+  }
+}
+
+typedef struct {
+  xcclComm_t comm;
+  int salt;
+} worker_t;
+
+static void *worker(void *arg) {
+  worker_t *w = arg;
+  for (int it = 0; it < 20; it++) run_one(w->comm, 5000 + (size_t)(w->salt * 131 + it), xcclFloat32, xcclSum, 0);
+  return NULL;
+}
+
+static void mode_twocomm(xcclComm_t comm) {
+  /* Rank 0 makes a second id; the first communicator carries it to everyone. */
+  xcclUniqueId id;
+  memset(&id, 0, sizeof(id));
+  if (rank == 0) XCHECK(xcclGetUniqueId(&id));
+  XCHECK(xcclAllReduce(&id, &id, sizeof(id), xcclUint8, xcclSum, comm, NULL));
+  xcclComm_t second;
+  XCHECK(xcclCommInitRank(&second, nranks, id, rank));
+  worker_t a = {comm, 1}, b = {second, 2};
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, worker, &a);
+  pthread_create(&tb, NULL, worker, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  XCHECK(xcclCommDestroy(second));
+}
+
+static void mode_bytes(xcclComm_t comm) {
+  int nch = 2; /* the test sets XCCL_NCHANNELS=2 */
+  size_t count = (size_t)nranks * (size_t)nch * 65536, bytes = count * 4;
+  xcclPeerCounters_t before[64], after[64];
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
+  run_one(comm, count, xcclFloat32, xcclSum, 0);
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
+  int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  uint64_t want = (uint64_t)bytes * 2 * (uint64_t)(nranks - 1) / (uint64_t)nranks;
+  uint64_t sent = after[next].bytesSent - before[next].bytesSent;
+  uint64_t got = after[prev].bytesRecv - before[prev].bytesRecv;
+  CHECK(sent == want, "sent %llu bytes to rank %d, expected 2(k-1)/k x %zu = %llu", (unsigned long long)sent, next,
+        bytes, (unsigned long long)want);
+  CHECK(got == want, "received %llu bytes from rank %d, expected %llu", (unsigned long long)got, prev,
+        (unsigned long long)want);
+  for (int p = 0; p < nranks; p++) {
+    if (p == next || p == prev) continue;
+    CHECK(after[p].bytesSent == before[p].bytesSent && after[p].bytesRecv == before[p].bytesRecv,
+          "traffic with rank %d, which is not a ring neighbour", p);
+  }
+  checks += 2;
+  if (rank == 0) printf("bytes: %d ranks, %zu-byte buffer: each rank sent %llu = 2(k-1)/k of it\n", nranks, bytes,
+                        (unsigned long long)sent);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "matrix";
+  xcclComm_t comm;
+  XCHECK(xcclCommInitFromEnv(&comm));
+  XCHECK(xcclCommCount(comm, &nranks));
+  XCHECK(xcclCommUserRank(comm, &rank));
+  if (strcmp(mode, "matrix") == 0) mode_matrix(comm);
+  else if (strcmp(mode, "large") == 0) run_one(comm, 16u << 20, xcclFloat32, xcclSum, 0);
+  else if (strcmp(mode, "repeat") == 0) mode_repeat(comm);
+  else if (strcmp(mode, "twocomm") == 0) mode_twocomm(comm);
+  else if (strcmp(mode, "bytes") == 0) mode_bytes(comm);
+  else {
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+  }
+  xcclResult_t async;
+  XCHECK(xcclCommGetAsyncError(comm, &async));
+  CHECK(async == xcclSuccess, "async error %d after a clean run", async);
+  XCHECK(xcclCommDestroy(comm));
+  char name[64];
+  snprintf(name, sizeof(name), "allreduce %s rank %d/%d", mode, rank, nranks);
+  return test_finish(name, checks);
+}
