@@ -268,7 +268,7 @@ xcclResult_t sock_recv_some(int fd, void *buf, size_t len, size_t *off_p) {
       continue;
     }
     if (n == 0)
-      return err_set(xcclRemoteError, LOG_NET, "connection closed by the peer (it exited, failed or aborted)");
+      return err_set(xcclRemoteError, LOG_NET, "connection closed by the peer (it exited, aborted, or gave up after a failure of its own)");
     if (errno == EAGAIN || errno == EWOULDBLOCK) return xcclSuccess;
     if (errno == EINTR) continue;
     return err_set(xcclRemoteError, LOG_NET, "recv failed: %s", strerror(errno));
