@@ -11,6 +11,8 @@
 #include "log.h"
 #include "reduce.h"
 
+#define COLL_BYTES_PER_CHANNEL (128 * 1024)
+
 typedef struct {
   const char *name; /* "allreduce" */
   const void *sendbuff;
@@ -102,13 +104,18 @@ xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count, x
     if (bytes && sendbuff != recvbuff) memcpy(recvbuff, sendbuff, bytes);
     goto out;
   }
+  /* Small messages gain nothing from more rings, only more hops to wait on:
+   * one channel per COLL_BYTES_PER_CHANNEL, at least one. Every rank computes
+   * the same number from the same count. */
+  size_t want = bytes / COLL_BYTES_PER_CHANNEL;
+  int nch = want < 1 ? 1 : (want < (size_t)comm->nchannels ? (int)want : comm->nchannels);
   ring_channel_t chans[XCCL_MAX_CHANNELS];
-  for (int c = 0; c < comm->nchannels; c++) {
+  for (int c = 0; c < nch; c++) {
     comm_channel_t *ch = &comm->channels[c];
     chans[c] = (ring_channel_t){&ch->send, &ch->recv, &ch->send_step, &ch->recv_step};
   }
   ring_args_t ra = {.sendbuff = sendbuff, .recvbuff = recvbuff, .count = count, .type = datatype, .op = op,
-                    .nranks = comm->nranks, .position = comm->rank, .nchannels = comm->nchannels,
+                    .nranks = comm->nranks, .position = comm->rank, .nchannels = nch,
                     .channels = chans, .timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
                     .spin_count = comm->spin_count, .bell = &comm->bell, .notify = proxy_notify,
                     .notify_ctx = comm->proxy};

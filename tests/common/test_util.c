@@ -1,6 +1,6 @@
 #include "test_util.h"
 
-int test_failures = 0;
+_Atomic int test_failures = 0;
 
 int test_finish(const char *name, int checks_run) {
   if (test_failures) {

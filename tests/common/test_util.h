@@ -3,11 +3,12 @@
 #define XCCL_TEST_UTIL_H
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define TEST_SKIP_CODE 77
 
-extern int test_failures;
+extern _Atomic int test_failures; /* CHECK may run on several threads */
 
 /* Records a failure (with file:line and the message) and goes on. */
 #define CHECK(cond, ...)                                                   \

@@ -136,7 +136,7 @@ static const xcclDataType_t all_types[] = {xcclInt8,    xcclUint8,   xcclInt32, 
                                            xcclInt64,   xcclUint64,  xcclFloat16,    xcclFloat32,
                                            xcclFloat64, xcclBfloat16, xcclFloat8e4m3, xcclFloat8e5m2};
 
-static int checks;
+static _Atomic int checks; /* the twocomm mode checks from two threads */
 
 /* One all-reduce, checked element by element. Returns wrong elements. */
 static size_t run_one(xcclComm_t comm, size_t count, xcclDataType_t t, xcclRedOp_t op, int inplace) {

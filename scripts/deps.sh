@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what xccl needs to build and test, from Debian's archive.
+#   cmake, make, gcc, pkg-config — the build (pkg-config also for the install test)
+#   libssl-dev   — OpenSSL's libcrypto: HMAC-SHA256 and random bytes for the bootstrap
+#   iproute2     — `ip`, for the tests that build network namespaces
+# Runs apt-get only for what is missing, so a second run costs nothing.
+set -euo pipefail
+need=()
+for pkg in cmake make gcc pkg-config libssl-dev iproute2; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
