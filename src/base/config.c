@@ -33,6 +33,7 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static int parse_int(const char *text, int64_t *out) {
   char *end;
   errno = 0;
+  if (isspace((unsigned char)text[0])) return -1;
   long long v = strtoll(text, &end, 10);
   if (errno || end == text || *end) return -1;
   *out = v;
@@ -51,6 +52,7 @@ static int parse_size(const char *text, int64_t *out) {
     case 'K': mult = 1ull << 10; end++; break;
     case 'M': mult = 1ull << 20; end++; break;
     case 'G': mult = 1ull << 30; end++; break;
+    case 'B': case 'b': break; /* plain bytes: "4096B" */
     default: return -1;
   }
   if (*end == 'B' || *end == 'b') end++;
@@ -81,7 +83,7 @@ int config_parse(const config_entry_t *e, const char *text, int64_t *i_p, double
       char *end;
       errno = 0;
       d = strtod(text, &end);
-      rc = (errno || end == text || *end || !isfinite(d)) ? -1 : 0;
+      rc = (errno || end == text || *end || !isfinite(d) || isspace((unsigned char)text[0])) ? -1 : 0;
       break;
     }
     case CFG_T_STR: return 0;

@@ -81,6 +81,10 @@ void log_configure(const char *level, const char *subsys, const char *file) {
     fprintf(stderr, "xccl WARN XCCL_DEBUG=%s is not NONE, VERSION, WARN, INFO or TRACE; using WARN\n", level);
   log_level = lv < 0 ? LOG_WARN : lv;
   log_mask = parse_subsys(subsys);
+  if (log_file) { /* a reload (tests): start over */
+    fclose(log_file);
+    log_file = NULL;
+  }
   if (file && *file) {
     char path[512];
     expand_path(file, path, sizeof(path));

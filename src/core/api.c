@@ -26,7 +26,7 @@ const char *xcclGetErrorString(xcclResult_t result) {
 }
 
 const char *xcclGetLastError(xcclComm_t comm) {
-  if (comm && comm_acquire(comm) == xcclSuccess) {
+  if (comm_acquire_quiet(comm)) {
     /* The string stays valid until the communicator is destroyed. */
     const char *msg = comm->last_error;
     comm_release(comm);

@@ -39,8 +39,12 @@ int bs_hdr_parse(const uint8_t hdr[BS_HDR_BYTES], bs_hdr_t *out, char *why, size
              version, BS_VERSION);
     return -1;
   }
-  if (type < 1 || type > BS_TYPE_MAX || zero != 0) {
+  if (type < 1 || type > BS_TYPE_MAX) {
     snprintf(why, whylen, "unknown bootstrap message type %u", type);
+    return -1;
+  }
+  if (zero != 0) {
+    snprintf(why, whylen, "bootstrap header's reserved field is 0x%08x, not 0", zero);
     return -1;
   }
   if (len > BS_MAX_PAYLOAD) {

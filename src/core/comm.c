@@ -22,8 +22,12 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xcclComm **live;
 static int nlive, live_cap;
+/* The last COMM_DEAD_MEMORY freed communicators keep their struct (only the
+ * struct: its members are released) so that malloc cannot hand the same
+ * address to a new communicator while an old handle may still be in use:
+ * a stale handle is then always refused with the reason. */
 static struct {
-  const void *ptr;
+  struct xcclComm *ptr;
   const char *how;
 } dead[COMM_DEAD_MEMORY];
 static int dead_next;
@@ -47,30 +51,35 @@ static xcclResult_t registry_add(struct xcclComm *comm) {
     live_cap = cap;
   }
   live[nlive++] = comm;
-  for (int i = 0; i < COMM_DEAD_MEMORY; i++)
-    if (dead[i].ptr == comm) dead[i].ptr = NULL;
   pthread_mutex_unlock(&registry_lock);
   return xcclSuccess;
 }
 
 /* Takes comm out of the registry so that no new call can start on it. */
-static int registry_remove(struct xcclComm *comm, const char *how) {
+static int registry_remove(struct xcclComm *comm) {
   pthread_mutex_lock(&registry_lock);
   int i = registry_find(comm);
-  if (i >= 0) {
-    live[i] = live[--nlive];
-    dead[dead_next].ptr = comm;
-    dead[dead_next].how = how;
-    dead_next = (dead_next + 1) % COMM_DEAD_MEMORY;
-  }
+  if (i >= 0) live[i] = live[--nlive];
   pthread_mutex_unlock(&registry_lock);
   return i >= 0;
+}
+
+/* The struct of a freed communicator goes into the dead ring; the one it
+ * pushes out is released for real. */
+static void registry_bury(struct xcclComm *comm, const char *how) {
+  pthread_mutex_lock(&registry_lock);
+  struct xcclComm *evicted = dead[dead_next].ptr;
+  dead[dead_next].ptr = comm;
+  dead[dead_next].how = how;
+  dead_next = (dead_next + 1) % COMM_DEAD_MEMORY;
+  pthread_mutex_unlock(&registry_lock);
+  free(evicted);
 }
 
 static xcclResult_t registry_refuse(const void *comm) {
   const char *how = NULL;
   for (int i = 0; i < COMM_DEAD_MEMORY; i++)
-    if (dead[i].ptr == comm && comm) how = dead[i].how;
+    if (comm && dead[i].ptr == comm) how = dead[i].how;
   if (!comm) return err_set(xcclInvalidArgument, LOG_COLL, "comm is NULL");
   if (how) return err_set(xcclInvalidArgument, LOG_COLL, "communicator %p was %s; it cannot be used again", comm, how);
   return err_set(xcclInvalidArgument, LOG_COLL, "%p is not a live communicator (never created, or freed)", comm);
@@ -86,6 +95,14 @@ xcclResult_t comm_acquire(xcclComm_t comm) {
 }
 
 void comm_release(xcclComm_t comm) { atomic_fetch_sub(&comm->busy, 1); }
+
+int comm_acquire_quiet(xcclComm_t comm) {
+  pthread_mutex_lock(&registry_lock);
+  int found = comm && registry_find(comm) >= 0;
+  if (found) atomic_fetch_add(&comm->busy, 1);
+  pthread_mutex_unlock(&registry_lock);
+  return found;
+}
 
 static xcclResult_t registry_refuse_locked(const void *comm) {
   pthread_mutex_lock(&registry_lock);
@@ -143,7 +160,6 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->bytes_sent);
   free(comm->bytes_recv);
   pthread_mutex_destroy(&comm->err_lock);
-  free(comm);
 }
 
 /* Waits for calls on other threads to leave the communicator. They poll the
@@ -156,21 +172,23 @@ static void comm_wait_idle(struct xcclComm *comm) {
 }
 
 xcclResult_t xcclCommDestroy(xcclComm_t comm) {
-  if (!comm || !registry_remove(comm, "destroyed")) return registry_refuse_locked(comm);
+  if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   comm_wait_idle(comm);
   INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
+  registry_bury(comm, "destroyed");
   return xcclSuccess;
 }
 
 xcclResult_t xcclCommAbort(xcclComm_t comm) {
-  if (!comm || !registry_remove(comm, "aborted")) return registry_refuse_locked(comm);
+  if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   atomic_store(&comm->abort_flag, 1);
   slot_bell_ring(&comm->bell);
   if (comm->proxy) proxy_shutdown_connections(comm->proxy);
   comm_wait_idle(comm);
   INFO(INIT, "rank %d of %d: communicator %p aborted", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
+  registry_bury(comm, "aborted");
   return xcclSuccess;
 }
 
@@ -257,5 +275,6 @@ fail:
   err_prefix(res, "rank %d of %d: init failed", rank, nranks);
   atomic_store(&comm->abort_flag, 1);
   comm_free(comm);
+  free(comm); /* never handed out: no handle can refer to it */
   return res;
 }

@@ -63,6 +63,8 @@ struct xcclComm {
  * handles. Every successful acquire is paired with comm_release. */
 xcclResult_t comm_acquire(xcclComm_t comm);
 void comm_release(xcclComm_t comm);
+/* Like comm_acquire, but records no error: 1 if live (and acquired). */
+int comm_acquire_quiet(xcclComm_t comm);
 
 /* Copies this thread's last error into comm (when it is live) and returns res. */
 xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res);

@@ -117,8 +117,8 @@ xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count, x
   ring_args_t ra = {.sendbuff = sendbuff, .recvbuff = recvbuff, .count = count, .type = datatype, .op = op,
                     .nranks = comm->nranks, .position = comm->rank, .nchannels = nch,
                     .channels = chans, .timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
-                    .spin_count = comm->spin_count, .bell = &comm->bell, .notify = proxy_notify,
-                    .notify_ctx = comm->proxy};
+                    .spin_count = comm->spin_count, .bell = &comm->bell, .progress = proxy_progress, .wait = proxy_wait,
+                    .progress_ctx = comm->proxy};
   kern_failure_t fail;
   proxy_op_begin(comm->proxy);
   res = host_ring_allreduce(&ra, &fail);

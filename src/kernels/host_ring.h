@@ -35,8 +35,13 @@ typedef struct {
   const _Atomic int *abort_flag; /* non-zero: stop now */
   int spin_count;                /* idle polls before sleeping on the bell */
   slot_bell_t *bell;             /* rung by whoever fills recv or frees send slots */
-  void (*notify)(void *ctx);     /* called after this thread published slots */
-  void *notify_ctx;
+  /* Called after this thread published slots, and before it sleeps: moves
+   * data for the fifos on this thread if it can. Returns 1 if anything moved. */
+  int (*progress)(void *ctx);
+  /* When set, called instead of sleeping on the bell: waits for the
+   * transport (at most timeout_us) and moves data. Returns 1 if anything moved. */
+  int (*wait)(void *ctx, int timeout_us);
+  void *progress_ctx;
 } ring_args_t;
 
 /* Why a host kernel stopped early: what it was waiting on, and where. */

@@ -196,11 +196,15 @@ xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail) {
       }
     }
     if (moved) {
-      if (a->notify) a->notify(a->notify_ctx);
+      if (a->progress) a->progress(a->progress_ctx);
       idle = 0;
       continue;
     }
     if (++idle < a->spin_count) continue;
+    if (a->progress && a->progress(a->progress_ctx)) {
+      idle = 0;
+      continue;
+    }
     now = clock_ns();
     for (int c = 0; c < a->nchannels; c++) {
       chan_state_t *s = &st[c];
@@ -214,7 +218,10 @@ xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail) {
         }
       }
     }
-    slot_bell_wait(a->bell, seen, 1000);
+    if (a->wait)
+      a->wait(a->progress_ctx, 1000);
+    else
+      slot_bell_wait(a->bell, seen, 1000);
   }
   return xcclSuccess;
 }

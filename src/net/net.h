@@ -52,6 +52,7 @@ typedef struct {
   int speed_mbps;     /* link speed, 0 when unknown */
   int ptr_support;    /* NET_PTR_* */
   size_t max_msg;     /* largest message one isend may carry */
+  int pollable;       /* poll_fds tells when a comm can progress */
 } net_props_t;
 
 typedef struct net_comm net_comm_t; /* each transport defines its own comms */

@@ -128,6 +128,7 @@ static xcclResult_t socket_get_properties(int dev, net_props_t *props_p) {
   memset(&p, 0, sizeof(p));
   snprintf(p.name, sizeof(p.name), "%s", socket_dev.ifname);
   p.ptr_support = NET_PTR_HOST;
+  p.pollable = 1;
   p.max_msg = (size_t)1 << 40;
   *props_p = p;
   return xcclSuccess;
@@ -321,6 +322,12 @@ static xcclResult_t socket_irecv(void *recv_comm, void *data, size_t size, void 
 static xcclResult_t socket_stream_io(socket_comm_t *c, int i, socket_req_t *r, int *done_p) {
   int fd = c->fds[i];
   *done_p = 0;
+  if (c->is_send && i == 0 && r->hdr_off < sizeof(r->hdr)) {
+    size_t off, len;
+    socket_slice(r->size, c->nstreams, 0, &off, &len);
+    TRY(sock_send2_some(fd, &r->hdr, sizeof(r->hdr), &r->hdr_off, r->data + off, len, &c->off[0]));
+    if (r->hdr_off < sizeof(r->hdr)) return xcclSuccess;
+  }
   if (i == 0 && r->hdr_off < sizeof(r->hdr)) {
     if (c->is_send)
       TRY(sock_send_some(fd, &r->hdr, sizeof(r->hdr), &r->hdr_off));

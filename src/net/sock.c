@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -274,6 +275,22 @@ xcclResult_t sock_recv_some(int fd, void *buf, size_t len, size_t *off_p) {
     return err_set(xcclRemoteError, LOG_NET, "recv failed: %s", strerror(errno));
   }
   return xcclSuccess;
+}
+
+xcclResult_t sock_send2_some(int fd, const void *hdr, size_t hlen, size_t *hoff_p, const void *body, size_t blen,
+                             size_t *boff_p) {
+  while (*hoff_p < hlen) {
+    struct iovec iov[2] = {{(char *)hdr + *hoff_p, hlen - *hoff_p}, {(char *)body + *boff_p, blen - *boff_p}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = blen > *boff_p ? 2 : 1};
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return xcclSuccess;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return err_set(xcclRemoteError, LOG_NET, "send failed: %s", n < 0 ? strerror(errno) : "no progress");
+    size_t h = (size_t)n < hlen - *hoff_p ? (size_t)n : hlen - *hoff_p;
+    *hoff_p += h;
+    *boff_p += (size_t)n - h;
+  }
+  return sock_send_some(fd, body, blen, boff_p);
 }
 
 typedef xcclResult_t (*sock_io_fn)(int, void *, size_t, size_t *);

@@ -59,6 +59,10 @@ xcclResult_t sock_connect_poll(int fd, int *done_p);
 /* Progress without blocking. A closed connection is xcclRemoteError. */
 xcclResult_t sock_send_some(int fd, const void *buf, size_t len, size_t *off_p);
 xcclResult_t sock_recv_some(int fd, void *buf, size_t len, size_t *off_p);
+/* Like sock_send_some for a header followed by a body, in one system call
+ * where the socket takes both; *hoff_p and *boff_p advance. */
+xcclResult_t sock_send2_some(int fd, const void *hdr, size_t hlen, size_t *hoff_p, const void *body, size_t blen,
+                             size_t *boff_p);
 
 /* Blocking with a deadline (clock_ns() based) and an optional abort flag. */
 xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns,

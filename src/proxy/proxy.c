@@ -35,8 +35,12 @@ struct proxy {
   pthread_t thread;
   int started;
   pthread_mutex_t lock;
+  pthread_mutex_t progress_lock; /* one thread at a time moves a connection */
   int wake_fd;         /* eventfd: kernels and control calls wake the sleeping thread */
   _Atomic int sleeping;
+  int pollable; /* every connection offers fds to poll */
+  unsigned char *no_recv;    /* nconns zeros: "test no receives" */
+  unsigned char *recv_ready; /* scratch for proxy_wait (one kernel thread at a time) */
   _Atomic int active; /* operations in progress */
   _Atomic int stop;
   _Atomic int shutdown_requested;
@@ -53,7 +57,10 @@ xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p) {
     free(p);
     return err_set(xcclSystemError, LOG_PROXY, "eventfd for the proxy failed: %s", strerror(errno));
   }
+  net_props_t props;
+  p->pollable = net->get_properties(0, &props) == xcclSuccess && props.pollable;
   pthread_mutex_init(&p->lock, NULL);
+  pthread_mutex_init(&p->progress_lock, NULL);
   *proxy_p = p;
   return xcclSuccess;
 }
@@ -139,7 +146,9 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   return moved;
 }
 
-static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c) {
+/* test = 0: only post receives into freed slots (no system call); they are
+ * tested when their fds are readable. */
+static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   slot_fifo_t *f = c->fifo;
   int moved = 0;
   uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
@@ -153,7 +162,7 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c) {
     c->posted++;
     moved = 1;
   }
-  while (c->done < c->posted) {
+  while (test && c->done < c->posted) {
     int s = (int)(c->done % XCCL_STEPS), done = 0;
     size_t size = 0;
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
@@ -188,47 +197,67 @@ static void proxy_do_shutdown(proxy_t *p) {
   }
 }
 
-/* Sleeps until a transport fd is ready, a kernel publishes slots, or a control
- * call wakes the thread. The caller announced `sleeping` and re-checked. */
-static void proxy_sleep(proxy_t *p, int shut) {
-  enum { MAX_FDS = 256 };
-  struct pollfd pfd[MAX_FDS];
-  int n = 0;
-  pfd[n++] = (struct pollfd){.fd = p->wake_fd, .events = POLLIN};
-  int have_unpollable = 0;
-  for (int i = 0; i < p->nconns && !shut; i++) {
+/* Fills pfd (after `n` entries already there) with the fds of connections
+ * that have transfers pending. Returns the new count, or -1 when some
+ * connection has work but no fd to wait on. */
+static int proxy_collect_fds(proxy_t *p, struct pollfd *pfd, int *owner, int n, int max) {
+  for (int i = 0; i < p->nconns; i++) {
     proxy_conn_t *c = &p->conns[i];
     if (c->failed || c->done == c->posted) continue;
     int fds[16];
     int k = p->net->poll_fds(c->net_comm, fds, 16);
-    if (k == 0) have_unpollable = 1;
-    for (int j = 0; j < k && n < MAX_FDS; j++)
+    if (k == 0) return -1;
+    for (int j = 0; j < k && n < max; j++) {
+      if (owner) owner[n] = i;
       pfd[n++] = (struct pollfd){.fd = fds[j], .events = c->is_send ? POLLOUT : POLLIN};
+    }
   }
-  int timeout_ms = have_unpollable ? 0 : (atomic_load(&p->active) ? 100 : 1000);
-  if (have_unpollable) {
+  return n;
+}
+
+/* Sleeps until a transport fd is ready, or a control call or a kernel wakes
+ * the thread. While an operation is active the host kernel waits on the fds
+ * itself (proxy_wait), so the thread only listens to its eventfd then. */
+static void proxy_sleep(proxy_t *p, int shut) {
+  enum { MAX_FDS = 256 };
+  struct pollfd pfd[MAX_FDS];
+  pfd[0] = (struct pollfd){.fd = p->wake_fd, .events = POLLIN};
+  int n = 1, active = atomic_load(&p->active) > 0;
+  if (!shut && !active) n = proxy_collect_fds(p, pfd, NULL, 1, MAX_FDS);
+  if (n < 0) { /* a transport without fds: nap briefly instead */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
+    n = 1;
   }
-  poll(pfd, (nfds_t)n, timeout_ms);
+  poll(pfd, (nfds_t)n, active ? 100 : 1000);
   uint64_t drain;
   if (read(p->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN) { /* nothing to do */
   }
 }
 
-/* One pass over every connection; returns 1 if anything moved. */
-static int proxy_pass(proxy_t *p) {
+/* One pass over every connection. test_recv: per connection, whether its
+ * receives are tested (a system call each); NULL tests all. Returns 1 if
+ * anything moved. */
+static int proxy_pass_locked(proxy_t *p, const unsigned char *test_recv) {
   int moved = 0;
   err_quiet(1); /* the kernel that meets a failure reports it, with context */
   for (int i = 0; i < p->nconns; i++) {
     proxy_conn_t *c = &p->conns[i];
     if (c->failed) continue;
-    if (c->is_send ? proxy_progress_send(p, c) : proxy_progress_recv(p, c)) {
+    int m = c->is_send ? proxy_progress_send(p, c) : proxy_progress_recv(p, c, !test_recv || test_recv[i]);
+    if (m) {
       moved = 1;
       slot_bell_ring(c->bell);
     }
   }
   err_quiet(0);
+  return moved;
+}
+
+static int proxy_pass(proxy_t *p) {
+  pthread_mutex_lock(&p->progress_lock);
+  int moved = proxy_pass_locked(p, NULL);
+  pthread_mutex_unlock(&p->progress_lock);
   return moved;
 }
 
@@ -241,16 +270,19 @@ static void *proxy_main(void *arg) {
       proxy_do_shutdown(p);
       shut = 1;
     }
-    if (!shut && proxy_pass(p)) {
+    if (!shut && atomic_load(&p->active) == 0 && proxy_pass(p)) {
       idle = 0;
       continue;
     }
-    if (++idle < spin) continue;
+    /* An idle pass costs the proxy a system call per stream, and the cores
+     * may be shared with the ranks it serves: with pollable transports it
+     * goes to poll() at once, which returns at once if anything is ready. */
+    if (++idle < spin && !p->pollable) continue;
     /* Announce the sleep, then look once more: a kernel that published
      * before it saw `sleeping` is caught here, one after it writes wake_fd. */
     atomic_store(&p->sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!shut && !atomic_load(&p->stop) && proxy_pass(p)) {
+    if (!shut && !atomic_load(&p->stop) && atomic_load(&p->active) == 0 && proxy_pass(p)) {
       atomic_store(&p->sleeping, 0);
       idle = 0;
       continue;
@@ -263,6 +295,9 @@ static void *proxy_main(void *arg) {
 }
 
 xcclResult_t proxy_start(proxy_t *p) {
+  p->no_recv = calloc((size_t)p->nconns + 1, 1);
+  p->recv_ready = calloc((size_t)p->nconns + 1, 1);
+  if (!p->no_recv || !p->recv_ready) return err_set(xcclSystemError, LOG_PROXY, "out of memory for the proxy");
   int rc = pthread_create(&p->thread, NULL, proxy_main, p);
   if (rc != 0) return err_set(xcclSystemError, LOG_PROXY, "cannot start the proxy thread: %s", strerror(rc));
   p->started = 1;
@@ -275,16 +310,53 @@ static void proxy_wake(proxy_t *p) {
   }
 }
 
-void proxy_notify(void *proxy) {
-  proxy_t *p = proxy;
-  atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&p->sleeping, memory_order_relaxed)) proxy_wake(p);
+/* Progress on the calling thread, if the proxy thread is not at it. */
+static int proxy_progress_some(proxy_t *p, const unsigned char *test_recv) {
+  int moved = 0;
+  if (!atomic_load(&p->shutdown_requested) && pthread_mutex_trylock(&p->progress_lock) == 0) {
+    moved = proxy_pass_locked(p, test_recv);
+    pthread_mutex_unlock(&p->progress_lock);
+  }
+  return moved;
 }
 
-void proxy_op_begin(proxy_t *p) {
-  atomic_fetch_add(&p->active, 1);
-  proxy_notify(p);
+/* The thread is not woken here: while an operation is active the kernel
+ * drives the transfers itself, and waking the thread would only cost a
+ * context switch per step. Receives are left to proxy_wait, which tests
+ * those whose fds poll() found readable: testing them all after every step
+ * costs a failed recv() per connection. */
+int proxy_progress(void *proxy) {
+  proxy_t *p = proxy;
+  return proxy_progress_some(p, p->no_recv);
 }
+
+int proxy_wait(void *proxy, int timeout_us) {
+  proxy_t *p = proxy;
+  enum { MAX_FDS = 256 };
+  struct pollfd pfd[MAX_FDS];
+  int owner[MAX_FDS];
+  int n = proxy_collect_fds(p, pfd, owner, 0, MAX_FDS);
+  if (n < 0) { /* a transport without fds: nap, then test everything */
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+    return proxy_progress_some(p, NULL);
+  }
+  if (n > 0) poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
+  else {
+    struct timespec ts = {0, (long)timeout_us * 1000};
+    nanosleep(&ts, NULL);
+  }
+  unsigned char *ready = p->recv_ready;
+  memset(ready, 0, (size_t)p->nconns);
+  for (int k = 0; k < n; k++)
+    if (pfd[k].revents) ready[owner[k]] = 1;
+  return proxy_progress_some(p, ready);
+}
+
+/* No wake-up: the host kernel moves the data itself while the operation
+ * runs; a thread that sleeps in poll() on the connections sees `active`
+ * when it wakes and leaves them to the kernel. */
+void proxy_op_begin(proxy_t *p) { atomic_fetch_add(&p->active, 1); }
 
 void proxy_op_end(proxy_t *p) { atomic_fetch_sub(&p->active, 1); }
 
@@ -315,7 +387,10 @@ void proxy_destroy(proxy_t *p) {
     (c->is_send ? p->net->close_send : p->net->close_recv)(c->net_comm);
   }
   free(p->conns);
+  free(p->no_recv);
+  free(p->recv_ready);
   pthread_mutex_destroy(&p->lock);
+  pthread_mutex_destroy(&p->progress_lock);
   close(p->wake_fd);
   free(p);
 }

@@ -9,8 +9,9 @@
  * need to know which operation a slot belongs to.
  *
  * The thread spins XCCL_SPIN_COUNT idle passes, then sleeps in poll() on the
- * transport's fds and an eventfd; a kernel that publishes slots calls
- * proxy_notify, which writes the eventfd only while the thread sleeps. When
+ * transport's fds and an eventfd; a host kernel that publishes slots, or
+ * finds nothing to do, calls proxy_progress, which moves what it can on the
+ * caller's thread and writes the eventfd only while the thread sleeps. When
  * the proxy publishes slots it rings the connection's bell (slots.h) so a
  * sleeping kernel wakes.
  *
@@ -50,9 +51,20 @@ xcclResult_t proxy_start(proxy_t *p);
 void proxy_op_begin(proxy_t *p);
 void proxy_op_end(proxy_t *p);
 
-/* For kernels (a plain callback, void * so kernels need not know proxy_t):
- * wakes the thread if it sleeps. Cheap when it does not. */
-void proxy_notify(void *proxy);
+/* For host kernels (a plain callback, void * so kernels need not know
+ * proxy_t): moves what can move now on the calling thread, if the proxy
+ * thread is not already doing so, and wakes the thread if it sleeps. Saves
+ * two thread hand-offs per step on small messages. Returns 1 if anything
+ * moved. */
+int proxy_progress(void *proxy);
+
+/* For host kernels that have nothing to do: sleeps in poll() on the fds of
+ * the transfers in flight (at most timeout_us), then progresses them. The
+ * waiting thread is the one woken by the network, so a step costs one
+ * wake-up instead of two. Returns 1 if anything moved. The connections' fds
+ * are read without the progress lock: a stale set only costs a spurious
+ * wake-up, and the progress that follows takes the lock. */
+int proxy_wait(void *proxy, int timeout_us);
 
 /* Breaks every connection now (abort, or an operation failed): peers see the
  * closure. Safe from any thread. */
