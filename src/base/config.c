@@ -191,6 +191,9 @@ const char *config_foreign_env(const char *name) {
   return v && *v ? v : NULL;
 }
 
+/* Values that carry the job's secret are never printed. */
+static int config_hidden(int id) { return id == CFG_SECRET || id == CFG_UNIQUE_ID; }
+
 void config_print(FILE *out) {
   static const char *tname[] = {"int", "size", "double", "bool", "string"};
   config_load();
@@ -199,7 +202,7 @@ void config_print(FILE *out) {
     const config_entry_t *e = &config_table[id];
     char var[96];
     snprintf(var, sizeof(var), "XCCL_%s", e->name);
-    const char *val = config_values[id].valid ? config_values[id].s : "(default)";
+    const char *val = !config_values[id].valid ? "(default)" : config_hidden(id) ? "(set, hidden)" : config_values[id].s;
     fprintf(out, "%-22s %-7s %-10s %-12s %s\n", var, tname[e->type], *e->def ? e->def : "\"\"", val, e->desc);
   }
 }

@@ -50,7 +50,7 @@
   X(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
   X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
-    "Idle polls before a waiting thread (the caller or the proxy) sleeps until woken.")
+    "Idle polls of the slot counters before a waiting caller sleeps in poll() on its connections.")
 
 typedef enum {
 #define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,

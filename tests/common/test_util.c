@@ -1,14 +1,63 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_ANONYMOUS under -std=c11 */
+#endif
 #include "test_util.h"
 
-_Atomic int test_failures = 0;
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-int test_finish(const char *name, int checks_run) {
+_Atomic int test_failures = 0;
+_Atomic int test_checks = 0;
+
+/* Checks run by children of test_run_in_child: a MAP_SHARED page, made on
+ * first use; NULL until then. Children run one at a time. */
+static int *child_checks;
+
+int test_finish(const char *name) {
   if (test_failures) {
     fprintf(stderr, "%s: FAILED (%d failed checks)\n", name, test_failures);
     return 1;
   }
-  printf("%s: OK (%d checks)\n", name, checks_run);
+  printf("%s: OK (%d checks)\n", name, test_checks + (child_checks ? *child_checks : 0));
   return 0;
+}
+
+void test_run_in_child(const char *name, void (*prepare)(void), void (*fn)(void)) {
+  if (!child_checks) {
+    void *page = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+      CHECK(0, "mmap for %s: %s", name, strerror(errno));
+      return;
+    }
+    child_checks = page;
+    *child_checks = 0;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    CHECK(0, "fork for %s: %s", name, strerror(errno));
+    return;
+  }
+  if (pid == 0) {
+    if (prepare) prepare();
+    test_failures = 0;
+    test_checks = 0;
+    fn();
+    *child_checks += test_checks;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(test_failures ? 1 : 0);
+  }
+  int status = 0;
+  pid_t w;
+  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  CHECK(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "scenario %s: child status 0x%x", name, status);
 }
 
 void test_skip(const char *why) {

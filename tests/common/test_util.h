@@ -8,11 +8,15 @@
 
 #define TEST_SKIP_CODE 77
 
-extern _Atomic int test_failures; /* CHECK may run on several threads */
+/* CHECK may run on several threads, hence atomic counters. */
+extern _Atomic int test_failures; /* CHECKs that failed */
+extern _Atomic int test_checks;   /* CHECKs evaluated, passed or failed */
 
-/* Records a failure (with file:line and the message) and goes on. */
+/* Counts the check, and on failure records it (with file:line and the
+ * message) and goes on. */
 #define CHECK(cond, ...)                                                   \
   do {                                                                     \
+    test_checks++;                                                         \
     if (!(cond)) {                                                         \
       test_failures++;                                                     \
       fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
@@ -33,8 +37,18 @@ extern _Atomic int test_failures; /* CHECK may run on several threads */
     }                                                                         \
   } while (0)
 
-/* Prints "<name>: N passed, N failed" style summary; returns the exit code. */
-int test_finish(const char *name, int checks_run);
+/* Prints "<name>: OK (N checks)", N being test_checks plus the checks run in
+ * children by test_run_in_child, or "<name>: FAILED (N failed checks)";
+ * returns the exit code. */
+int test_finish(const char *name);
+
+/* Runs fn in a fork()ed child and waits for it: the child calls prepare (if
+ * not NULL), starts with test_failures and test_checks at zero, runs fn and
+ * exits 1 if any of its checks failed. The child's checks are added to the
+ * count test_finish prints (through a shared page, made on first use), and
+ * the child's exit status is itself one check in this process. Call it while
+ * this process has no other threads. */
+void test_run_in_child(const char *name, void (*prepare)(void), void (*fn)(void));
 
 /* Exits with TEST_SKIP_CODE after printing why. */
 void test_skip(const char *why) __attribute__((noreturn));

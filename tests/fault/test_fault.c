@@ -229,5 +229,5 @@ int main(int argc, char **argv) {
   unlink(logpath);
   char name[64];
   snprintf(name, sizeof(name), "fault %s", mode);
-  return test_finish(name, 4);
+  return test_finish(name);
 }

@@ -21,25 +21,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "error.h"
 #include "test_util.h"
 #include "xccl.h"
-
-static int nchecks;
-static int *child_checks; /* shared with the children (MAP_SHARED) */
-
-/* CHECK, counted. */
-#define TCHECK(cond, ...)     \
-  do {                        \
-    nchecks++;                \
-    CHECK(cond, __VA_ARGS__); \
-  } while (0)
 
 /* A handle value no call may write: a pointer that stays "unchanged". */
 #define SENTINEL_COMM ((xcclComm_t)(uintptr_t)0x5e5e5e50)
@@ -53,8 +41,8 @@ static int has(const char *text, const char *word) { return text && strstr(text,
     err_clear();                                                                                        \
     xcclResult_t r_ = (call);                                                                           \
     const char *m_ = xcclGetLastError(NULL);                                                            \
-    TCHECK(r_ == (code), "%s returned %d (%s), want %d", #call, (int)r_, xcclGetErrorString(r_), (int)(code)); \
-    TCHECK(m_ && m_[0] && has(m_, word), "%s: last error '%s' lacks '%s'", #call, m_ ? m_ : "(null)", word); \
+    CHECK(r_ == (code), "%s returned %d (%s), want %d", #call, (int)r_, xcclGetErrorString(r_), (int)(code)); \
+    CHECK(m_ && m_[0] && has(m_, word), "%s: last error '%s' lacks '%s'", #call, m_ ? m_ : "(null)", word); \
   } while (0)
 
 /* ---- Environment scenarios (children) ------------------------------------- */
@@ -90,17 +78,17 @@ static void check_comm_works(xcclComm_t comm, const char *what) {
   int32_t in[64], out[64];
   for (int k = 0; k < 64; k++) in[k] = k * 1000 - 7, out[k] = -1;
   xcclResult_t r = xcclAllReduce(in, out, 64, xcclInt32, xcclSum, comm, NULL);
-  TCHECK(r == xcclSuccess, "%s: allreduce -> %s: %s", what, xcclGetErrorString(r), xcclGetLastError(NULL));
-  TCHECK(memcmp(in, out, sizeof(in)) == 0, "%s: one-rank allreduce changed the data", what);
+  CHECK(r == xcclSuccess, "%s: allreduce -> %s: %s", what, xcclGetErrorString(r), xcclGetLastError(NULL));
+  CHECK(memcmp(in, out, sizeof(in)) == 0, "%s: one-rank allreduce changed the data", what);
   int n = -1, rank = -1;
-  TCHECK(xcclCommCount(comm, &n) == xcclSuccess && n == 1, "%s: count %d", what, n);
-  TCHECK(xcclCommUserRank(comm, &rank) == xcclSuccess && rank == 0, "%s: rank %d", what, rank);
+  CHECK(xcclCommCount(comm, &n) == xcclSuccess && n == 1, "%s: count %d", what, n);
+  CHECK(xcclCommUserRank(comm, &rank) == xcclSuccess && rank == 0, "%s: rank %d", what, rank);
 }
 
 /* XCCL_RANK, XCCL_NRANKS and XCCL_ROOT: rank 0 hosts the root itself. */
 static void scenario_env_root(void) {
   int port = free_port();
-  TCHECK(port > 0, "no free loopback port: %s", strerror(errno));
+  CHECK(port > 0, "no free loopback port: %s", strerror(errno));
   char root[64];
   snprintf(root, sizeof(root), "127.0.0.1:%d", port);
   setenv("XCCL_RANK", "0", 1);
@@ -110,12 +98,12 @@ static void scenario_env_root(void) {
   config_reset_for_test();
   xcclComm_t comm = SENTINEL_COMM;
   xcclResult_t r = xcclCommInitFromEnv(&comm);
-  TCHECK(r == xcclSuccess, "InitFromEnv with XCCL_ROOT=%s -> %s: %s", root, xcclGetErrorString(r),
-         xcclGetLastError(NULL));
+  CHECK(r == xcclSuccess, "InitFromEnv with XCCL_ROOT=%s -> %s: %s", root, xcclGetErrorString(r),
+        xcclGetLastError(NULL));
   if (r != xcclSuccess) return;
-  TCHECK(comm != SENTINEL_COMM && comm != NULL, "InitFromEnv succeeded without writing comm");
+  CHECK(comm != SENTINEL_COMM && comm != NULL, "InitFromEnv succeeded without writing comm");
   check_comm_works(comm, "comm from XCCL_ROOT");
-  TCHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
+  CHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
 }
 
 /* Rank and size but no rendezvous: invalid usage, comm untouched. */
@@ -125,7 +113,7 @@ static void scenario_env_no_root(void) {
   config_reset_for_test();
   xcclComm_t comm = SENTINEL_COMM;
   EXPECT_ERR(xcclCommInitFromEnv(&comm), xcclInvalidUsage, "no rendezvous address");
-  TCHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
+  CHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
   EXPECT_ERR(xcclCommInitFromEnv(NULL), xcclInvalidArgument, "comm is NULL");
 }
 
@@ -145,7 +133,7 @@ static void scenario_env_bad_rank(void) {
   clear_launch_env();
   config_reset_for_test();
   EXPECT_ERR(xcclCommInitFromEnv(&comm), xcclInvalidUsage, "no rank in the environment");
-  TCHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
+  CHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
 }
 
 static void to_hex(const xcclUniqueId *id, char *out) {
@@ -183,7 +171,7 @@ static void scenario_env_unique_id(void) {
   setenv("XCCL_UNIQUE_ID", hex, 1);
   config_reset_for_test();
   EXPECT_ERR(xcclCommInitFromEnv(&comm), xcclInvalidArgument, "255 characters");
-  TCHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
+  CHECK(comm == SENTINEL_COMM, "failed InitFromEnv wrote comm");
 
   /* The intact id (upper-case hex is accepted too) makes a working comm. */
   to_hex(&id, hex);
@@ -193,63 +181,38 @@ static void scenario_env_unique_id(void) {
   setenv("XCCL_ROOT", "127.0.0.1:1", 1); /* the id takes precedence */
   config_reset_for_test();
   xcclResult_t r = xcclCommInitFromEnv(&comm);
-  TCHECK(r == xcclSuccess, "InitFromEnv with XCCL_UNIQUE_ID -> %s: %s", xcclGetErrorString(r),
-         xcclGetLastError(NULL));
+  CHECK(r == xcclSuccess, "InitFromEnv with XCCL_UNIQUE_ID -> %s: %s", xcclGetErrorString(r),
+        xcclGetLastError(NULL));
   if (r != xcclSuccess) return;
   check_comm_works(comm, "comm from XCCL_UNIQUE_ID");
-  TCHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
-}
-
-static void run_child(const char *name, void (*fn)(void)) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    TCHECK(0, "fork for %s: %s", name, strerror(errno));
-    return;
-  }
-  if (pid == 0) {
-    clear_launch_env();
-    test_failures = 0;
-    nchecks = 0;
-    fn();
-    *child_checks += nchecks;
-    fflush(stdout);
-    fflush(stderr);
-    _exit(test_failures ? 1 : 0);
-  }
-  int status = 0;
-  pid_t w;
-  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  TCHECK(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "scenario %s: child status 0x%x", name, status);
+  CHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
 }
 
 /* ---- Version and error strings --------------------------------------------- */
 
 static void test_version_errors(void) {
   int v = -1;
-  TCHECK(xcclGetVersion(&v) == xcclSuccess && v == XCCL_VERSION_CODE, "version %d, want %d", v, XCCL_VERSION_CODE);
-  TCHECK(XCCL_VERSION_CODE == XCCL_MAJOR * 10000 + XCCL_MINOR * 100 + XCCL_PATCH, "version encoding");
+  CHECK(xcclGetVersion(&v) == xcclSuccess && v == XCCL_VERSION_CODE, "version %d, want %d", v, XCCL_VERSION_CODE);
+  CHECK(XCCL_VERSION_CODE == XCCL_MAJOR * 10000 + XCCL_MINOR * 100 + XCCL_PATCH, "version encoding");
   EXPECT_ERR(xcclGetVersion(NULL), xcclInvalidArgument, "version is NULL");
 
   /* One distinct, non-empty string per code; anything else still a string. */
   const char *s[xcclNumResults + 1];
   for (int c = 0; c <= xcclNumResults; c++) {
     s[c] = xcclGetErrorString((xcclResult_t)c);
-    TCHECK(s[c] && s[c][0], "no string for code %d", c);
+    CHECK(s[c] && s[c][0], "no string for code %d", c);
   }
   for (int a = 0; a < xcclNumResults; a++)
     for (int b = a + 1; b <= xcclNumResults; b++)
-      TCHECK(!s[a] || !s[b] || strcmp(s[a], s[b]) != 0, "codes %d and %d share '%s'", a, b, s[a]);
+      CHECK(!s[a] || !s[b] || strcmp(s[a], s[b]) != 0, "codes %d and %d share '%s'", a, b, s[a]);
   const int odd[] = {-1, 1000, INT32_MAX};
   for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
     const char *o = xcclGetErrorString((xcclResult_t)odd[k]);
-    TCHECK(o && o[0], "no string for out-of-range code %d", odd[k]);
+    CHECK(o && o[0], "no string for out-of-range code %d", odd[k]);
     for (int c = 0; o && c < xcclNumResults; c++)
-      TCHECK(strcmp(o, s[c]) != 0, "out-of-range code %d reads as code %d", odd[k], c);
+      CHECK(strcmp(o, s[c]) != 0, "out-of-range code %d reads as code %d", odd[k], c);
   }
-  TCHECK(has(xcclGetErrorString(xcclTimeout), "XCCL_TIMEOUT"), "timeout string names the variable");
+  CHECK(has(xcclGetErrorString(xcclTimeout), "XCCL_TIMEOUT"), "timeout string names the variable");
 }
 
 /* ---- xcclCommInitRank arguments ---------------------------------------------- */
@@ -274,30 +237,30 @@ static void test_init_rank_args(const xcclUniqueId *id) {
   EXPECT_ERR(xcclCommInitRank(&comm, 1, bad, 0), xcclInvalidArgument, "checksum");
   memset(&bad, 0, sizeof(bad));
   EXPECT_ERR(xcclCommInitRank(&comm, 1, bad, 0), xcclInvalidArgument, "not made by xcclGetUniqueId");
-  TCHECK(comm == SENTINEL_COMM, "a refused xcclCommInitRank wrote *comm (%p)", (void *)comm);
+  CHECK(comm == SENTINEL_COMM, "a refused xcclCommInitRank wrote *comm (%p)", (void *)comm);
 }
 
 /* ---- Queries ------------------------------------------------------------------ */
 
 static void test_queries(xcclComm_t comm) {
   int n = -5, r = -5;
-  TCHECK(xcclCommCount(comm, &n) == xcclSuccess && n == 1, "count %d", n);
-  TCHECK(xcclCommUserRank(comm, &r) == xcclSuccess && r == 0, "rank %d", r);
+  CHECK(xcclCommCount(comm, &n) == xcclSuccess && n == 1, "count %d", n);
+  CHECK(xcclCommUserRank(comm, &r) == xcclSuccess && r == 0, "rank %d", r);
   EXPECT_ERR(xcclCommCount(comm, NULL), xcclInvalidArgument, "count is NULL");
   EXPECT_ERR(xcclCommUserRank(comm, NULL), xcclInvalidArgument, "rank is NULL");
 
   xcclPeerCounters_t pc = {12345, 67890};
-  TCHECK(xcclCommGetPeerCounters(comm, 0, &pc) == xcclSuccess, "counters of peer 0: %s", xcclGetLastError(NULL));
-  TCHECK(pc.bytesSent == 0 && pc.bytesRecv == 0, "a one-rank comm moved bytes: %llu/%llu",
-         (unsigned long long)pc.bytesSent, (unsigned long long)pc.bytesRecv);
+  CHECK(xcclCommGetPeerCounters(comm, 0, &pc) == xcclSuccess, "counters of peer 0: %s", xcclGetLastError(NULL));
+  CHECK(pc.bytesSent == 0 && pc.bytesRecv == 0, "a one-rank comm moved bytes: %llu/%llu",
+        (unsigned long long)pc.bytesSent, (unsigned long long)pc.bytesRecv);
   pc = (xcclPeerCounters_t){12345, 67890};
   EXPECT_ERR(xcclCommGetPeerCounters(comm, 1, &pc), xcclInvalidArgument, "peer 1 is not in 0..0");
   EXPECT_ERR(xcclCommGetPeerCounters(comm, -1, &pc), xcclInvalidArgument, "peer -1 is not in 0..0");
-  TCHECK(pc.bytesSent == 12345 && pc.bytesRecv == 67890, "refused GetPeerCounters wrote its output");
+  CHECK(pc.bytesSent == 12345 && pc.bytesRecv == 67890, "refused GetPeerCounters wrote its output");
   EXPECT_ERR(xcclCommGetPeerCounters(comm, 0, NULL), xcclInvalidArgument, "counters is NULL");
 
   xcclResult_t async = xcclInternalError;
-  TCHECK(xcclCommGetAsyncError(comm, &async) == xcclSuccess && async == xcclSuccess, "async error %d", (int)async);
+  CHECK(xcclCommGetAsyncError(comm, &async) == xcclSuccess && async == xcclSuccess, "async error %d", (int)async);
   EXPECT_ERR(xcclCommGetAsyncError(comm, NULL), xcclInvalidArgument, "asyncError is NULL");
 }
 
@@ -310,13 +273,13 @@ static void test_allreduce_ok(xcclComm_t comm) {
   float in[N], out[N], orig[N];
   for (int k = 0; k < N; k++) in[k] = (float)k * 0.5f - 3.25f, out[k] = -999.0f;
   memcpy(orig, in, sizeof(in));
-  TCHECK(xcclAllReduce(in, out, N, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "float sum: %s",
-         xcclGetLastError(comm));
-  TCHECK(memcmp(out, orig, sizeof(out)) == 0, "out-of-place sum of one rank is not the input");
-  TCHECK(memcmp(in, orig, sizeof(in)) == 0, "sendbuff was modified");
-  TCHECK(xcclAllReduce(in, in, N, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "in place: %s",
-         xcclGetLastError(comm));
-  TCHECK(memcmp(in, orig, sizeof(in)) == 0, "in-place sum of one rank is not the input");
+  CHECK(xcclAllReduce(in, out, N, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "float sum: %s",
+        xcclGetLastError(comm));
+  CHECK(memcmp(out, orig, sizeof(out)) == 0, "out-of-place sum of one rank is not the input");
+  CHECK(memcmp(in, orig, sizeof(in)) == 0, "sendbuff was modified");
+  CHECK(xcclAllReduce(in, in, N, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "in place: %s",
+        xcclGetLastError(comm));
+  CHECK(memcmp(in, orig, sizeof(in)) == 0, "in-place sum of one rank is not the input");
 
   static uint64_t raw[2][257], copy[257]; /* 8-byte aligned for every type */
   unsigned seed = 12345;
@@ -330,27 +293,27 @@ static void test_allreduce_ok(xcclComm_t comm) {
       memcpy(copy, raw[0], sizeof(copy));
       size_t cnt = sizeof(raw[0]) / xcclTypeSize((xcclDataType_t)t);
       xcclResult_t r = xcclAllReduce(raw[0], raw[1], cnt, (xcclDataType_t)t, (xcclRedOp_t)op, comm, NULL);
-      TCHECK(r == xcclSuccess && memcmp(raw[1], copy, sizeof(copy)) == 0, "type %d op %d out of place: %s", t, op,
-             xcclGetLastError(comm));
+      CHECK(r == xcclSuccess && memcmp(raw[1], copy, sizeof(copy)) == 0, "type %d op %d out of place: %s", t, op,
+            xcclGetLastError(comm));
       r = xcclAllReduce(raw[0], raw[0], cnt, (xcclDataType_t)t, (xcclRedOp_t)op, comm, NULL);
-      TCHECK(r == xcclSuccess && memcmp(raw[0], copy, sizeof(copy)) == 0, "type %d op %d in place: %s", t, op,
-             xcclGetLastError(comm));
+      CHECK(r == xcclSuccess && memcmp(raw[0], copy, sizeof(copy)) == 0, "type %d op %d in place: %s", t, op,
+            xcclGetLastError(comm));
     }
   }
 
   /* count 0 is a no-op, whatever the pointers. */
-  TCHECK(xcclAllReduce(NULL, NULL, 0, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "count 0, NULL: %s",
-         xcclGetLastError(comm));
+  CHECK(xcclAllReduce(NULL, NULL, 0, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "count 0, NULL: %s",
+        xcclGetLastError(comm));
   memcpy(out, orig, sizeof(out));
-  TCHECK(xcclAllReduce(NULL, out, 0, xcclFloat64, xcclMax, comm, NULL) == xcclSuccess &&
-             memcmp(out, orig, sizeof(out)) == 0,
-         "count 0 touched recvbuff");
+  CHECK(xcclAllReduce(NULL, out, 0, xcclFloat64, xcclMax, comm, NULL) == xcclSuccess &&
+            memcmp(out, orig, sizeof(out)) == 0,
+        "count 0 touched recvbuff");
   /* Adjacent but not overlapping buffers are fine. */
   float adj[16];
   for (int k = 0; k < 16; k++) adj[k] = (float)k;
-  TCHECK(xcclAllReduce(adj, adj + 8, 8, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess && adj[8] == 0.0f &&
-             adj[15] == 7.0f,
-         "adjacent buffers: %s", xcclGetLastError(comm));
+  CHECK(xcclAllReduce(adj, adj + 8, 8, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess && adj[8] == 0.0f &&
+            adj[15] == 7.0f,
+        "adjacent buffers: %s", xcclGetLastError(comm));
 }
 
 /* A refused allreduce: code, message in the thread and in the comm, and the
@@ -362,11 +325,11 @@ static void expect_ar_bad(const char *what, const void *sb, void *rb, size_t cou
   if (watch) memcpy(before, watch, wlen);
   err_clear();
   xcclResult_t r = xcclAllReduce(sb, rb, count, (xcclDataType_t)type, (xcclRedOp_t)op, comm, stream);
-  TCHECK(r == xcclInvalidArgument, "%s: returned %d (%s)", what, (int)r, xcclGetErrorString(r));
-  TCHECK(has(xcclGetLastError(NULL), word), "%s: last error '%s' lacks '%s'", what, xcclGetLastError(NULL), word);
-  TCHECK(has(xcclGetLastError(comm), word), "%s: comm's last error '%s' lacks '%s'", what, xcclGetLastError(comm),
-         word);
-  if (watch) TCHECK(memcmp(before, watch, wlen) == 0, "%s: buffer changed by a refused call", what);
+  CHECK(r == xcclInvalidArgument, "%s: returned %d (%s)", what, (int)r, xcclGetErrorString(r));
+  CHECK(has(xcclGetLastError(NULL), word), "%s: last error '%s' lacks '%s'", what, xcclGetLastError(NULL), word);
+  CHECK(has(xcclGetLastError(comm), word), "%s: comm's last error '%s' lacks '%s'", what, xcclGetLastError(comm),
+        word);
+  if (watch) CHECK(memcmp(before, watch, wlen) == 0, "%s: buffer changed by a refused call", what);
 }
 
 static void test_allreduce_bad(xcclComm_t comm) {
@@ -405,29 +368,29 @@ static void test_allreduce_bad(xcclComm_t comm) {
 
   /* Argument errors do not poison the communicator. */
   xcclResult_t async = xcclInternalError;
-  TCHECK(xcclCommGetAsyncError(comm, &async) == xcclSuccess && async == xcclSuccess,
-         "argument errors left an async error %d", (int)async);
-  TCHECK(xcclAllReduce(send, recv, 64, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess &&
-             memcmp(send, recv, sizeof(send)) == 0,
-         "allreduce after refused calls: %s", xcclGetLastError(comm));
+  CHECK(xcclCommGetAsyncError(comm, &async) == xcclSuccess && async == xcclSuccess,
+        "argument errors left an async error %d", (int)async);
+  CHECK(xcclAllReduce(send, recv, 64, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess &&
+            memcmp(send, recv, sizeof(send)) == 0,
+        "allreduce after refused calls: %s", xcclGetLastError(comm));
 }
 
 /* xcclGetLastError(comm) is per communicator; xcclGetLastError(NULL) per
  * thread. */
 static void test_last_error(xcclComm_t comm, xcclComm_t comm2) {
-  TCHECK(xcclGetLastError(comm2) && xcclGetLastError(comm2)[0] == '\0', "fresh comm has error '%s'",
-         xcclGetLastError(comm2));
+  CHECK(xcclGetLastError(comm2) && xcclGetLastError(comm2)[0] == '\0', "fresh comm has error '%s'",
+        xcclGetLastError(comm2));
   float buf[4] = {1, 2, 3, 4};
-  TCHECK(xcclAllReduce(buf, buf, 4, xcclFloat32, (xcclRedOp_t)77, comm, NULL) == xcclInvalidArgument, "op 77");
-  TCHECK(xcclAllReduce(buf, buf, 4, (xcclDataType_t)99, xcclSum, comm2, NULL) == xcclInvalidArgument, "type 99");
-  TCHECK(xcclGetVersion(NULL) == xcclInvalidArgument, "GetVersion(NULL)");
-  TCHECK(has(xcclGetLastError(comm), "unknown reduction op 77"), "comm's error '%s'", xcclGetLastError(comm));
-  TCHECK(has(xcclGetLastError(comm2), "unknown datatype 99"), "comm2's error '%s'", xcclGetLastError(comm2));
-  TCHECK(has(xcclGetLastError(NULL), "xcclGetVersion"), "thread's error '%s'", xcclGetLastError(NULL));
+  CHECK(xcclAllReduce(buf, buf, 4, xcclFloat32, (xcclRedOp_t)77, comm, NULL) == xcclInvalidArgument, "op 77");
+  CHECK(xcclAllReduce(buf, buf, 4, (xcclDataType_t)99, xcclSum, comm2, NULL) == xcclInvalidArgument, "type 99");
+  CHECK(xcclGetVersion(NULL) == xcclInvalidArgument, "GetVersion(NULL)");
+  CHECK(has(xcclGetLastError(comm), "unknown reduction op 77"), "comm's error '%s'", xcclGetLastError(comm));
+  CHECK(has(xcclGetLastError(comm2), "unknown datatype 99"), "comm2's error '%s'", xcclGetLastError(comm2));
+  CHECK(has(xcclGetLastError(NULL), "xcclGetVersion"), "thread's error '%s'", xcclGetLastError(NULL));
   /* A later success does not erase the comm's last error. */
-  TCHECK(xcclAllReduce(buf, buf, 4, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "allreduce");
-  TCHECK(has(xcclGetLastError(comm), "unknown reduction op 77"), "success cleared comm's error: '%s'",
-         xcclGetLastError(comm));
+  CHECK(xcclAllReduce(buf, buf, 4, xcclFloat32, xcclSum, comm, NULL) == xcclSuccess, "allreduce");
+  CHECK(has(xcclGetLastError(comm), "unknown reduction op 77"), "success cleared comm's error: '%s'",
+        xcclGetLastError(comm));
 }
 
 /* ---- Dead, NULL and unknown handles ------------------------------------------ */
@@ -443,24 +406,24 @@ static void expect_handle_refused(xcclComm_t comm, const char *what, const char 
   xcclResult_t async = xcclInternalError;
   xcclPeerCounters_t pc = {11, 22};
   EXPECT_ERR(xcclAllReduce(s, r, 8, xcclFloat32, xcclSum, comm, NULL), xcclInvalidArgument, word);
-  TCHECK(memcmp(r, rcopy, sizeof(r)) == 0, "%s: allreduce wrote recvbuff", what);
+  CHECK(memcmp(r, rcopy, sizeof(r)) == 0, "%s: allreduce wrote recvbuff", what);
   EXPECT_ERR(xcclCommCount(comm, &n), xcclInvalidArgument, word);
   EXPECT_ERR(xcclCommUserRank(comm, &n), xcclInvalidArgument, word);
-  TCHECK(n == -7, "%s: count/rank written (%d)", what, n);
+  CHECK(n == -7, "%s: count/rank written (%d)", what, n);
   EXPECT_ERR(xcclCommGetAsyncError(comm, &async), xcclInvalidArgument, word);
-  TCHECK(async == xcclInternalError, "%s: async error written", what);
+  CHECK(async == xcclInternalError, "%s: async error written", what);
   EXPECT_ERR(xcclCommGetPeerCounters(comm, 0, &pc), xcclInvalidArgument, word);
-  TCHECK(pc.bytesSent == 11 && pc.bytesRecv == 22, "%s: counters written", what);
+  CHECK(pc.bytesSent == 11 && pc.bytesRecv == 22, "%s: counters written", what);
   EXPECT_ERR(xcclCommDestroy(comm), xcclInvalidArgument, word);
   EXPECT_ERR(xcclCommAbort(comm), xcclInvalidArgument, word);
 }
 
 static void test_dead_handles(xcclComm_t comm, xcclComm_t comm2) {
-  TCHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
+  CHECK(xcclCommDestroy(comm) == xcclSuccess, "destroy: %s", xcclGetLastError(NULL));
   expect_handle_refused(comm, "destroyed comm", "was destroyed; it cannot be used again");
   /* The other communicator is unaffected. */
   check_comm_works(comm2, "comm2 after destroying comm");
-  TCHECK(xcclCommAbort(comm2) == xcclSuccess, "abort: %s", xcclGetLastError(NULL));
+  CHECK(xcclCommAbort(comm2) == xcclSuccess, "abort: %s", xcclGetLastError(NULL));
   expect_handle_refused(comm2, "aborted comm", "was aborted; it cannot be used again");
   /* ...and the destroyed one is still remembered as destroyed. */
   EXPECT_ERR(xcclCommCount(comm, &(int){0}), xcclInvalidArgument, "destroyed");
@@ -470,37 +433,31 @@ static void test_dead_handles(xcclComm_t comm, xcclComm_t comm2) {
   expect_handle_refused((xcclComm_t)(void *)not_a_comm, "never-created comm", "is not a live communicator");
   /* Asking a dead handle for the last error returns this thread's error
    * and does not replace it. */
-  TCHECK(xcclGetVersion(NULL) == xcclInvalidArgument, "xcclGetVersion(NULL) accepted");
-  TCHECK(strstr(xcclGetLastError(comm), "xcclGetVersion") != NULL, "last error via a dead handle: %s",
-         xcclGetLastError(comm));
-  TCHECK(strstr(xcclGetLastError(NULL), "xcclGetVersion") != NULL, "thread's last error was replaced: %s",
-         xcclGetLastError(NULL));
+  CHECK(xcclGetVersion(NULL) == xcclInvalidArgument, "xcclGetVersion(NULL) accepted");
+  CHECK(strstr(xcclGetLastError(comm), "xcclGetVersion") != NULL, "last error via a dead handle: %s",
+        xcclGetLastError(comm));
+  CHECK(strstr(xcclGetLastError(NULL), "xcclGetVersion") != NULL, "thread's last error was replaced: %s",
+        xcclGetLastError(NULL));
   /* A new communicator never takes a dead one's address, so the stale
    * handle stays refused. */
   xcclUniqueId id3;
   xcclComm_t comm3 = SENTINEL_COMM;
   XCHECK(xcclGetUniqueId(&id3));
   XCHECK(xcclCommInitRank(&comm3, 1, id3, 0));
-  TCHECK(comm3 != comm && comm3 != comm2, "a new communicator reuses a dead handle's address %p", (void *)comm3);
+  CHECK(comm3 != comm && comm3 != comm2, "a new communicator reuses a dead handle's address %p", (void *)comm3);
   EXPECT_ERR(xcclCommCount(comm, &(int){0}), xcclInvalidArgument, "destroyed");
-  TCHECK(xcclCommDestroy(comm3) == xcclSuccess, "destroy comm3: %s", xcclGetLastError(NULL));
+  CHECK(xcclCommDestroy(comm3) == xcclSuccess, "destroy comm3: %s", xcclGetLastError(NULL));
 }
 
 int main(void) {
   setenv("XCCL_SOCKET_IFNAME", "lo", 1);
   setenv("XCCL_TIMEOUT", "30", 0); /* bound any hang well under the test timeout */
   setenv("XCCL_DEBUG", "NONE", 0); /* expected errors would each log a WARN */
-  child_checks = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (child_checks == MAP_FAILED) {
-    perror("mmap");
-    return 1;
-  }
-  *child_checks = 0;
 
-  run_child("XCCL_ROOT", scenario_env_root);
-  run_child("no rendezvous", scenario_env_no_root);
-  run_child("bad rank", scenario_env_bad_rank);
-  run_child("XCCL_UNIQUE_ID", scenario_env_unique_id);
+  test_run_in_child("XCCL_ROOT", clear_launch_env, scenario_env_root);
+  test_run_in_child("no rendezvous", clear_launch_env, scenario_env_no_root);
+  test_run_in_child("bad rank", clear_launch_env, scenario_env_bad_rank);
+  test_run_in_child("XCCL_UNIQUE_ID", clear_launch_env, scenario_env_unique_id);
 
   test_version_errors();
   xcclUniqueId id, id2;
@@ -511,13 +468,13 @@ int main(void) {
   /* Both exist before either is freed, so comm2 cannot reuse comm's address. */
   XCHECK(xcclGetUniqueId(&id2));
   XCHECK(xcclCommInitRank(&comm2, 1, id2, 0));
-  TCHECK(comm != SENTINEL_COMM && comm2 != SENTINEL_COMM && comm != comm2, "handles %p %p", (void *)comm,
-         (void *)comm2);
+  CHECK(comm != SENTINEL_COMM && comm2 != SENTINEL_COMM && comm != comm2, "handles %p %p", (void *)comm,
+        (void *)comm2);
 
   test_queries(comm);
   test_allreduce_ok(comm);
   test_allreduce_bad(comm);
   test_last_error(comm, comm2);
   test_dead_handles(comm, comm2);
-  return test_finish("test_api", nchecks + *child_checks);
+  return test_finish("test_api");
 }

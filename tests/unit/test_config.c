@@ -17,23 +17,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "test_util.h"
-
-static int nchecks;
-static int *child_checks; /* shared with the children (MAP_SHARED) */
-
-/* CHECK, counted. */
-#define TCHECK(cond, ...)     \
-  do {                        \
-    nchecks++;                \
-    CHECK(cond, __VA_ARGS__); \
-  } while (0)
 
 static char tmpdir[64];
 
@@ -49,11 +37,11 @@ static void expect_ok(const config_entry_t *e, const char *text, int64_t want_i,
   double d = D_SENTINEL;
   char why[256] = "";
   int rc = config_parse(e, text, &i, &d, why, sizeof(why));
-  TCHECK(rc == 0, "XCCL_%s='%s' should parse, got rc %d (%s)", e->name, text, rc, why);
+  CHECK(rc == 0, "XCCL_%s='%s' should parse, got rc %d (%s)", e->name, text, rc, why);
   if (rc != 0) return;
   if (e->type != CFG_T_DOUBLE)
-    TCHECK(i == want_i, "XCCL_%s='%s': integer %lld, want %lld", e->name, text, (long long)i, (long long)want_i);
-  TCHECK(d == want_d, "XCCL_%s='%s': double %.17g, want %.17g", e->name, text, d, want_d);
+    CHECK(i == want_i, "XCCL_%s='%s': integer %lld, want %lld", e->name, text, (long long)i, (long long)want_i);
+  CHECK(d == want_d, "XCCL_%s='%s': double %.17g, want %.17g", e->name, text, d, want_d);
 }
 
 /* Expects failure: outputs untouched, and a reason naming the variable, the
@@ -63,18 +51,18 @@ static void expect_bad(const config_entry_t *e, const char *text, const char *wo
   double d = D_SENTINEL;
   char why[256] = "";
   int rc = config_parse(e, text, &i, &d, why, sizeof(why));
-  TCHECK(rc == -1, "XCCL_%s='%s' should be rejected, got rc %d (i=%lld d=%g)", e->name, text, rc, (long long)i, d);
-  TCHECK(i == I_SENTINEL && d == D_SENTINEL, "XCCL_%s='%s': outputs changed on failure (i=%lld d=%g)", e->name,
-         text, (long long)i, d);
+  CHECK(rc == -1, "XCCL_%s='%s' should be rejected, got rc %d (i=%lld d=%g)", e->name, text, rc, (long long)i, d);
+  CHECK(i == I_SENTINEL && d == D_SENTINEL, "XCCL_%s='%s': outputs changed on failure (i=%lld d=%g)", e->name,
+        text, (long long)i, d);
   char var[96];
   snprintf(var, sizeof(var), "XCCL_%s=%s ", e->name, text);
-  TCHECK(strstr(why, var) != NULL, "XCCL_%s='%s': reason '%s' does not quote '%s'", e->name, text, why, var);
-  TCHECK(strstr(why, word) != NULL, "XCCL_%s='%s': reason '%s' lacks '%s'", e->name, text, why, word);
+  CHECK(strstr(why, var) != NULL, "XCCL_%s='%s': reason '%s' does not quote '%s'", e->name, text, why, var);
+  CHECK(strstr(why, word) != NULL, "XCCL_%s='%s': reason '%s' lacks '%s'", e->name, text, why, word);
 }
 
 static void test_parse_int(void) {
   const config_entry_t *ns = &config_table[CFG_NSOCKS];
-  TCHECK(ns->type == CFG_T_INT && ns->min == 1 && ns->max == 16, "XCCL_NSOCKS is not INT 1..16 any more");
+  CHECK(ns->type == CFG_T_INT && ns->min == 1 && ns->max == 16, "XCCL_NSOCKS is not INT 1..16 any more");
   expect_ok(ns, "4", 4, 4.0);
   expect_ok(ns, "1", 1, 1.0);   /* both ends of the range are allowed */
   expect_ok(ns, "16", 16, 16.0);
@@ -104,7 +92,7 @@ static void test_parse_int(void) {
 
 static void test_parse_size(void) {
   const config_entry_t *cs = &config_table[CFG_CHUNK_SIZE];
-  TCHECK(cs->type == CFG_T_SIZE, "XCCL_CHUNK_SIZE is not a SIZE");
+  CHECK(cs->type == CFG_T_SIZE, "XCCL_CHUNK_SIZE is not a SIZE");
   /* Suffixes are powers of 1024, either case, with an optional B. */
   expect_ok(cs, "4096", 4096, 4096.0);
   expect_ok(cs, "512K", 512 * 1024, 512.0 * 1024);
@@ -146,7 +134,7 @@ static void test_parse_size(void) {
 
 static void test_parse_double(void) {
   const config_entry_t *to = &config_table[CFG_TIMEOUT];
-  TCHECK(to->type == CFG_T_DOUBLE && to->min == 0.001 && to->max == 1e7, "XCCL_TIMEOUT is not DOUBLE 0.001..1e7");
+  CHECK(to->type == CFG_T_DOUBLE && to->min == 0.001 && to->max == 1e7, "XCCL_TIMEOUT is not DOUBLE 0.001..1e7");
   expect_ok(to, "2.5", 0, 2.5);
   expect_ok(to, "300", 0, 300.0);
   expect_ok(to, "1e3", 0, 1000.0);
@@ -181,8 +169,8 @@ static void test_parse_misc(void) {
   int64_t i = I_SENTINEL;
   double d = D_SENTINEL;
   char why[64] = "untouched";
-  TCHECK(config_parse(&config_table[CFG_ROOT], "host:1234", &i, &d, why, sizeof(why)) == 0, "STR rejected");
-  TCHECK(i == I_SENTINEL && d == D_SENTINEL && strcmp(why, "untouched") == 0, "STR parse wrote outputs");
+  CHECK(config_parse(&config_table[CFG_ROOT], "host:1234", &i, &d, why, sizeof(why)) == 0, "STR rejected");
+  CHECK(i == I_SENTINEL && d == D_SENTINEL && strcmp(why, "untouched") == 0, "STR parse wrote outputs");
 
   /* A short reason buffer is cut, terminated, and not overrun. */
   struct {
@@ -190,20 +178,20 @@ static void test_parse_misc(void) {
     char guard[8];
   } s;
   memset(&s, 'G', sizeof(s));
-  TCHECK(config_parse(&config_table[CFG_NSOCKS], "999", &i, &d, s.why, sizeof(s.why)) == -1, "999 accepted");
-  TCHECK(memchr(s.why, '\0', sizeof(s.why)) != NULL, "short reason is not terminated");
-  TCHECK(strncmp(s.why, "XCCL_NSOCKS", sizeof(s.why) - 1) == 0, "short reason '%.12s'", s.why);
+  CHECK(config_parse(&config_table[CFG_NSOCKS], "999", &i, &d, s.why, sizeof(s.why)) == -1, "999 accepted");
+  CHECK(memchr(s.why, '\0', sizeof(s.why)) != NULL, "short reason is not terminated");
+  CHECK(strncmp(s.why, "XCCL_NSOCKS", sizeof(s.why) - 1) == 0, "short reason '%.12s'", s.why);
   int guard_ok = 1;
   for (size_t k = 0; k < sizeof(s.guard); k++) guard_ok &= s.guard[k] == 'G';
-  TCHECK(guard_ok, "config_parse wrote past whylen");
+  CHECK(guard_ok, "config_parse wrote past whylen");
 
   /* Every default in the table parses and lies in its own range: a bad
    * default would silently become 0 in config_read. */
   for (int id = 0; id < CFG_COUNT; id++) {
     i = I_SENTINEL;
     why[0] = '\0';
-    TCHECK(config_parse(&config_table[id], config_table[id].def, &i, &d, why, sizeof(why)) == 0,
-           "default of XCCL_%s does not parse: %s", config_table[id].name, why);
+    CHECK(config_parse(&config_table[id], config_table[id].def, &i, &d, why, sizeof(why)) == 0,
+          "default of XCCL_%s does not parse: %s", config_table[id].name, why);
   }
 }
 
@@ -212,9 +200,9 @@ static void test_parse_misc(void) {
 static void expect_nearest(const char *name, const char *want) {
   const char *got = config_nearest(name);
   if (!want)
-    TCHECK(got == NULL, "nearest('%s') = %s, want none", name, got);
+    CHECK(got == NULL, "nearest('%s') = %s, want none", name, got);
   else
-    TCHECK(got && strcmp(got, want) == 0, "nearest('%s') = %s, want %s", name, got ? got : "(none)", want);
+    CHECK(got && strcmp(got, want) == 0, "nearest('%s') = %s, want %s", name, got ? got : "(none)", want);
 }
 
 static void test_nearest(void) {
@@ -326,26 +314,26 @@ static void scenario_basic(void) {
   setenv("XCCL_SPIN_COUNT", "0", 1);
   config_reset_for_test();
 
-  TCHECK(config_int(CFG_NSOCKS) == 4, "NSOCKS = %lld, want 4", (long long)config_int(CFG_NSOCKS));
-  TCHECK(config_size(CFG_CHUNK_SIZE) == 1048576, "CHUNK_SIZE = %zu, want 1048576", config_size(CFG_CHUNK_SIZE));
-  TCHECK(config_double(CFG_TIMEOUT) == 300.0, "TIMEOUT = %g, want the default 300", config_double(CFG_TIMEOUT));
-  TCHECK(config_is_set(CFG_NSOCKS) && config_is_set(CFG_CHUNK_SIZE), "valid variables not marked set");
-  TCHECK(config_is_set(CFG_TIMEOUT) == 1, "an invalid value is still 'set'");
-  TCHECK(config_is_set(CFG_NCHANNELS) == 0, "NCHANNELS is unset but reported set");
-  TCHECK(config_int(CFG_NCHANNELS) == 2, "NCHANNELS default = %lld, want 2", (long long)config_int(CFG_NCHANNELS));
-  TCHECK(config_int(CFG_RANK) == -1, "RANK default = %lld, want -1", (long long)config_int(CFG_RANK));
-  TCHECK(config_int(CFG_SPIN_COUNT) == 0 && config_bool(CFG_SPIN_COUNT) == 0, "SPIN_COUNT=0 read as %lld",
-         (long long)config_int(CFG_SPIN_COUNT));
-  TCHECK(config_bool(CFG_NSOCKS) == 1, "config_bool of a non-zero integer is %d", config_bool(CFG_NSOCKS));
-  TCHECK(strcmp(config_str(CFG_DEBUG_FILE), logf) == 0, "DEBUG_FILE = '%s'", config_str(CFG_DEBUG_FILE));
-  TCHECK(strcmp(config_str(CFG_NSOCKS), "4") == 0, "config_str(NSOCKS) = '%s'", config_str(CFG_NSOCKS));
-  TCHECK(strcmp(config_str(CFG_TIMEOUT), "300") == 0, "an invalid value's string is '%s', want the default",
-         config_str(CFG_TIMEOUT));
-  TCHECK(config_str(CFG_ROOT) != NULL && config_str(CFG_ROOT)[0] == '\0', "unset STR is not \"\"");
+  CHECK(config_int(CFG_NSOCKS) == 4, "NSOCKS = %lld, want 4", (long long)config_int(CFG_NSOCKS));
+  CHECK(config_size(CFG_CHUNK_SIZE) == 1048576, "CHUNK_SIZE = %zu, want 1048576", config_size(CFG_CHUNK_SIZE));
+  CHECK(config_double(CFG_TIMEOUT) == 300.0, "TIMEOUT = %g, want the default 300", config_double(CFG_TIMEOUT));
+  CHECK(config_is_set(CFG_NSOCKS) && config_is_set(CFG_CHUNK_SIZE), "valid variables not marked set");
+  CHECK(config_is_set(CFG_TIMEOUT) == 1, "an invalid value is still 'set'");
+  CHECK(config_is_set(CFG_NCHANNELS) == 0, "NCHANNELS is unset but reported set");
+  CHECK(config_int(CFG_NCHANNELS) == 2, "NCHANNELS default = %lld, want 2", (long long)config_int(CFG_NCHANNELS));
+  CHECK(config_int(CFG_RANK) == -1, "RANK default = %lld, want -1", (long long)config_int(CFG_RANK));
+  CHECK(config_int(CFG_SPIN_COUNT) == 0 && config_bool(CFG_SPIN_COUNT) == 0, "SPIN_COUNT=0 read as %lld",
+        (long long)config_int(CFG_SPIN_COUNT));
+  CHECK(config_bool(CFG_NSOCKS) == 1, "config_bool of a non-zero integer is %d", config_bool(CFG_NSOCKS));
+  CHECK(strcmp(config_str(CFG_DEBUG_FILE), logf) == 0, "DEBUG_FILE = '%s'", config_str(CFG_DEBUG_FILE));
+  CHECK(strcmp(config_str(CFG_NSOCKS), "4") == 0, "config_str(NSOCKS) = '%s'", config_str(CFG_NSOCKS));
+  CHECK(strcmp(config_str(CFG_TIMEOUT), "300") == 0, "an invalid value's string is '%s', want the default",
+        config_str(CFG_TIMEOUT));
+  CHECK(config_str(CFG_ROOT) != NULL && config_str(CFG_ROOT)[0] == '\0', "unset STR is not \"\"");
 
   /* Read once: a change in the environment is not seen without a reset. */
   setenv("XCCL_NSOCKS", "8", 1);
-  TCHECK(config_int(CFG_NSOCKS) == 4, "config re-read the environment without a reset");
+  CHECK(config_int(CFG_NSOCKS) == 4, "config re-read the environment without a reset");
 
   /* config_print marks the environment's values and the defaults. */
   char *printed = NULL;
@@ -355,26 +343,26 @@ static void scenario_basic(void) {
     config_print(mf);
     fclose(mf);
     char line[512];
-    TCHECK(print_line(printed, "XCCL_NSOCKS ", line, sizeof(line)) && strstr(line, " 4 "),
-           "print: NSOCKS line '%s' lacks the value 4", line);
-    TCHECK(print_line(printed, "XCCL_TIMEOUT ", line, sizeof(line)) && strstr(line, " (default) "),
-           "print: invalid TIMEOUT line '%s' not shown as (default)", line);
-    TCHECK(count_occurrences(printed, "\nXCCL_") == CFG_COUNT, "print: not one line per knob");
+    CHECK(print_line(printed, "XCCL_NSOCKS ", line, sizeof(line)) && strstr(line, " 4 "),
+          "print: NSOCKS line '%s' lacks the value 4", line);
+    CHECK(print_line(printed, "XCCL_TIMEOUT ", line, sizeof(line)) && strstr(line, " (default) "),
+          "print: invalid TIMEOUT line '%s' not shown as (default)", line);
+    CHECK(count_occurrences(printed, "\nXCCL_") == CFG_COUNT, "print: not one line per knob");
   }
   free(printed);
 
   char *log = slurp(logf);
-  TCHECK(count_occurrences(log, "XCCL_TIMEOUT=abc is not a number; using the default 300") == 1,
-         "missing or repeated warning for XCCL_TIMEOUT=abc; log:\n%s", log);
-  TCHECK(count_occurrences(log, "unknown variable XCCL_NSOCK is ignored; did you mean XCCL_NSOCKS?") == 1,
-         "missing warning for XCCL_NSOCK; log:\n%s", log);
+  CHECK(count_occurrences(log, "XCCL_TIMEOUT=abc is not a number; using the default 300") == 1,
+        "missing or repeated warning for XCCL_TIMEOUT=abc; log:\n%s", log);
+  CHECK(count_occurrences(log, "unknown variable XCCL_NSOCK is ignored; did you mean XCCL_NSOCKS?") == 1,
+        "missing warning for XCCL_NSOCK; log:\n%s", log);
   /* The valid ones draw no warning. */
-  TCHECK(strstr(log, "XCCL_CHUNK_SIZE") == NULL && strstr(log, "XCCL_SPIN_COUNT") == NULL,
-         "warning about a valid variable; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_CHUNK_SIZE") == NULL && strstr(log, "XCCL_SPIN_COUNT") == NULL,
+        "warning about a valid variable; log:\n%s", log);
   /* Lines carry the documented prefix: host:pid:tid xccl LEVEL SUBSYS. */
   char pidtag[32];
   snprintf(pidtag, sizeof(pidtag), ":%d:", (int)getpid());
-  TCHECK(strstr(log, pidtag) && strstr(log, " xccl WARN ENV "), "log line prefix; log:\n%s", log);
+  CHECK(strstr(log, pidtag) && strstr(log, " xccl WARN ENV "), "log line prefix; log:\n%s", log);
   free(log);
 }
 
@@ -391,20 +379,20 @@ static void scenario_fallbacks(void) {
   setenv("XCCL_ZZZZZZZZZZZZ", "1", 1);
   config_reset_for_test();
 
-  TCHECK(config_int(CFG_NSOCKS) == 2, "NSOCKS=17 gave %lld, want default 2", (long long)config_int(CFG_NSOCKS));
-  TCHECK(config_size(CFG_CHUNK_SIZE) == 512 * 1024, "CHUNK_SIZE=-5 gave %zu", config_size(CFG_CHUNK_SIZE));
-  TCHECK(config_int(CFG_NCHANNELS) == 2 && config_is_set(CFG_NCHANNELS), "empty NCHANNELS: %lld set=%d",
-         (long long)config_int(CFG_NCHANNELS), config_is_set(CFG_NCHANNELS));
-  TCHECK(config_double(CFG_TIMEOUT) == 0.5, "TIMEOUT=0.5 gave %g", config_double(CFG_TIMEOUT));
+  CHECK(config_int(CFG_NSOCKS) == 2, "NSOCKS=17 gave %lld, want default 2", (long long)config_int(CFG_NSOCKS));
+  CHECK(config_size(CFG_CHUNK_SIZE) == 512 * 1024, "CHUNK_SIZE=-5 gave %zu", config_size(CFG_CHUNK_SIZE));
+  CHECK(config_int(CFG_NCHANNELS) == 2 && config_is_set(CFG_NCHANNELS), "empty NCHANNELS: %lld set=%d",
+        (long long)config_int(CFG_NCHANNELS), config_is_set(CFG_NCHANNELS));
+  CHECK(config_double(CFG_TIMEOUT) == 0.5, "TIMEOUT=0.5 gave %g", config_double(CFG_TIMEOUT));
 
   char *log = slurp(logf);
-  TCHECK(strstr(log, "XCCL_NSOCKS=17 is outside [1, 16]; using the default 2"), "NSOCKS warning; log:\n%s", log);
-  TCHECK(strstr(log, "XCCL_CHUNK_SIZE=-5 is not a size"), "CHUNK_SIZE warning; log:\n%s", log);
-  TCHECK(strstr(log, "XCCL_NCHANNELS= is not an integer"), "empty NCHANNELS warning; log:\n%s", log);
-  TCHECK(strstr(log, "XCCL_TIMEOUT") == NULL, "warning about the valid TIMEOUT; log:\n%s", log);
-  TCHECK(strstr(log, "unknown variable XCCL_ZZZZZZZZZZZZ is ignored; `xccl-info` lists the known ones"),
-         "far unknown variable; log:\n%s", log);
-  TCHECK(strstr(log, "XCCL_ZZZZZZZZZZZZ is ignored; did you mean") == NULL, "suggestion for a far name");
+  CHECK(strstr(log, "XCCL_NSOCKS=17 is outside [1, 16]; using the default 2"), "NSOCKS warning; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_CHUNK_SIZE=-5 is not a size"), "CHUNK_SIZE warning; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_NCHANNELS= is not an integer"), "empty NCHANNELS warning; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_TIMEOUT") == NULL, "warning about the valid TIMEOUT; log:\n%s", log);
+  CHECK(strstr(log, "unknown variable XCCL_ZZZZZZZZZZZZ is ignored; `xccl-info` lists the known ones"),
+        "far unknown variable; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_ZZZZZZZZZZZZ is ignored; did you mean") == NULL, "suggestion for a far name");
   free(log);
 }
 
@@ -424,8 +412,8 @@ static void scenario_levels(void) {
   config_reset_for_test();
   config_load();
   struct stat st = {0};
-  TCHECK(stat(quiet, &st) == 0 && st.st_size == 0, "XCCL_DEBUG=NONE still wrote to the log (size %lld)",
-         (long long)st.st_size);
+  CHECK(stat(quiet, &st) == 0 && st.st_size == 0, "XCCL_DEBUG=NONE still wrote to the log (size %lld)",
+        (long long)st.st_size);
 
   /* All subsystems but ENV: no configuration warnings either. */
   setenv("XCCL_DEBUG", "WARN", 1);
@@ -434,7 +422,7 @@ static void scenario_levels(void) {
   config_reset_for_test();
   config_load();
   char *log = slurp(noenv);
-  TCHECK(strstr(log, "XCCL_NSOCK") == NULL, "^ENV did not silence ENV warnings; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_NSOCK") == NULL, "^ENV did not silence ENV warnings; log:\n%s", log);
   free(log);
 
   /* An unknown level: a note on stderr, and WARN applies. */
@@ -452,15 +440,15 @@ static void scenario_levels(void) {
     dup2(saved, 2);
     fclose(ef);
     char *err = slurp(errf);
-    TCHECK(strstr(err, "XCCL_DEBUG=LOUD is not NONE, VERSION, WARN, INFO or TRACE; using WARN"),
-           "no note for a bad level; stderr:\n%s", err);
+    CHECK(strstr(err, "XCCL_DEBUG=LOUD is not NONE, VERSION, WARN, INFO or TRACE; using WARN"),
+          "no note for a bad level; stderr:\n%s", err);
     free(err);
     log = slurp(bad);
-    TCHECK(strstr(log, "unknown variable XCCL_NSOCK is ignored"), "WARN not applied after a bad level; log:\n%s",
-           log);
+    CHECK(strstr(log, "unknown variable XCCL_NSOCK is ignored"), "WARN not applied after a bad level; log:\n%s",
+          log);
     free(log);
   } else {
-    TCHECK(0, "cannot redirect stderr: %s", strerror(errno));
+    CHECK(0, "cannot redirect stderr: %s", strerror(errno));
   }
   if (saved >= 0) close(saved);
 }
@@ -479,8 +467,8 @@ static void scenario_reload(void) {
   setenv("XCCL_CHUNK_SIZE", "64K", 1);
   setenv("XCCL_NSOCK", "3", 1);
   config_reset_for_test();
-  TCHECK(config_int(CFG_NSOCKS) == 4, "first load: NSOCKS %lld", (long long)config_int(CFG_NSOCKS));
-  TCHECK(config_size(CFG_CHUNK_SIZE) == 65536, "first load: CHUNK_SIZE %zu", config_size(CFG_CHUNK_SIZE));
+  CHECK(config_int(CFG_NSOCKS) == 4, "first load: NSOCKS %lld", (long long)config_int(CFG_NSOCKS));
+  CHECK(config_size(CFG_CHUNK_SIZE) == 65536, "first load: CHUNK_SIZE %zu", config_size(CFG_CHUNK_SIZE));
 
   setenv("XCCL_DEBUG_FILE", pattern, 1);
   setenv("XCCL_NSOCKS", "8", 1);
@@ -488,17 +476,17 @@ static void scenario_reload(void) {
   unsetenv("XCCL_NSOCK");
   setenv("XCCL_SPIN_COUNTS", "5", 1);
   config_reset_for_test();
-  TCHECK(config_int(CFG_NSOCKS) == 8, "after reset: NSOCKS %lld, want 8", (long long)config_int(CFG_NSOCKS));
-  TCHECK(config_size(CFG_CHUNK_SIZE) == 512 * 1024 && !config_is_set(CFG_CHUNK_SIZE),
-         "after reset: an unset CHUNK_SIZE kept %zu (set=%d)", config_size(CFG_CHUNK_SIZE),
-         config_is_set(CFG_CHUNK_SIZE));
+  CHECK(config_int(CFG_NSOCKS) == 8, "after reset: NSOCKS %lld, want 8", (long long)config_int(CFG_NSOCKS));
+  CHECK(config_size(CFG_CHUNK_SIZE) == 512 * 1024 && !config_is_set(CFG_CHUNK_SIZE),
+        "after reset: an unset CHUNK_SIZE kept %zu (set=%d)", config_size(CFG_CHUNK_SIZE),
+        config_is_set(CFG_CHUNK_SIZE));
 
   char *log1 = slurp(f1), *log2 = slurp(f2);
-  TCHECK(strstr(log1, "unknown variable XCCL_NSOCK is ignored"), "first log lacks its warning:\n%s", log1);
-  TCHECK(strstr(log1, "XCCL_SPIN_COUNTS") == NULL, "second load wrote to the first log:\n%s", log1);
-  TCHECK(strstr(log2, "unknown variable XCCL_SPIN_COUNTS is ignored; did you mean XCCL_SPIN_COUNT?"),
-         "expanded log %s lacks the second warning:\n%s", f2, log2);
-  TCHECK(strstr(log2, "XCCL_NSOCK ") == NULL, "second log repeats the first load's warning:\n%s", log2);
+  CHECK(strstr(log1, "unknown variable XCCL_NSOCK is ignored"), "first log lacks its warning:\n%s", log1);
+  CHECK(strstr(log1, "XCCL_SPIN_COUNTS") == NULL, "second load wrote to the first log:\n%s", log1);
+  CHECK(strstr(log2, "unknown variable XCCL_SPIN_COUNTS is ignored; did you mean XCCL_SPIN_COUNT?"),
+        "expanded log %s lacks the second warning:\n%s", f2, log2);
+  CHECK(strstr(log2, "XCCL_NSOCK ") == NULL, "second log repeats the first load's warning:\n%s", log2);
   free(log1);
   free(log2);
 }
@@ -506,38 +494,12 @@ static void scenario_reload(void) {
 /* The one reader of other launchers' variables: empty counts as unset. */
 static void scenario_foreign(void) {
   setenv("XCCL_TEST_FOREIGN", "7", 1);
-  TCHECK(config_foreign_env("XCCL_TEST_FOREIGN") && strcmp(config_foreign_env("XCCL_TEST_FOREIGN"), "7") == 0,
-         "foreign variable not read");
+  CHECK(config_foreign_env("XCCL_TEST_FOREIGN") && strcmp(config_foreign_env("XCCL_TEST_FOREIGN"), "7") == 0,
+        "foreign variable not read");
   setenv("XCCL_TEST_FOREIGN", "", 1);
-  TCHECK(config_foreign_env("XCCL_TEST_FOREIGN") == NULL, "empty foreign variable not NULL");
+  CHECK(config_foreign_env("XCCL_TEST_FOREIGN") == NULL, "empty foreign variable not NULL");
   unsetenv("XCCL_TEST_FOREIGN");
-  TCHECK(config_foreign_env("XCCL_TEST_FOREIGN") == NULL, "unset foreign variable not NULL");
-}
-
-/* Runs fn in a child with a clean XCCL_* environment and fresh globals. */
-static void run_child(const char *name, void (*fn)(void)) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    TCHECK(0, "fork for %s: %s", name, strerror(errno));
-    return;
-  }
-  if (pid == 0) {
-    clear_xccl_env();
-    test_failures = 0;
-    nchecks = 0;
-    fn();
-    *child_checks += nchecks;
-    fflush(stdout);
-    fflush(stderr);
-    _exit(test_failures ? 1 : 0);
-  }
-  int status = 0;
-  pid_t w;
-  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  TCHECK(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "scenario %s: child status 0x%x", name, status);
+  CHECK(config_foreign_env("XCCL_TEST_FOREIGN") == NULL, "unset foreign variable not NULL");
 }
 
 /* Removes the scenarios' files (whatever their names) and the directory. */
@@ -556,12 +518,6 @@ static void remove_tmpdir(void) {
 }
 
 int main(void) {
-  child_checks = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (child_checks == MAP_FAILED) {
-    perror("mmap");
-    return 1;
-  }
-  *child_checks = 0;
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/xccl_test_config.XXXXXX");
   if (!mkdtemp(tmpdir)) {
     perror("mkdtemp");
@@ -575,12 +531,13 @@ int main(void) {
   test_parse_misc();
   test_nearest();
 
-  run_child("basic", scenario_basic);
-  run_child("fallbacks", scenario_fallbacks);
-  run_child("levels", scenario_levels);
-  run_child("reload", scenario_reload);
-  run_child("foreign", scenario_foreign);
+  /* Each in a child with a clean XCCL_* environment and fresh globals. */
+  test_run_in_child("basic", clear_xccl_env, scenario_basic);
+  test_run_in_child("fallbacks", clear_xccl_env, scenario_fallbacks);
+  test_run_in_child("levels", clear_xccl_env, scenario_levels);
+  test_run_in_child("reload", clear_xccl_env, scenario_reload);
+  test_run_in_child("foreign", clear_xccl_env, scenario_foreign);
 
   remove_tmpdir();
-  return test_finish("test_config", nchecks + *child_checks);
+  return test_finish("test_config");
 }
