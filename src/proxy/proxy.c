@@ -199,7 +199,7 @@ static void proxy_do_shutdown(proxy_t *p) {
 
 /* Fills pfd (after `n` entries already there) with the fds of connections
  * that have transfers pending. Returns the new count, or -1 when some
- * connection has work but no fd to wait on. */
+ * connection has work but no fd to wait on. Caller holds progress_lock. */
 static int proxy_collect_fds(proxy_t *p, struct pollfd *pfd, int *owner, int n, int max) {
   for (int i = 0; i < p->nconns; i++) {
     proxy_conn_t *c = &p->conns[i];
@@ -223,7 +223,11 @@ static void proxy_sleep(proxy_t *p, int shut) {
   struct pollfd pfd[MAX_FDS];
   pfd[0] = (struct pollfd){.fd = p->wake_fd, .events = POLLIN};
   int n = 1, active = atomic_load(&p->active) > 0;
-  if (!shut && !active) n = proxy_collect_fds(p, pfd, NULL, 1, MAX_FDS);
+  if (!shut && !active) {
+    pthread_mutex_lock(&p->progress_lock); /* the fds come from connection state */
+    n = proxy_collect_fds(p, pfd, NULL, 1, MAX_FDS);
+    pthread_mutex_unlock(&p->progress_lock);
+  }
   if (n < 0) { /* a transport without fds: nap briefly instead */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
@@ -335,7 +339,9 @@ int proxy_wait(void *proxy, int timeout_us) {
   enum { MAX_FDS = 256 };
   struct pollfd pfd[MAX_FDS];
   int owner[MAX_FDS];
+  pthread_mutex_lock(&p->progress_lock); /* the fds come from connection state */
   int n = proxy_collect_fds(p, pfd, owner, 0, MAX_FDS);
+  pthread_mutex_unlock(&p->progress_lock);
   if (n < 0) { /* a transport without fds: nap, then test everything */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);

@@ -61,9 +61,7 @@ int proxy_progress(void *proxy);
 /* For host kernels that have nothing to do: sleeps in poll() on the fds of
  * the transfers in flight (at most timeout_us), then progresses them. The
  * waiting thread is the one woken by the network, so a step costs one
- * wake-up instead of two. Returns 1 if anything moved. The connections' fds
- * are read without the progress lock: a stale set only costs a spurious
- * wake-up, and the progress that follows takes the lock. */
+ * wake-up instead of two. Returns 1 if anything moved. */
 int proxy_wait(void *proxy, int timeout_us);
 
 /* Breaks every connection now (abort, or an operation failed): peers see the
