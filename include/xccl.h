@@ -181,6 +181,39 @@ xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            xcclDataType_t datatype, xcclRedOp_t op, xcclComm_t comm,
                            void *stream);
 
+/*
+ * Every rank gets every rank's sendcount elements, in rank order:
+ * recvbuff[r * sendcount + i] = sendbuff of rank r [i]. recvbuff holds
+ * nranks * sendcount elements. In place when sendbuff == recvbuff + rank * sendcount.
+ */
+xcclResult_t xcclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, xcclDataType_t datatype,
+                           xcclComm_t comm, void *stream);
+
+/*
+ * sendbuff holds nranks * recvcount elements; rank r gets block r of their
+ * reduction: recvbuff[i] = op over ranks of sendbuff[r * recvcount + i].
+ * In place when recvbuff == sendbuff + rank * recvcount.
+ */
+xcclResult_t xcclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, xcclDataType_t datatype,
+                               xcclRedOp_t op, xcclComm_t comm, void *stream);
+
+/*
+ * recvbuff = the root's sendbuff on every rank. sendbuff is read on the root
+ * only (others may pass NULL). In place when sendbuff == recvbuff.
+ */
+xcclResult_t xcclBroadcast(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, int root,
+                           xcclComm_t comm, void *stream);
+
+/* xcclBroadcast in place: buff on every rank. */
+xcclResult_t xcclBcast(void *buff, size_t count, xcclDataType_t datatype, int root, xcclComm_t comm, void *stream);
+
+/*
+ * The root's recvbuff = op over ranks of sendbuff. recvbuff is written on the
+ * root only (others may pass NULL). In place when sendbuff == recvbuff.
+ */
+xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, xcclRedOp_t op,
+                        int root, xcclComm_t comm, void *stream);
+
 /* Size in bytes of one element of a type, 0 for an unknown type. */
 size_t xcclTypeSize(xcclDataType_t datatype);
 

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "ring_schedule.h"
 #include "slots.h"
 #include "xccl.h"
 
@@ -22,13 +23,17 @@ typedef struct {
 } ring_channel_t;
 
 typedef struct {
-  const void *sendbuff;
-  void *recvbuff;
+  ring_coll_t coll;
+  const void *sendbuff; /* may be NULL where the schedule never reads it */
+  void *recvbuff;       /* may be NULL where the schedule never writes it */
+  /* Elements per rank block for all-gather (sendcount) and reduce-scatter
+   * (recvcount); the whole buffer for the others. */
   size_t count;
   xcclDataType_t type;
   xcclRedOp_t op;
-  int nranks;   /* ring size k */
+  int nranks;   /* ring size k, at least 2 */
   int position; /* this rank's place in the ring */
+  int root;     /* ring position of the root (broadcast, reduce) */
   int nchannels;
   ring_channel_t *channels;
   double timeout_s;              /* longest a channel may go without progress */
@@ -68,7 +73,8 @@ typedef struct {
  * rank): channel c covers [*off_p, *off_p + *len_p). */
 void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, size_t *off_p, size_t *len_p);
 
-/* Ring all-reduce. xcclSuccess, or an error with *fail filled in. */
-xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail);
+/* Runs a ring collective (see ring_schedule.h) over every channel.
+ * xcclSuccess, or an error with *fail filled in. */
+xcclResult_t host_ring_run(const ring_args_t *a, kern_failure_t *fail);
 
 #endif

@@ -1,11 +1,20 @@
 /*
- * host_ring_allreduce.c — the host twin of the ring all-reduce kernel.
+ * host_ring.c — the host twin of the ring collective kernels: all-reduce,
+ * all-gather, reduce-scatter, and the broadcast and reduce chains. The
+ * schedule (which action, which block) is ring_schedule.h's; this file maps
+ * blocks to memory and moves the bytes.
  *
- * Each channel is a small state machine (loop offset, action index) so that
- * one thread can drive all channels at once: an action runs as soon as its
- * receive slot is filled and its send slot is free, otherwise the thread
+ * Each channel is a small state machine (loop position, action index) so
+ * that one thread can drive all channels at once: an action runs as soon as
+ * its receive slot is filled and its send slot is free, otherwise the thread
  * moves on to the next channel. Pipelining comes from the 8 slots of each
  * fifo: a rank may run up to 8 sends ahead of its successor.
+ *
+ * Memory of block b at loop position o (channel c covers [cb, cb + cl) of
+ * the count): all-reduce splits each loop into k blocks of `per` elements at
+ * cb + o + b*per; all-gather reads its own piece at cb + o and writes block b
+ * at b*count + cb + o; reduce-scatter the other way round; broadcast and
+ * reduce move cb + o.
  */
 #include <string.h>
 
@@ -19,7 +28,7 @@
 typedef struct {
   size_t base, count; /* the channel's elements */
   size_t loop_off;    /* elements of the channel done by earlier loops */
-  size_t per;         /* elements per chunk in the current loop */
+  size_t per;         /* elements per block in the current loop */
   uint64_t loop;
   int action;
   int draining; /* all actions ran; waiting for the proxy to take the last sends */
@@ -37,20 +46,40 @@ void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, si
   *len_p = off < count ? (count - off < per ? count - off : per) : 0;
 }
 
-static void chan_start_loop(chan_state_t *s, size_t chunk_elems, size_t align, int k) {
-  size_t rem = s->count - s->loop_off;
-  size_t per = (rem + (size_t)k - 1) / (size_t)k;
-  per = (per + align - 1) / align * align;
+static void chan_start_loop(const ring_args_t *a, chan_state_t *s, size_t chunk_elems, size_t align) {
+  size_t rem = s->count - s->loop_off, per = rem;
+  if (a->coll == RING_COLL_ALLREDUCE) { /* the loop's elements are split k ways */
+    per = (rem + (size_t)a->nranks - 1) / (size_t)a->nranks;
+    per = (per + align - 1) / align * align;
+  }
   s->per = per < chunk_elems ? per : chunk_elems;
   s->action = 0;
+}
+
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Element offsets of block b in the input and output, and its length. */
+static void block_geometry(const ring_args_t *a, const chan_state_t *s, int b, size_t *in_p, size_t *out_p,
+                           size_t *n_p) {
+  size_t o = s->loop_off, blk = (size_t)b * a->count;
+  if (a->coll == RING_COLL_ALLREDUCE) {
+    size_t first = min_sz(o + (size_t)b * s->per, s->count);
+    *n_p = min_sz(s->count - first, s->per);
+    *in_p = *out_p = s->base + first;
+    return;
+  }
+  *n_p = min_sz(s->count - o, s->per);
+  *in_p = *out_p = s->base + o;
+  if (a->coll == RING_COLL_ALLGATHER) *out_p += blk;
+  if (a->coll == RING_COLL_REDUCESCATTER) *in_p += blk;
 }
 
 /* Runs the channel's next action if its slots are ready. Returns 1 when it
  * ran, 0 when it must wait, -1 on a protocol error (fail filled in). */
 static int chan_step(const ring_args_t *a, int c, chan_state_t *s, size_t esize, kern_failure_t *fail) {
   ring_channel_t *ch = &a->channels[c];
-  int k = a->nranks, chunk;
-  int flags = ring_allreduce_action(k, a->position, s->action, &chunk);
+  int k = a->nranks, block;
+  int flags = ring_action(a->coll, k, a->position, a->root, s->action, &block);
   if ((flags & RING_RECV) &&
       atomic_load_explicit(&ch->recv->tail, memory_order_acquire) <= *ch->recv_step)
     return 0;
@@ -58,11 +87,11 @@ static int chan_step(const ring_args_t *a, int c, chan_state_t *s, size_t esize,
       atomic_load_explicit(&ch->send->head, memory_order_acquire) + XCCL_STEPS <= *ch->send_step)
     return 0;
 
-  size_t first = s->loop_off + (size_t)chunk * s->per;
-  size_t n = first < s->count ? (s->count - first < s->per ? s->count - first : s->per) : 0;
-  size_t off = (s->base + (first < s->count ? first : s->count)) * esize, bytes = n * esize;
-  const char *in = (const char *)a->sendbuff + off;
-  char *out = (char *)a->recvbuff + off;
+  size_t in_off, out_off, n;
+  block_geometry(a, s, block, &in_off, &out_off, &n);
+  size_t bytes = n * esize;
+  const char *in = (flags & RING_INPUT) ? (const char *)a->sendbuff + in_off * esize : NULL;
+  char *out = (flags & RING_OUTPUT) ? (char *)a->recvbuff + out_off * esize : NULL;
   char *send_slot = (flags & RING_SEND) ? ch->send->slots[*ch->send_step % XCCL_STEPS] : NULL;
   const char *recv_slot = NULL;
   if (flags & RING_RECV) {
@@ -80,17 +109,15 @@ static int chan_step(const ring_args_t *a, int c, chan_state_t *s, size_t esize,
     }
   }
 
-  if (flags & RING_FINAL) {
-    kern_reduce(out, recv_slot, in, n, a->type, a->op);
-    if (a->op == xcclAvg) kern_divide(out, out, n, a->type, k);
-    memcpy(send_slot, out, bytes);
-  } else if (flags & RING_REDUCE) {
-    kern_reduce(send_slot, recv_slot, in, n, a->type, a->op);
-  } else if (flags & RING_OUTPUT) {
-    memcpy(out, recv_slot, bytes);
-    if (send_slot) memcpy(send_slot, recv_slot, bytes);
+  if (flags & RING_REDUCE) {
+    char *dst = out ? out : send_slot; /* reduce once, into where it goes first */
+    kern_reduce(dst, recv_slot, in, n, a->type, a->op);
+    if ((flags & RING_FINAL) && a->op == xcclAvg) kern_divide(dst, dst, n, a->type, k);
+    if (out && send_slot) memcpy(send_slot, out, bytes);
   } else {
-    memcpy(send_slot, in, bytes);
+    const char *src = recv_slot ? recv_slot : in;
+    if (out && out != src) memcpy(out, src, bytes); /* equal when in place */
+    if (send_slot) memcpy(send_slot, src, bytes);
   }
 
   if (flags & RING_SEND) {
@@ -104,8 +131,8 @@ static int chan_step(const ring_args_t *a, int c, chan_state_t *s, size_t esize,
 /* Checks why an idle channel is idle. Returns non-zero (fail filled) to stop. */
 static int chan_check(const ring_args_t *a, int c, const chan_state_t *s, uint64_t now, kern_failure_t *fail) {
   ring_channel_t *ch = &a->channels[c];
-  int chunk;
-  int flags = s->draining ? RING_SEND : ring_allreduce_action(a->nranks, a->position, s->action, &chunk);
+  int block;
+  int flags = s->draining ? RING_SEND : ring_action(a->coll, a->nranks, a->position, a->root, s->action, &block);
   int on_recv = (flags & RING_RECV) &&
                 atomic_load_explicit(&ch->recv->tail, memory_order_acquire) <= *ch->recv_step;
   slot_fifo_t *f = on_recv ? ch->recv : ch->send;
@@ -139,7 +166,7 @@ static int chan_check(const ring_args_t *a, int c, const chan_state_t *s, uint64
   return 0;
 }
 
-xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail) {
+xcclResult_t host_ring_run(const ring_args_t *a, kern_failure_t *fail) {
   enum { MAX_CH = 64 };
   chan_state_t st[MAX_CH];
   size_t esize = xcclTypeSize(a->type);
@@ -156,11 +183,12 @@ xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail) {
     s->done = s->count == 0;
     if (!s->done) {
       size_t chunk_elems = a->channels[c].send->slot_size / esize / align * align;
-      chan_start_loop(s, chunk_elems, align, a->nranks);
+      chan_start_loop(a, s, chunk_elems, align);
       remaining++;
     }
   }
-  const int nactions = ring_allreduce_nactions(a->nranks);
+  const int nactions = ring_nactions(a->coll, a->nranks);
+  const size_t loop_factor = a->coll == RING_COLL_ALLREDUCE ? (size_t)a->nranks : 1;
   int idle = 0;
   while (remaining > 0) {
     uint32_t seen = slot_bell_seen(a->bell); /* before looking, so no ring is missed */
@@ -185,13 +213,13 @@ xcclResult_t host_ring_allreduce(const ring_args_t *a, kern_failure_t *fail) {
         if (rc < 0) return xcclRemoteError;
         moved = s->progressed = 1;
         if (++s->action < nactions) continue;
-        s->loop_off += s->per * (size_t)a->nranks;
+        s->loop_off += s->per * loop_factor;
         s->loop++;
         if (s->loop_off >= s->count) {
           s->draining = 1;
         } else {
           size_t chunk_elems = a->channels[c].send->slot_size / esize / align * align;
-          chan_start_loop(s, chunk_elems, align, a->nranks);
+          chan_start_loop(a, s, chunk_elems, align);
         }
       }
     }
