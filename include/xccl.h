@@ -214,6 +214,29 @@ xcclResult_t xcclBcast(void *buff, size_t count, xcclDataType_t datatype, int ro
 xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, xcclRedOp_t op,
                         int root, xcclComm_t comm, void *stream);
 
+/*
+ * Point to point: count elements to / from peer, matched in posting order
+ * per pair and direction; both sides must use the same count and type.
+ * Outside a group each call completes before it returns, so a rank that
+ * sends and receives with the same peer must put both in a group. Sending
+ * to and receiving from oneself is allowed inside a group (a copy).
+ */
+xcclResult_t xcclSend(const void *sendbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
+                      void *stream);
+xcclResult_t xcclRecv(void *recvbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
+                      void *stream);
+
+/*
+ * Operations between xcclGroupStart and xcclGroupEnd are queued (their
+ * arguments are checked at once) and issued together by the outermost
+ * xcclGroupEnd, which returns when all have completed, so a ring of sends
+ * and receives, or several collectives, never deadlock. Groups nest; only
+ * the outermost end runs them. Every rank must issue the collectives of a
+ * communicator in the same order.
+ */
+xcclResult_t xcclGroupStart(void);
+xcclResult_t xcclGroupEnd(void);
+
 /* Size in bytes of one element of a type, 0 for an unknown type. */
 size_t xcclTypeSize(xcclDataType_t datatype);
 

@@ -3,6 +3,7 @@
  * bootstrap ring. Message formats and checks live in bootstrap_msg.c.
  */
 #include "bootstrap.h"
+#include "bootstrap_conn.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -18,126 +19,6 @@
 
 #define BS_MAX_CANDIDATES 1024
 #define BS_FAIL_GRACE_S 5.0 /* ranks wait this much longer than the root */
-
-/* ---- One connection and its frame reader ---- */
-
-typedef struct {
-  int fd;
-  sock_addr_t from;
-  uint8_t nonce[BS_NONCE_BYTES]; /* the acceptor's challenge: MAC context of every frame */
-  uint8_t hdr[BS_HDR_BYTES];
-  size_t got;      /* bytes of the current frame received */
-  uint8_t *frame;  /* header + payload + MAC once the header is known */
-  size_t frame_len;
-  bs_hdr_t h;
-} bs_conn_t;
-
-static void conn_reset_frame(bs_conn_t *c) {
-  free(c->frame);
-  c->frame = NULL;
-  c->got = 0;
-  c->frame_len = 0;
-}
-
-static void conn_close(bs_conn_t *c) {
-  conn_reset_frame(c);
-  sock_close(&c->fd);
-}
-
-/* Reads what is available. *ready = 1 once a whole, authentic frame is in
- * c->frame. -1 with why on a closed connection or a bad frame. */
-static int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl) {
-  *ready = 0;
-  err_quiet(1);
-  xcclResult_t r = xcclSuccess;
-  if (c->got < BS_HDR_BYTES) {
-    r = sock_recv_some(c->fd, c->hdr, BS_HDR_BYTES, &c->got);
-    if (r == xcclSuccess && c->got == BS_HDR_BYTES) {
-      if (bs_hdr_parse(c->hdr, &c->h, why, wl) != 0) {
-        err_quiet(0);
-        return -1;
-      }
-      c->frame_len = BS_HDR_BYTES + (size_t)c->h.len + BS_MAC_BYTES;
-      c->frame = malloc(c->frame_len);
-      if (!c->frame) {
-        err_quiet(0);
-        snprintf(why, wl, "out of memory for a %zu-byte bootstrap message", c->frame_len);
-        return -1;
-      }
-      memcpy(c->frame, c->hdr, BS_HDR_BYTES);
-    }
-  }
-  if (r == xcclSuccess && c->frame) r = sock_recv_some(c->fd, c->frame, c->frame_len, &c->got);
-  err_quiet(0);
-  if (r != xcclSuccess) {
-    snprintf(why, wl, "%s", err_last());
-    return -1;
-  }
-  if (!c->frame || c->got < c->frame_len) return 0;
-  if (bs_frame_verify(c->frame, c->frame_len, key, nonce, why, wl) != 0) return -1;
-  *ready = 1;
-  return 0;
-}
-
-/* Blocking read of one frame of the given type, with a deadline. A FAIL
- * frame from the root is turned into the error it carries. */
-static xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, bs_type_t want,
-                                    uint64_t deadline, const _Atomic int *abort_flag, const char *peer) {
-  char why[512];
-  for (;;) {
-    int ready;
-    if (conn_read(c, key, nonce, &ready, why, sizeof(why)) != 0)
-      return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s: %s", peer, why);
-    if (ready) break;
-    if (abort_flag && atomic_load(abort_flag))
-      return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while waiting for %s", peer);
-    if (clock_expired(deadline))
-      return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s sent nothing within XCCL_TIMEOUT=%g s", peer,
-                     config_double(CFG_TIMEOUT));
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    poll(&p, 1, clock_ms_left(deadline, 100));
-  }
-  if (c->h.type == BS_FAIL && want != BS_FAIL) {
-    const uint8_t *pl = c->frame + BS_HDR_BYTES;
-    uint32_t code = c->h.len >= 4 ? (uint32_t)(pl[0] | pl[1] << 8 | pl[2] << 16 | (uint32_t)pl[3] << 24) : 3;
-    int n = c->h.len > 4 ? (int)c->h.len - 4 : 0;
-    return err_set(code > 0 && code < xcclNumResults ? (xcclResult_t)code : xcclRemoteError, LOG_BOOTSTRAP,
-                   "%.*s", n > 900 ? 900 : n, (const char *)pl + 4);
-  }
-  if (c->h.type != want)
-    return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent message type %u where %u was expected",
-                   peer, c->h.type, want);
-  return xcclSuccess;
-}
-
-static xcclResult_t send_frame(int fd, bs_type_t type, const void *payload, uint32_t len, const uint8_t *key,
-                               const uint8_t *nonce, uint64_t deadline, const _Atomic int *abort_flag) {
-  size_t n = BS_HDR_BYTES + (size_t)len + BS_MAC_BYTES;
-  uint8_t *buf = malloc(n);
-  if (!buf) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for a bootstrap message");
-  bs_frame_build(buf, type, payload, len, key, nonce);
-  xcclResult_t r = sock_send_all(fd, buf, n, deadline, (const volatile int *)abort_flag);
-  free(buf);
-  return r;
-}
-
-/* The acceptor's first word on a connection: a fresh nonce. */
-static xcclResult_t send_challenge(bs_conn_t *c, const uint8_t *key, uint64_t deadline) {
-  if (bs_random(c->nonce, sizeof(c->nonce)) != 0)
-    return err_set(xcclSystemError, LOG_BOOTSTRAP, "cannot draw random bytes for a bootstrap challenge");
-  return send_frame(c->fd, BS_CHALLENGE, c->nonce, BS_NONCE_BYTES, key, NULL, deadline, NULL);
-}
-
-static void send_fail(int fd, xcclResult_t code, const uint8_t *key, const uint8_t *nonce, const char *text) {
-  size_t tl = strlen(text);
-  if (tl > 1000) tl = 1000;
-  uint8_t payload[1004];
-  payload[0] = (uint8_t)code, payload[1] = payload[2] = payload[3] = 0;
-  memcpy(payload + 4, text, tl);
-  err_quiet(1);
-  send_frame(fd, BS_FAIL, payload, (uint32_t)(tl + 4), key, nonce, clock_deadline(1.0), NULL);
-  err_quiet(0);
-}
 
 /* ---- The root ---- */
 
@@ -324,19 +205,14 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
 
 /* ---- A rank ---- */
 
-struct bootstrap {
-  int rank, nranks;
-  bs_id_t id;
-  sock_addr_t *addrs; /* every rank's bootstrap address */
-  bs_conn_t next, prev;
-  uint64_t deadline_s_ns; /* XCCL_TIMEOUT in ns, for each later wait */
-  const _Atomic int *abort_flag;
-};
+
 
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
 
 void bootstrap_close(bootstrap_t *bs) {
   if (!bs) return;
+  bootstrap_p2p_close(bs);
+  sock_close(&bs->listen_fd);
   conn_close(&bs->next);
   conn_close(&bs->prev);
   free(bs->addrs);
@@ -489,7 +365,7 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
   bs->rank = rank;
   bs->nranks = nranks;
   bs->id = *id;
-  bs->next.fd = bs->prev.fd = -1;
+  bs->next.fd = bs->prev.fd = bs->listen_fd = -1;
   bs->deadline_s_ns = (uint64_t)(timeout_s * 1e9);
   bs->abort_flag = abort_flag;
   bs->addrs = calloc((size_t)nranks, sizeof(*bs->addrs));
@@ -506,7 +382,7 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
   TRY_GOTO(sock_listen(&my_addr, &listen_fd), fail);
   TRY_GOTO(rank_join_root(bs, &my_addr, deadline), fail);
   if (nranks > 1) TRY_GOTO(rank_form_ring(bs, listen_fd, &my_addr, deadline), fail);
-  sock_close(&listen_fd);
+  bs->listen_fd = listen_fd; /* kept for point-to-point messages */
   *bs_p = bs;
   return xcclSuccess;
 fail:

@@ -30,6 +30,16 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
  * on return every block is. */
 xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
 
+/*
+ * Point-to-point: bootstrap_send delivers size bytes to peer under tag (it
+ * connects to the peer's bootstrap port and needs nothing of the peer but
+ * its listener, so sends never wait on each other); bootstrap_recv returns
+ * the message from peer with that tag, of exactly size bytes, keeping others
+ * that arrive meanwhile for later calls. Both wait at most XCCL_TIMEOUT.
+ */
+xcclResult_t bootstrap_send(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size);
+xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data, size_t size);
+
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);
 

@@ -36,8 +36,9 @@ typedef enum {
   BS_WELCOME = 3,   /* root -> rank: every rank's bootstrap address */
   BS_FAIL = 4,      /* root -> rank: why the job cannot start (text) */
   BS_RING_HELLO = 5,/* rank -> next rank */
-  BS_DATA = 6,      /* all-gather and point-to-point payloads */
-  BS_TYPE_MAX = 6
+  BS_DATA = 6,      /* all-gather payloads */
+  BS_P2P = 7,       /* point-to-point: {from rank, tag, bytes} */
+  BS_TYPE_MAX = 7
 } bs_type_t;
 
 typedef struct {

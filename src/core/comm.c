@@ -154,6 +154,12 @@ static void comm_free(struct xcclComm *comm) {
     slot_fifo_fini(&comm->channels[c].send);
     slot_fifo_fini(&comm->channels[c].recv);
   }
+  for (int r = 0; comm->p2p_send && r < comm->nranks; r++) {
+    if (comm->p2p_send[r].ready) slot_fifo_fini(&comm->p2p_send[r].fifo);
+    if (comm->p2p_recv[r].ready) slot_fifo_fini(&comm->p2p_recv[r].fifo);
+  }
+  free(comm->p2p_send);
+  free(comm->p2p_recv);
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
@@ -249,8 +255,10 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   comm->bytes_sent = calloc((size_t)nranks, sizeof(*comm->bytes_sent));
   comm->bytes_recv = calloc((size_t)nranks, sizeof(*comm->bytes_recv));
+  comm->p2p_send = calloc((size_t)nranks, sizeof(*comm->p2p_send));
+  comm->p2p_recv = calloc((size_t)nranks, sizeof(*comm->p2p_recv));
   xcclResult_t res;
-  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv) {
+  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv || !comm->p2p_send || !comm->p2p_recv) {
     res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
     goto fail;
   }
@@ -265,6 +273,9 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   if (nranks > 1) {
     TRY_GOTO(comm_setup_rings(comm), fail);
   }
+  comm->env = (kern_env_t){.timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
+                           .spin_count = comm->spin_count, .bell = &comm->bell, .progress = proxy_progress,
+                           .wait = proxy_wait, .progress_ctx = comm->proxy};
   TRY_GOTO(registry_add(comm), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
        (double)(clock_ns() - t0) / 1e6, comm->nchannels, comm->prev, rank, comm->next,

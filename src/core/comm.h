@@ -10,6 +10,7 @@
 
 #include "bootstrap.h"
 #include "error.h"
+#include "host_p2p.h"
 #include "host_ring.h"
 #include "net.h"
 #include "proxy.h"
@@ -31,6 +32,13 @@ typedef struct {
   unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
 } comm_peer_info_t;
 
+/* One direction of a point-to-point connection, made when first used. */
+typedef struct {
+  slot_fifo_t fifo;
+  uint64_t step;
+  int ready;
+} comm_p2p_t;
+
 typedef struct {
   slot_fifo_t send; /* to comm->next */
   slot_fifo_t recv; /* from comm->prev */
@@ -47,7 +55,9 @@ struct xcclComm {
   comm_channel_t *channels;
   comm_peer_info_t *peers;
   _Atomic uint64_t *bytes_sent, *bytes_recv; /* per peer */
+  comm_p2p_t *p2p_send, *p2p_recv; /* per peer */
   slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
+  kern_env_t env;   /* how host kernels on this comm wait and progress */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
@@ -77,6 +87,12 @@ const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, siz
 
 /* Hash of host name and network namespace (XCCL_HOSTID overrides later). */
 uint64_t comm_host_hash(char *host_p, size_t len);
+
+/* Makes the point-to-point connections a group needs: sends to send_peers,
+ * receives from recv_peers (each may repeat; connected ones are skipped).
+ * Collective over the peers involved (p2p_setup.c). */
+xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int nsend, const int *recv_peers,
+                              int nrecv);
 
 /* Sets up each channel's ring connections through the net transport and
  * hands them to the proxy (channel_setup.c). */

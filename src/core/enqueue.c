@@ -7,26 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "comm.h"
+#include "group.h"
 #include "log.h"
 #include "reduce.h"
-
-#define COLL_BYTES_PER_CHANNEL (128 * 1024)
-
-typedef struct {
-  const char *name; /* "allreduce", for messages */
-  ring_coll_t coll;
-  const void *sendbuff;
-  void *recvbuff;
-  size_t count;                  /* the schedule's count (see host_ring.h) */
-  size_t send_elems, recv_elems; /* what this rank reads and writes; 0 = unused here */
-  xcclDataType_t type;
-  xcclRedOp_t op; /* xcclNumOps when the collective has none */
-  int root;       /* -1 when the collective has none */
-} coll_args_t;
-
-static int coll_has_op(const coll_args_t *a) { return a->coll == RING_COLL_ALLREDUCE || a->coll == RING_COLL_REDUCESCATTER || a->coll == RING_COLL_REDUCE; }
-static int coll_has_root(const coll_args_t *a) { return a->coll == RING_COLL_BROADCAST || a->coll == RING_COLL_REDUCE; }
 
 static xcclResult_t check_buffer(const char *fn, const char *what, const void *p, size_t elems, size_t esize) {
   if (elems == 0) return xcclSuccess;
@@ -91,91 +74,28 @@ static xcclResult_t coll_check(xcclComm_t comm, const coll_args_t *a, void *stre
   return xcclSuccess;
 }
 
-/* "allreduce #3 (count 10 float32 sum)", "broadcast #4 (count 10 int8 root 2)". */
-static void coll_describe(xcclComm_t comm, const coll_args_t *a, uint64_t seq, char *buf, size_t len) {
-  int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)seq, a->count,
-                   kern_type_name(a->type));
-  if (coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
-  if (coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
-  snprintf(buf + n, len - (size_t)n, ") on rank %d", comm->rank);
-}
-
-/* The sentence for a kernel that stopped early. */
-static xcclResult_t coll_failure(xcclComm_t comm, const coll_args_t *a, uint64_t seq, xcclResult_t res,
-                                 const kern_failure_t *f) {
-  char what[200], where[300], peer[160];
-  coll_describe(comm, a, seq, what, sizeof(what));
-  snprintf(where, sizeof(where), "%s: channel %d, loop %llu step %d", what, f->channel, (unsigned long long)f->loop,
-           f->action);
-  int p = f->waiting_on_recv ? comm->prev : comm->next;
-  comm_peer_desc(comm, p, peer, sizeof(peer));
-  switch (f->kind) {
-    case KERN_FAIL_TIMEOUT:
-      if (f->waiting_on_recv)
-        return err_set(res, LOG_COLL, "%s: no data from %s for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
-      return err_set(res, LOG_COLL, "%s: %s did not take data for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
-    case KERN_FAIL_CONN:
-      return err_set(res, LOG_COLL, "%s: %s", where, f->msg);
-    case KERN_FAIL_ABORT:
-      return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
-    case KERN_FAIL_PROTOCOL:
-      return err_set(xcclInvalidUsage, LOG_COLL,
-                     "%s: %s sent %zu bytes where %zu were expected: the ranks called %s with different counts, "
-                     "datatypes or roots",
-                     where, peer, f->got_bytes, f->want_bytes, a->name);
-    default:
-      return err_set(xcclInternalError, LOG_COLL, "%s: failed (%s)", where, xcclGetErrorString(res));
-  }
-}
-
 /* One rank: what the collective leaves in recvbuff is sendbuff (or nothing). */
 static void coll_single_rank(const coll_args_t *a, size_t esize) {
   size_t bytes = a->recv_elems * esize;
   if (bytes && a->sendbuff && a->sendbuff != a->recvbuff) memcpy(a->recvbuff, a->sendbuff, bytes);
 }
 
+/* Checks, numbers and submits a collective: done here when nothing needs
+ * moving, else run now or at xcclGroupEnd. */
 static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream) {
   TRY(comm_acquire(comm));
   xcclResult_t res = coll_check(comm, a, stream);
-  if (res != xcclSuccess) goto out;
-  uint64_t seq = ++comm->seq;
-  size_t esize = xcclTypeSize(a->type);
-  size_t bytes = a->count * esize;
-  TRACE(COLL, "%s #%llu count %zu %s", a->name, (unsigned long long)seq, a->count, kern_type_name(a->type));
-  if (a->count == 0) goto out;
-  if (comm->nranks == 1) {
-    coll_single_rank(a, esize);
-    goto out;
+  group_op_t op = {.kind = GROUP_RING, .comm = comm, .coll = *a};
+  int submit = 0;
+  if (res == xcclSuccess) {
+    op.seq = ++comm->seq;
+    TRACE(COLL, "%s #%llu count %zu %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type));
+    if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));
+    submit = a->count > 0 && comm->nranks > 1;
   }
-  /* Small messages gain nothing from more rings, only more hops to wait on:
-   * one channel per COLL_BYTES_PER_CHANNEL, at least one. Every rank computes
-   * the same number from the same count. */
-  size_t want = bytes / COLL_BYTES_PER_CHANNEL;
-  int nch = want < 1 ? 1 : (want < (size_t)comm->nchannels ? (int)want : comm->nchannels);
-  ring_channel_t chans[XCCL_MAX_CHANNELS];
-  for (int c = 0; c < nch; c++) {
-    comm_channel_t *ch = &comm->channels[c];
-    chans[c] = (ring_channel_t){&ch->send, &ch->recv, &ch->send_step, &ch->recv_step};
-  }
-  ring_args_t ra = {.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count,
-                    .type = a->type, .op = a->op, .nranks = comm->nranks, .position = comm->rank,
-                    .root = a->root < 0 ? 0 : a->root, .nchannels = nch, .channels = chans,
-                    .timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag, .spin_count = comm->spin_count,
-                    .bell = &comm->bell, .progress = proxy_progress, .wait = proxy_wait,
-                    .progress_ctx = comm->proxy};
-  kern_failure_t fail;
-  proxy_op_begin(comm->proxy);
-  res = host_ring_run(&ra, &fail);
-  proxy_op_end(comm->proxy);
-  if (res != xcclSuccess) {
-    res = coll_failure(comm, a, seq, res, &fail);
-    comm->failed = res;
-    /* Tell the peers at once instead of letting them wait for their timeout. */
-    proxy_shutdown_connections(comm->proxy);
-  }
-out:
   comm_release(comm);
-  return comm_record(comm, res);
+  if (res != xcclSuccess) return comm_record(comm, res);
+  return submit ? group_add(&op) : xcclSuccess;
 }
 
 /* The number of ranks, read before the communicator is checked: only used to
@@ -241,4 +161,47 @@ xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xccl
   coll_args_t a = {"reduce", RING_COLL_REDUCE, sendbuff, is_root ? recvbuff : NULL, count, count, is_root ? count : 0,
                    datatype, op, root};
   return coll_run(comm, &a, stream);
+}
+
+/* ---- Point to point ---- */
+
+static xcclResult_t p2p_submit(const char *name, group_kind_t kind, void *buf, size_t count, xcclDataType_t type,
+                               int peer, xcclComm_t comm, void *stream) {
+  TRY(comm_acquire(comm));
+  xcclResult_t res = xcclSuccess;
+  size_t esize = xcclTypeSize(type);
+  if ((unsigned)type >= xcclNumTypes)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: unknown datatype %d (valid: 0..%d)", name, (int)type,
+                  xcclNumTypes - 1);
+  else if (peer < 0 || peer >= comm->nranks)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: peer %d is not a rank of this communicator (0..%d)", name, peer,
+                  comm->nranks - 1);
+  else if (count > (SIZE_MAX / 2) / esize)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: count %zu of %s overflows the address space", name, count,
+                  kern_type_name(type));
+  else if (stream)
+    res = err_set(xcclInvalidArgument, LOG_COLL,
+                  "%s: stream %p given, but this build of xccl has no CUDA support: pass NULL for host buffers", name,
+                  stream);
+  else if (comm->failed)
+    res = err_set(xcclInvalidUsage, LOG_COLL,
+                  "%s: the communicator failed in an earlier operation (%s); destroy or abort it and make a new one",
+                  name, comm->last_error);
+  if (res == xcclSuccess) res = check_buffer(name, "buff", buf, count, esize);
+  group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
+  op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
+  if (res == xcclSuccess) op.seq = ++comm->seq;
+  comm_release(comm);
+  if (res != xcclSuccess) return comm_record(comm, res);
+  return group_add(&op);
+}
+
+xcclResult_t xcclSend(const void *sendbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
+                      void *stream) {
+  return p2p_submit("send", GROUP_SEND, (void *)sendbuff, count, datatype, peer, comm, stream);
+}
+
+xcclResult_t xcclRecv(void *recvbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
+                      void *stream) {
+  return p2p_submit("recv", GROUP_RECV, recvbuff, count, datatype, peer, comm, stream);
 }

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "host_engine.h"
 #include "ring_schedule.h"
 #include "slots.h"
 #include "xccl.h"
@@ -36,45 +37,23 @@ typedef struct {
   int root;     /* ring position of the root (broadcast, reduce) */
   int nchannels;
   ring_channel_t *channels;
-  double timeout_s;              /* longest a channel may go without progress */
-  const _Atomic int *abort_flag; /* non-zero: stop now */
-  int spin_count;                /* idle polls before sleeping on the bell */
-  slot_bell_t *bell;             /* rung by whoever fills recv or frees send slots */
-  /* Called after this thread published slots, and before it sleeps: moves
-   * data for the fifos on this thread if it can. Returns 1 if anything moved. */
-  int (*progress)(void *ctx);
-  /* When set, called instead of sleeping on the bell: waits for the
-   * transport (at most timeout_us) and moves data. Returns 1 if anything moved. */
-  int (*wait)(void *ctx, int timeout_us);
-  void *progress_ctx;
 } ring_args_t;
 
-/* Why a host kernel stopped early: what it was waiting on, and where. */
-typedef enum {
-  KERN_FAIL_NONE = 0,
-  KERN_FAIL_TIMEOUT,  /* no progress for timeout_s */
-  KERN_FAIL_CONN,     /* a fifo was marked failed by the proxy or peer */
-  KERN_FAIL_ABORT,    /* abort_flag was raised */
-  KERN_FAIL_PROTOCOL  /* the peer's slot did not have the size the schedule expects */
-} kern_fail_kind_t;
-
+/* One channel of a ring collective, as a work item of the engine. */
 typedef struct {
-  kern_fail_kind_t kind;
-  int channel;
-  int waiting_on_recv; /* 1: waiting for data from the previous rank; 0: for room at the next */
-  int action;          /* step of the loop (0 .. 2k-2) */
-  uint64_t loop;       /* loop iteration within the channel */
-  size_t got_bytes, want_bytes; /* PROTOCOL */
-  char msg[SLOT_ERROR_MAX];     /* CONN: the fifo's error text */
-  int conn_result;              /* CONN: the fifo's xcclResult_t */
-} kern_failure_t;
+  kern_item_t base;
+  const ring_args_t *args;
+  size_t elem_base, elems; /* the channel's elements */
+  size_t loop_off;         /* elements of the channel done by earlier loops */
+  size_t per;              /* elements per block in the current loop */
+} ring_item_t;
 
 /* Elements of each channel for count elements over nchannels (same on every
  * rank): channel c covers [*off_p, *off_p + *len_p). */
 void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, size_t *off_p, size_t *len_p);
 
-/* Runs a ring collective (see ring_schedule.h) over every channel.
- * xcclSuccess, or an error with *fail filled in. */
-xcclResult_t host_ring_run(const ring_args_t *a, kern_failure_t *fail);
+/* Fills items[0 .. a->nchannels-1], one per channel, lane = first_lane + c.
+ * a must outlive the items. */
+void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane, ring_item_t *items);
 
 #endif

@@ -39,8 +39,7 @@ struct proxy {
   int wake_fd;         /* eventfd: kernels and control calls wake the sleeping thread */
   _Atomic int sleeping;
   int pollable; /* every connection offers fds to poll */
-  unsigned char *no_recv;    /* nconns zeros: "test no receives" */
-  unsigned char *recv_ready; /* scratch for proxy_wait (one kernel thread at a time) */
+  unsigned char *recv_ready; /* per connection, sized like conns: poll() found it readable */
   _Atomic int active; /* operations in progress */
   _Atomic int stop;
   _Atomic int shutdown_requested;
@@ -67,12 +66,19 @@ xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p) {
 
 static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int is_send, int peer,
                               const char *peer_desc, _Atomic uint64_t *bytes, slot_bell_t *bell) {
-  if (p->started) return err_set(xcclInternalError, LOG_PROXY, "connection added after the proxy started");
+  /* Connections may be added while the thread runs (point-to-point peers
+   * are connected when first used): the arrays change under the lock. */
+  if (p->started) pthread_mutex_lock(&p->progress_lock);
   if (p->nconns == p->capacity) {
     int cap = p->capacity ? 2 * p->capacity : 8;
     proxy_conn_t *c = realloc(p->conns, sizeof(*c) * (size_t)cap);
-    if (!c) return err_set(xcclSystemError, LOG_PROXY, "out of memory for proxy connections");
-    p->conns = c;
+    if (c) p->conns = c;
+    unsigned char *r = c ? realloc(p->recv_ready, (size_t)cap) : NULL;
+    if (r) p->recv_ready = r;
+    if (!c || !r) {
+      if (p->started) pthread_mutex_unlock(&p->progress_lock);
+      return err_set(xcclSystemError, LOG_PROXY, "out of memory for proxy connections");
+    }
     p->capacity = cap;
   }
   proxy_conn_t *c = &p->conns[p->nconns++];
@@ -84,6 +90,7 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int
   snprintf(c->peer_desc, sizeof(c->peer_desc), "%s", peer_desc);
   c->bytes = bytes;
   c->bell = bell;
+  if (p->started) pthread_mutex_unlock(&p->progress_lock);
   return xcclSuccess;
 }
 
@@ -188,6 +195,7 @@ static void proxy_do_shutdown(proxy_t *p) {
   else
     snprintf(msg, sizeof(msg), "connection shut down: the communicator was aborted or an operation failed");
   pthread_mutex_unlock(&p->lock);
+  pthread_mutex_lock(&p->progress_lock);
   for (int i = 0; i < p->nconns; i++) {
     proxy_conn_t *c = &p->conns[i];
     p->net->shutdown(c->net_comm);
@@ -195,6 +203,7 @@ static void proxy_do_shutdown(proxy_t *p) {
     c->failed = 1;
     slot_bell_ring(c->bell);
   }
+  pthread_mutex_unlock(&p->progress_lock);
 }
 
 /* Fills pfd (after `n` entries already there) with the fds of connections
@@ -239,16 +248,18 @@ static void proxy_sleep(proxy_t *p, int shut) {
   }
 }
 
-/* One pass over every connection. test_recv: per connection, whether its
- * receives are tested (a system call each); NULL tests all. Returns 1 if
- * anything moved. */
-static int proxy_pass_locked(proxy_t *p, const unsigned char *test_recv) {
+enum { TEST_NONE, TEST_ALL, TEST_READY };
+
+/* One pass over every connection. Receives are tested (a system call each)
+ * all, none, or where p->recv_ready says. Returns 1 if anything moved. */
+static int proxy_pass_locked(proxy_t *p, int test) {
   int moved = 0;
   err_quiet(1); /* the kernel that meets a failure reports it, with context */
   for (int i = 0; i < p->nconns; i++) {
     proxy_conn_t *c = &p->conns[i];
     if (c->failed) continue;
-    int m = c->is_send ? proxy_progress_send(p, c) : proxy_progress_recv(p, c, !test_recv || test_recv[i]);
+    int t = test == TEST_ALL || (test == TEST_READY && p->recv_ready[i]);
+    int m = c->is_send ? proxy_progress_send(p, c) : proxy_progress_recv(p, c, t);
     if (m) {
       moved = 1;
       slot_bell_ring(c->bell);
@@ -260,7 +271,7 @@ static int proxy_pass_locked(proxy_t *p, const unsigned char *test_recv) {
 
 static int proxy_pass(proxy_t *p) {
   pthread_mutex_lock(&p->progress_lock);
-  int moved = proxy_pass_locked(p, NULL);
+  int moved = proxy_pass_locked(p, TEST_ALL);
   pthread_mutex_unlock(&p->progress_lock);
   return moved;
 }
@@ -299,9 +310,6 @@ static void *proxy_main(void *arg) {
 }
 
 xcclResult_t proxy_start(proxy_t *p) {
-  p->no_recv = calloc((size_t)p->nconns + 1, 1);
-  p->recv_ready = calloc((size_t)p->nconns + 1, 1);
-  if (!p->no_recv || !p->recv_ready) return err_set(xcclSystemError, LOG_PROXY, "out of memory for the proxy");
   int rc = pthread_create(&p->thread, NULL, proxy_main, p);
   if (rc != 0) return err_set(xcclSystemError, LOG_PROXY, "cannot start the proxy thread: %s", strerror(rc));
   p->started = 1;
@@ -315,10 +323,10 @@ static void proxy_wake(proxy_t *p) {
 }
 
 /* Progress on the calling thread, if the proxy thread is not at it. */
-static int proxy_progress_some(proxy_t *p, const unsigned char *test_recv) {
+static int proxy_progress_some(proxy_t *p, int test) {
   int moved = 0;
   if (!atomic_load(&p->shutdown_requested) && pthread_mutex_trylock(&p->progress_lock) == 0) {
-    moved = proxy_pass_locked(p, test_recv);
+    moved = proxy_pass_locked(p, test);
     pthread_mutex_unlock(&p->progress_lock);
   }
   return moved;
@@ -331,7 +339,7 @@ static int proxy_progress_some(proxy_t *p, const unsigned char *test_recv) {
  * costs a failed recv() per connection. */
 int proxy_progress(void *proxy) {
   proxy_t *p = proxy;
-  return proxy_progress_some(p, p->no_recv);
+  return proxy_progress_some(p, TEST_NONE);
 }
 
 int proxy_wait(void *proxy, int timeout_us) {
@@ -345,18 +353,24 @@ int proxy_wait(void *proxy, int timeout_us) {
   if (n < 0) { /* a transport without fds: nap, then test everything */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
-    return proxy_progress_some(p, NULL);
+    return proxy_progress_some(p, TEST_ALL);
   }
-  if (n > 0) poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
-  else {
+  if (n > 0) {
+    poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
+  } else {
     struct timespec ts = {0, (long)timeout_us * 1000};
     nanosleep(&ts, NULL);
   }
-  unsigned char *ready = p->recv_ready;
-  memset(ready, 0, (size_t)p->nconns);
-  for (int k = 0; k < n; k++)
-    if (pfd[k].revents) ready[owner[k]] = 1;
-  return proxy_progress_some(p, ready);
+  int moved = 0;
+  if (!atomic_load(&p->shutdown_requested) && pthread_mutex_trylock(&p->progress_lock) == 0) {
+    /* Connections are only ever appended, so the owners' indices still hold. */
+    memset(p->recv_ready, 0, (size_t)p->nconns);
+    for (int k = 0; k < n; k++)
+      if (pfd[k].revents) p->recv_ready[owner[k]] = 1;
+    moved = proxy_pass_locked(p, TEST_READY);
+    pthread_mutex_unlock(&p->progress_lock);
+  }
+  return moved;
 }
 
 /* No wake-up: the host kernel moves the data itself while the operation
@@ -393,7 +407,6 @@ void proxy_destroy(proxy_t *p) {
     (c->is_send ? p->net->close_send : p->net->close_recv)(c->net_comm);
   }
   free(p->conns);
-  free(p->no_recv);
   free(p->recv_ready);
   pthread_mutex_destroy(&p->lock);
   pthread_mutex_destroy(&p->progress_lock);

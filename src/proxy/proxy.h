@@ -36,7 +36,8 @@ typedef struct proxy proxy_t;
 
 xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p);
 
-/* Hands a connected net comm and its fifo to the proxy (before proxy_start).
+/* Hands a connected net comm and its fifo to the proxy (before or after
+ * proxy_start: point-to-point connections are added when first used).
  * peer is the rank on the other side, for messages; bytes is a counter the
  * proxy adds completed bytes to. The proxy closes net_comm at destroy. */
 xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,

@@ -1,0 +1,65 @@
+/*
+ * bootstrap_conn.h — internals shared by the bootstrap's files: one
+ * authenticated connection (frames in and out), and the rank's state.
+ */
+#ifndef XCCL_CORE_BOOTSTRAP_CONN_H
+#define XCCL_CORE_BOOTSTRAP_CONN_H
+
+#include <stdatomic.h>
+
+#include "bootstrap.h"
+
+typedef struct {
+  int fd;
+  sock_addr_t from;
+  uint8_t nonce[BS_NONCE_BYTES]; /* the acceptor's challenge: MAC context of every frame */
+  uint8_t hdr[BS_HDR_BYTES];
+  size_t got;      /* bytes of the current frame received */
+  uint8_t *frame;  /* header + payload + MAC once the header is known */
+  size_t frame_len;
+  bs_hdr_t h;
+} bs_conn_t;
+
+void conn_reset_frame(bs_conn_t *c);
+void conn_close(bs_conn_t *c);
+/* Reads what is available. *ready = 1 once a whole, authentic frame is in
+ * c->frame. -1 with why on a closed connection or a bad frame. */
+int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl);
+/* Blocking read of one frame of the given type, with a deadline. A FAIL
+ * frame from the root is turned into the error it carries. */
+xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, bs_type_t want,
+                             uint64_t deadline, const _Atomic int *abort_flag, const char *peer);
+xcclResult_t send_frame(int fd, bs_type_t type, const void *payload, uint32_t len, const uint8_t *key,
+                        const uint8_t *nonce, uint64_t deadline, const _Atomic int *abort_flag);
+/* The acceptor's first word on a connection: a fresh nonce. */
+xcclResult_t send_challenge(bs_conn_t *c, const uint8_t *key, uint64_t deadline);
+void send_fail(int fd, xcclResult_t code, const uint8_t *key, const uint8_t *nonce, const char *text);
+
+/* A point-to-point message that arrived before it was asked for. */
+typedef struct bs_msg {
+  struct bs_msg *next;
+  int peer;
+  uint32_t tag;
+  size_t size;
+  uint8_t *data;
+} bs_msg_t;
+
+#define BS_MAX_INCOMING 16
+
+struct bootstrap {
+  int rank, nranks;
+  bs_id_t id;
+  sock_addr_t *addrs; /* every rank's bootstrap address */
+  bs_conn_t next, prev;
+  uint64_t deadline_s_ns; /* XCCL_TIMEOUT in ns, for each later wait */
+  const _Atomic int *abort_flag;
+  int listen_fd;             /* stays open for point-to-point messages */
+  bs_conn_t incoming[BS_MAX_INCOMING]; /* accepted, message not yet read */
+  int nincoming;
+  bs_msg_t *unexpected;      /* arrived before bootstrap_recv asked */
+};
+
+/* bootstrap_p2p.c: frees the queued messages and pending connections. */
+void bootstrap_p2p_close(bootstrap_t *bs);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * group.c — xcclGroupStart/xcclGroupEnd and the launch of a group's
+ * operations on the host engine (group.h).
+ */
+#include "group.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "reduce.h"
+
+#define COLL_BYTES_PER_CHANNEL (128 * 1024)
+#define LANES_PER_COMM 100000
+#define LANE_P2P 1000
+
+static _Thread_local int group_depth;
+static _Thread_local group_op_t *group_ops;
+static _Thread_local int group_nops, group_cap;
+
+int coll_has_op(const coll_args_t *a) {
+  return a->coll == RING_COLL_ALLREDUCE || a->coll == RING_COLL_REDUCESCATTER || a->coll == RING_COLL_REDUCE;
+}
+int coll_has_root(const coll_args_t *a) { return a->coll == RING_COLL_BROADCAST || a->coll == RING_COLL_REDUCE; }
+
+/* "allreduce #3 (count 10 float32 sum) on rank 0", "send #4 (count 10 int8) on rank 1 to rank 2". */
+static void op_describe(const group_op_t *op, char *buf, size_t len) {
+  const coll_args_t *a = &op->coll;
+  int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
+                   kern_type_name(a->type));
+  if (op->kind == GROUP_RING && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
+  if (op->kind == GROUP_RING && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
+  n += snprintf(buf + n, len - (size_t)n, ") on rank %d", op->comm->rank);
+  if (op->kind != GROUP_RING)
+    snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
+}
+
+/* The sentence for a kernel that stopped early. */
+static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const kern_failure_t *f) {
+  xcclComm_t comm = op->comm;
+  char what[240], where[320], peer[160];
+  op_describe(op, what, sizeof(what));
+  if (op->kind == GROUP_RING)
+    snprintf(where, sizeof(where), "%s: channel %d, loop %llu step %d", what, f->channel, (unsigned long long)f->loop,
+             f->action);
+  else
+    snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
+  int p = op->kind != GROUP_RING ? op->peer : f->waiting_on_recv ? comm->prev : comm->next;
+  comm_peer_desc(comm, p, peer, sizeof(peer));
+  switch (f->kind) {
+    case KERN_FAIL_TIMEOUT:
+      if (f->waiting_on_recv)
+        return err_set(res, LOG_COLL, "%s: no data from %s for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
+      return err_set(res, LOG_COLL, "%s: %s did not take data for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
+    case KERN_FAIL_CONN:
+      return err_set(res, LOG_COLL, "%s: %s", where, f->msg);
+    case KERN_FAIL_ABORT:
+      return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
+    case KERN_FAIL_PROTOCOL:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "%s: %s sent %zu bytes where %zu were expected: the ranks called %s with different counts, "
+                     "datatypes or roots",
+                     where, peer, f->got_bytes, f->want_bytes, op->coll.name);
+    default:
+      return err_set(xcclInternalError, LOG_COLL, "%s: failed (%s)", where, xcclGetErrorString(res));
+  }
+}
+
+/* Sends to self meet receives from self in order: a copy. */
+static xcclResult_t group_self_copies(const group_op_t *ops, int n, xcclComm_t comm) {
+  int r = 0;
+  for (int s = 0; s < n; s++) {
+    if (ops[s].comm != comm || ops[s].kind != GROUP_SEND || ops[s].peer != comm->rank) continue;
+    while (r < n && !(ops[r].comm == comm && ops[r].kind == GROUP_RECV && ops[r].peer == comm->rank)) r++;
+    if (r == n)
+      return err_set(xcclInvalidUsage, LOG_COLL, "send #%llu on rank %d to itself has no matching receive from itself "
+                     "in the group", (unsigned long long)ops[s].seq, comm->rank);
+    if (ops[r].bytes != ops[s].bytes)
+      return err_set(xcclInvalidUsage, LOG_COLL, "rank %d sends %zu bytes to itself but receives %zu from itself",
+                     comm->rank, ops[s].bytes, ops[r].bytes);
+    if (ops[s].bytes && ops[r].buf != ops[s].buf) memmove(ops[r].buf, ops[s].buf, ops[s].bytes);
+    r++;
+  }
+  for (; r < n; r++)
+    if (ops[r].comm == comm && ops[r].kind == GROUP_RECV && ops[r].peer == comm->rank)
+      return err_set(xcclInvalidUsage, LOG_COLL, "a receive from itself on rank %d has no matching send", comm->rank);
+  return xcclSuccess;
+}
+
+/* Point-to-point connections this comm's operations need. */
+static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm) {
+  int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
+  xcclResult_t res = xcclSuccess;
+  if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  for (int i = 0; i < n && res == xcclSuccess; i++) {
+    if (ops[i].comm != comm || ops[i].kind == GROUP_RING || ops[i].peer == comm->rank) continue;
+    if (ops[i].kind == GROUP_SEND) sends[ns++] = ops[i].peer;
+    else recvs[nr++] = ops[i].peer;
+  }
+  if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, sends, ns, recvs, nr);
+  free(sends);
+  free(recvs);
+  return res;
+}
+
+typedef struct {
+  xcclComm_t *comms;
+  int ncomms;
+  ring_args_t *rargs;  /* one per op (RING) */
+  ring_channel_t *rch; /* XCCL_MAX_CHANNELS per op */
+  ring_item_t *ritems; /* XCCL_MAX_CHANNELS per op */
+  p2p_item_t *pitems;  /* one per op */
+  kern_item_t **items;
+  int *item_op;
+  int nitems;
+} group_run_t;
+
+static int comm_index(group_run_t *g, xcclComm_t comm) {
+  for (int i = 0; i < g->ncomms; i++)
+    if (g->comms[i] == comm) return i;
+  g->comms[g->ncomms] = comm;
+  return g->ncomms++;
+}
+
+static void group_add_item(group_run_t *g, kern_item_t *it, int op) {
+  g->items[g->nitems] = it;
+  g->item_op[g->nitems++] = op;
+}
+
+/* Work items for every operation, in issue order. */
+static void group_build(group_run_t *g, const group_op_t *ops, int n) {
+  for (int i = 0; i < n; i++) {
+    const group_op_t *op = &ops[i];
+    xcclComm_t comm = op->comm;
+    int lane0 = comm_index(g, comm) * LANES_PER_COMM;
+    if (op->kind == GROUP_RING) {
+      const coll_args_t *a = &op->coll;
+      /* Small messages gain nothing from more rings, only more hops to wait
+       * on: one channel per COLL_BYTES_PER_CHANNEL. Every rank computes the
+       * same number from the same count. */
+      size_t want = a->count * xcclTypeSize(a->type) / COLL_BYTES_PER_CHANNEL;
+      int nch = want < 1 ? 1 : (want < (size_t)comm->nchannels ? (int)want : comm->nchannels);
+      ring_channel_t *chans = &g->rch[(size_t)i * XCCL_MAX_CHANNELS];
+      for (int c = 0; c < nch; c++) {
+        comm_channel_t *ch = &comm->channels[c];
+        chans[c] = (ring_channel_t){&ch->send, &ch->recv, &ch->send_step, &ch->recv_step};
+      }
+      g->rargs[i] = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff,
+                                  .count = a->count, .type = a->type, .op = a->op, .nranks = comm->nranks,
+                                  .position = comm->rank, .root = a->root < 0 ? 0 : a->root, .nchannels = nch,
+                                  .channels = chans};
+      ring_item_t *ri = &g->ritems[(size_t)i * XCCL_MAX_CHANNELS];
+      host_ring_items(&g->rargs[i], &comm->env, lane0, ri);
+      for (int c = 0; c < nch; c++) group_add_item(g, &ri[c].base, i);
+    } else if (op->peer != comm->rank) {
+      int send = op->kind == GROUP_SEND;
+      comm_p2p_t *d = send ? &comm->p2p_send[op->peer] : &comm->p2p_recv[op->peer];
+      host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, &d->fifo, &d->step,
+                    op->buf, op->bytes);
+      group_add_item(g, &g->pitems[i].base, i);
+    }
+  }
+}
+
+static void group_free(group_run_t *g) {
+  free(g->comms);
+  free(g->rargs);
+  free(g->rch);
+  free(g->ritems);
+  free(g->pitems);
+  free(g->items);
+  free(g->item_op);
+}
+
+static xcclResult_t group_launch(const group_op_t *ops, int n) {
+  group_run_t g = {0};
+  if (n <= 0) return xcclSuccess;
+  xcclResult_t res = xcclSuccess;
+  int acquired = 0;
+  for (; acquired < n; acquired++)
+    if ((res = comm_acquire(ops[acquired].comm)) != xcclSuccess) goto out;
+  g.comms = calloc((size_t)n, sizeof(*g.comms));
+  g.rargs = calloc((size_t)n, sizeof(*g.rargs));
+  g.rch = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.rch));
+  g.ritems = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.ritems));
+  g.pitems = calloc((size_t)n, sizeof(*g.pitems));
+  g.items = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.items));
+  g.item_op = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.item_op));
+  if (!g.comms || !g.rargs || !g.rch || !g.ritems || !g.pitems || !g.items || !g.item_op) {
+    res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
+    goto out;
+  }
+  for (int i = 0; i < n; i++) comm_index(&g, ops[i].comm);
+  for (int c = 0; c < g.ncomms && res == xcclSuccess; c++) {
+    res = group_self_copies(ops, n, g.comms[c]);
+    if (res == xcclSuccess) res = group_connect(ops, n, g.comms[c]);
+  }
+  if (res != xcclSuccess) goto out;
+  group_build(&g, ops, n);
+  if (g.nitems == 0) goto out;
+  for (int c = 0; c < g.ncomms; c++) proxy_op_begin(g.comms[c]->proxy);
+  kern_failure_t fail;
+  res = kern_run(g.items, g.nitems, &fail);
+  for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);
+  if (res != xcclSuccess) {
+    res = op_failure(&ops[g.item_op[fail.item]], res, &fail);
+    for (int c = 0; c < g.ncomms; c++) {
+      /* Half-done operations leave the connections out of step: the comm
+       * is unusable, and the peers are told at once. */
+      g.comms[c]->failed = res;
+      proxy_shutdown_connections(g.comms[c]->proxy);
+    }
+  }
+out:
+  for (int i = 0; i < n; i++) {
+    if (i < acquired) comm_release(ops[i].comm);
+    comm_record(ops[i].comm, res);
+  }
+  group_free(&g);
+  return res;
+}
+
+xcclResult_t group_add(const group_op_t *op) {
+  if (group_depth == 0) return group_launch(op, 1);
+  if (group_nops == group_cap) {
+    int cap = group_cap ? 2 * group_cap : 16;
+    group_op_t *o = realloc(group_ops, sizeof(*o) * (size_t)cap);
+    if (!o) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", cap);
+    group_ops = o;
+    group_cap = cap;
+  }
+  group_ops[group_nops++] = *op;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclGroupStart(void) {
+  group_depth++;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclGroupEnd(void) {
+  if (group_depth == 0) return err_set(xcclInvalidUsage, LOG_COLL, "xcclGroupEnd without a matching xcclGroupStart");
+  if (--group_depth > 0) return xcclSuccess;
+  xcclResult_t res = group_nops ? group_launch(group_ops, group_nops) : xcclSuccess;
+  group_nops = 0;
+  return res;
+}

@@ -1,0 +1,45 @@
+/*
+ * group.h — operations queued between xcclGroupStart and xcclGroupEnd, and
+ * how a group runs: connections it needs are made, then every operation of
+ * every communicator in it becomes work items of one host-engine run, so a
+ * ring of sends and receives, or several collectives, never deadlock. An
+ * operation outside a group is a group of one.
+ */
+#ifndef XCCL_CORE_GROUP_H
+#define XCCL_CORE_GROUP_H
+
+#include "comm.h"
+
+/* A collective's arguments as checked by enqueue.c. */
+typedef struct {
+  const char *name; /* "allreduce", for messages */
+  ring_coll_t coll;
+  const void *sendbuff;
+  void *recvbuff;
+  size_t count;                  /* the schedule's count (see host_ring.h) */
+  size_t send_elems, recv_elems; /* what this rank reads and writes; 0 = unused here */
+  xcclDataType_t type;
+  xcclRedOp_t op; /* xcclNumOps when the collective has none */
+  int root;       /* -1 when the collective has none */
+} coll_args_t;
+
+typedef enum { GROUP_RING, GROUP_SEND, GROUP_RECV } group_kind_t;
+
+typedef struct {
+  group_kind_t kind;
+  xcclComm_t comm;
+  uint64_t seq;     /* the communicator's operation number, for messages */
+  coll_args_t coll; /* RING; for SEND/RECV: name, count, type */
+  int peer;         /* SEND/RECV */
+  void *buf;        /* SEND/RECV */
+  size_t bytes;     /* SEND/RECV */
+} group_op_t;
+
+int coll_has_op(const coll_args_t *a);
+int coll_has_root(const coll_args_t *a);
+
+/* Takes an operation whose arguments were checked: runs it now (no group
+ * open on this thread) or queues it for xcclGroupEnd. */
+xcclResult_t group_add(const group_op_t *op);
+
+#endif

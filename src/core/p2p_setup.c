@@ -1,0 +1,112 @@
+/*
+ * p2p_setup.c — point-to-point connections, made the first time a group
+ * sends to or receives from a peer outside the ring. The receiving side
+ * listens and sends its handle through the bootstrap; the sending side
+ * receives it and connects. Every rank of the pair reaches this code in the
+ * same group (a send on one side is a receive on the other), and the
+ * bootstrap serves incoming messages while it waits, so no order is needed.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "comm.h"
+#include "log.h"
+
+#define P2P_TAG_HANDLE 0x50325031u /* "this is the handle to send me your data on" */
+
+static int seen_before(const int *peers, int i) {
+  for (int j = 0; j < i; j++)
+    if (peers[j] == peers[i]) return 1;
+  return 0;
+}
+
+xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int nsend, const int *recv_peers,
+                              int nrecv) {
+  int n = comm->nranks;
+  void **listens = calloc((size_t)n, sizeof(void *));
+  void **send_comms = calloc((size_t)n, sizeof(void *));
+  void **recv_comms = calloc((size_t)n, sizeof(void *));
+  net_handle_t *handles = calloc((size_t)n, sizeof(net_handle_t));
+  xcclResult_t res = xcclSuccess;
+  if (!listens || !send_comms || !recv_comms || !handles) {
+    res = err_set(xcclSystemError, LOG_INIT, "out of memory for point-to-point set-up");
+    goto out;
+  }
+  char desc[160];
+  /* 1. Receiving side: listen, and tell the peer where. */
+  for (int i = 0; i < nrecv && res == xcclSuccess; i++) {
+    int p = recv_peers[i];
+    if (comm->p2p_recv[p].ready || seen_before(recv_peers, i)) continue;
+    net_handle_t h;
+    res = comm->net->listen(0, &h, &listens[p]);
+    if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, P2P_TAG_HANDLE, h.data, NET_HANDLE_PUBLIC);
+    if (res != xcclSuccess) err_prefix(res, "connecting to receive from %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
+  }
+  /* 2. Sending side: learn where, and start connecting. */
+  for (int i = 0; i < nsend && res == xcclSuccess; i++) {
+    int p = send_peers[i];
+    if (comm->p2p_send[p].ready || seen_before(send_peers, i)) continue;
+    memset(&handles[p], 0, sizeof(handles[p]));
+    res = bootstrap_recv(comm->bs, p, P2P_TAG_HANDLE, handles[p].data, NET_HANDLE_PUBLIC);
+    if (res != xcclSuccess) err_prefix(res, "connecting to send to %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
+  }
+  /* 3. Both at once until every connection is made. */
+  uint64_t deadline = clock_deadline(comm->timeout_s);
+  for (int pending = 1; res == xcclSuccess && pending;) {
+    pending = 0;
+    for (int i = 0; i < nsend && res == xcclSuccess; i++) {
+      int p = send_peers[i];
+      if (comm->p2p_send[p].ready || send_comms[p] || seen_before(send_peers, i)) continue;
+      res = comm->net->connect(0, &handles[p], &send_comms[p]);
+      pending |= !send_comms[p];
+    }
+    for (int i = 0; i < nrecv && res == xcclSuccess; i++) {
+      int p = recv_peers[i];
+      if (!listens[p] || recv_comms[p]) continue;
+      res = comm->net->accept(listens[p], &recv_comms[p]);
+      pending |= !recv_comms[p];
+    }
+    if (res == xcclSuccess && pending) {
+      if (clock_expired(deadline))
+        res = err_set(xcclTimeout, LOG_INIT, "point-to-point connections not made within XCCL_TIMEOUT=%g s",
+                      comm->timeout_s);
+      else if (atomic_load(&comm->abort_flag))
+        res = err_set(xcclRemoteError, LOG_INIT, "aborted while making point-to-point connections");
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  /* 4. Hand them to the proxy with their fifos. */
+  size_t slot = comm->peers[comm->rank].chunk_size;
+  for (int p = 0; p < n && res == xcclSuccess; p++) {
+    comm_peer_desc(comm, p, desc, sizeof(desc));
+    if (send_comms[p]) {
+      comm_p2p_t *d = &comm->p2p_send[p];
+      if (slot_fifo_init(&d->fifo, slot) != 0) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
+      if (res == xcclSuccess)
+        res = proxy_add_send(comm->proxy, &d->fifo, send_comms[p], p, desc, &comm->bytes_sent[p], &comm->bell);
+      if (res == xcclSuccess) send_comms[p] = NULL, d->ready = 1;
+    }
+    if (recv_comms[p]) {
+      comm_p2p_t *d = &comm->p2p_recv[p];
+      if (slot_fifo_init(&d->fifo, slot) != 0) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
+      if (res == xcclSuccess)
+        res = proxy_add_recv(comm->proxy, &d->fifo, recv_comms[p], p, desc, &comm->bytes_recv[p], &comm->bell);
+      if (res == xcclSuccess) recv_comms[p] = NULL, d->ready = 1;
+    }
+  }
+out:
+  for (int p = 0; handles && p < n; p++) {
+    if (send_comms && send_comms[p]) comm->net->close_send(send_comms[p]);
+    else if (res != xcclSuccess && handles) comm->net->connect_abandon(&handles[p]);
+    if (recv_comms && recv_comms[p]) comm->net->close_recv(recv_comms[p]);
+    if (listens && listens[p]) comm->net->close_listen(listens[p]);
+  }
+  free(listens);
+  free(send_comms);
+  free(recv_comms);
+  free(handles);
+  return res;
+}

@@ -1,0 +1,161 @@
+/*
+ * host_engine.c — the loop that drives host work items (host_engine.h).
+ */
+#include "host_engine.h"
+
+#include <string.h>
+
+#include "clock.h"
+
+/* An earlier item on the same lane has actions left. */
+static int lane_blocked(kern_item_t *const *items, int i) {
+  for (int j = 0; j < i; j++)
+    if (items[j]->lane == items[i]->lane && !items[j]->finished) return 1;
+  return 0;
+}
+
+static int drained(const kern_item_t *it) {
+  return !it->sends || atomic_load_explicit(&it->sends->head, memory_order_acquire) >= *it->send_step;
+}
+
+/* Why is an idle item idle? Non-zero (fail filled in) to stop. */
+static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
+  uint64_t step = 0;
+  int on_recv = 0;
+  slot_fifo_t *f;
+  if (it->finished) { /* draining: waiting for the transport to take the last sends */
+    f = it->sends;
+    step = *it->send_step;
+  } else {
+    f = it->ops->waiting(it, &step, &on_recv);
+  }
+  fail->channel = it->channel;
+  fail->waiting_on_recv = on_recv;
+  fail->action = it->action;
+  fail->loop = it->loop;
+  /* Only the fifo waited on counts: another may have failed because its
+   * peer finished and closed, which is not an error here. The proxy
+   * publishes what it moved before it marks a fifo failed, so after seeing
+   * the error look at the counter again: the data may be there. */
+  int err = f ? atomic_load_explicit(&f->error, memory_order_acquire) : 0;
+  if (err && on_recv && atomic_load_explicit(&f->tail, memory_order_acquire) > step) err = 0;
+  if (err && !on_recv &&
+      atomic_load_explicit(&f->head, memory_order_acquire) + (it->finished ? 0 : XCCL_STEPS) > step)
+    err = 0;
+  if (err) {
+    fail->kind = KERN_FAIL_CONN;
+    fail->conn_result = err;
+    memcpy(fail->msg, f->error_msg, sizeof(fail->msg));
+    return 1;
+  }
+  if (it->env->abort_flag && atomic_load_explicit(it->env->abort_flag, memory_order_relaxed)) {
+    fail->kind = KERN_FAIL_ABORT;
+    return 1;
+  }
+  if (now - it->last_progress_ns > (uint64_t)(it->env->timeout_s * 1e9)) {
+    fail->kind = KERN_FAIL_TIMEOUT;
+    return 1;
+  }
+  return 0;
+}
+
+/* Calls progress once per distinct environment. */
+static int progress_all(kern_item_t *const *items, int n) {
+  int moved = 0;
+  for (int i = 0; i < n; i++) {
+    const kern_env_t *e = items[i]->env;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = items[j]->env == e;
+    if (!seen && e->progress) moved |= e->progress(e->progress_ctx);
+  }
+  return moved;
+}
+
+xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
+  memset(fail, 0, sizeof(*fail));
+  uint64_t now = clock_ns();
+  int remaining = 0, single_env = 1;
+  for (int i = 0; i < n; i++) {
+    kern_item_t *it = items[i];
+    it->done = it->finished && drained(it);
+    it->progressed = 0;
+    it->last_progress_ns = now;
+    remaining += !it->done;
+    single_env &= it->env == items[0]->env;
+  }
+  int idle = 0;
+  while (remaining > 0) {
+    const kern_env_t *env0 = items[0]->env;
+    uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
+    int moved = 0;
+    for (int i = 0; i < n; i++) {
+      kern_item_t *it = items[i];
+      if (it->done) continue;
+      if (!it->finished) {
+        if (lane_blocked(items, i)) continue;
+        int rc;
+        while (!it->finished && (rc = it->ops->step(it, fail)) != 0) {
+          if (rc < 0) {
+            fail->item = i;
+            fail->kind = KERN_FAIL_PROTOCOL;
+            fail->channel = it->channel;
+            fail->action = it->action;
+            fail->loop = it->loop;
+            fail->waiting_on_recv = 1;
+            return xcclInvalidUsage;
+          }
+          moved = it->progressed = 1;
+        }
+      }
+      /* The operation is complete only when the transport has taken every
+       * slot it sent: returning earlier could let the caller destroy the
+       * communicator with data still in the slots. */
+      if (it->finished && drained(it)) {
+        it->done = 1;
+        remaining--;
+        moved = 1;
+      }
+    }
+    if (moved) {
+      progress_all(items, n);
+      idle = 0;
+      continue;
+    }
+    if (++idle < env0->spin_count) continue;
+    if (progress_all(items, n)) {
+      idle = 0;
+      continue;
+    }
+    now = clock_ns();
+    for (int i = 0; i < n; i++) {
+      kern_item_t *it = items[i];
+      if (it->done) continue;
+      if (it->progressed || (!it->finished && lane_blocked(items, i))) {
+        it->last_progress_ns = now; /* a queued item's clock starts when it can run */
+        it->progressed = 0;
+        continue;
+      }
+      if (item_check(it, now, fail)) {
+        fail->item = i;
+        switch (fail->kind) {
+          case KERN_FAIL_TIMEOUT: return xcclTimeout;
+          case KERN_FAIL_CONN: return (xcclResult_t)fail->conn_result;
+          default: return xcclRemoteError;
+        }
+      }
+    }
+    if (single_env && env0->wait) {
+      env0->wait(env0->progress_ctx, 1000);
+    } else if (single_env) {
+      slot_bell_wait(env0->bell, seen, 1000);
+    } else { /* several communicators: take turns, briefly */
+      for (int i = 0; i < n; i++) {
+        const kern_env_t *e = items[i]->env;
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++) dup = items[j]->env == e;
+        if (!dup && e->wait) e->wait(e->progress_ctx, 100);
+      }
+    }
+  }
+  return xcclSuccess;
+}

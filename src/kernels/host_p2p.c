@@ -1,0 +1,58 @@
+/* host_p2p.c — send and receive work items (host_p2p.h). */
+#include "host_p2p.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static p2p_item_t *to_p2p_item(kern_item_t *it) { return (p2p_item_t *)((char *)it - offsetof(p2p_item_t, base)); }
+
+static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
+  p2p_item_t *p = to_p2p_item(it);
+  slot_fifo_t *f = p->fifo;
+  size_t n = p->bytes - p->off < f->slot_size ? p->bytes - p->off : f->slot_size;
+  int s = (int)(*p->step % XCCL_STEPS);
+  if (p->is_send) {
+    if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *p->step) return 0;
+    memcpy(f->slots[s], p->buf + p->off, n);
+    f->sizes[s] = n;
+    atomic_store_explicit(&f->tail, ++*p->step, memory_order_release);
+  } else {
+    if (atomic_load_explicit(&f->tail, memory_order_acquire) <= *p->step) return 0;
+    if (f->sizes[s] != n) {
+      fail->got_bytes = f->sizes[s];
+      fail->want_bytes = n;
+      return -1;
+    }
+    memcpy(p->buf + p->off, f->slots[s], n);
+    atomic_store_explicit(&f->head, ++*p->step, memory_order_release);
+  }
+  p->off += n;
+  it->action++;
+  it->finished = p->off == p->bytes;
+  return 1;
+}
+
+static slot_fifo_t *p2p_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
+  p2p_item_t *p = to_p2p_item(it);
+  *is_recv_p = !p->is_send;
+  *step_p = *p->step;
+  return p->fifo;
+}
+
+static const kern_item_ops_t p2p_ops = {.step = p2p_step, .waiting = p2p_waiting};
+
+void host_p2p_item(p2p_item_t *it, const kern_env_t *env, int lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
+                   void *buf, size_t bytes) {
+  memset(it, 0, sizeof(*it));
+  it->base.ops = &p2p_ops;
+  it->base.env = env;
+  it->base.lane = lane;
+  it->base.sends = is_send ? fifo : NULL;
+  it->base.send_step = is_send ? step : NULL;
+  it->base.finished = bytes == 0;
+  it->is_send = is_send;
+  it->fifo = fifo;
+  it->step = step;
+  it->buf = buf;
+  it->bytes = bytes;
+}
