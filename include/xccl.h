@@ -215,6 +215,28 @@ xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xccl
                         int root, xcclComm_t comm, void *stream);
 
 /*
+ * The root's recvbuff[r * sendcount + i] = sendbuff of rank r [i]; recvbuff
+ * is used on the root only. In place when sendbuff == recvbuff + root * sendcount.
+ */
+xcclResult_t xcclGather(const void *sendbuff, void *recvbuff, size_t sendcount, xcclDataType_t datatype, int root,
+                        xcclComm_t comm, void *stream);
+
+/*
+ * Rank r's recvbuff[i] = the root's sendbuff[r * recvcount + i]; sendbuff is
+ * used on the root only. In place when recvbuff == sendbuff + root * recvcount.
+ */
+xcclResult_t xcclScatter(const void *sendbuff, void *recvbuff, size_t recvcount, xcclDataType_t datatype, int root,
+                         xcclComm_t comm, void *stream);
+
+/*
+ * recvbuff[p * count + i] = sendbuff of rank p [me * count + i]: count
+ * elements to and from every rank. Both buffers hold nranks * count
+ * elements and must not overlap.
+ */
+xcclResult_t xcclAllToAll(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
+                          xcclComm_t comm, void *stream);
+
+/*
  * Point to point: count elements to / from peer, matched in posting order
  * per pair and direction; both sides must use the same count and type.
  * Outside a group each call completes before it returns, so a rank that

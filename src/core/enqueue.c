@@ -165,8 +165,10 @@ xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xccl
 
 /* ---- Point to point ---- */
 
-static xcclResult_t p2p_submit(const char *name, group_kind_t kind, void *buf, size_t count, xcclDataType_t type,
-                               int peer, xcclComm_t comm, void *stream) {
+/* Checks a send or receive, which may be part of a collective (name, and
+ * seq != 0: the collective's number), and submits it. */
+static xcclResult_t p2p_submit(const char *name, uint64_t seq, group_kind_t kind, void *buf, size_t count,
+                               xcclDataType_t type, int peer, xcclComm_t comm, void *stream) {
   TRY(comm_acquire(comm));
   xcclResult_t res = xcclSuccess;
   size_t esize = xcclTypeSize(type);
@@ -190,18 +192,104 @@ static xcclResult_t p2p_submit(const char *name, group_kind_t kind, void *buf, s
   if (res == xcclSuccess) res = check_buffer(name, "buff", buf, count, esize);
   group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
   op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
-  if (res == xcclSuccess) op.seq = ++comm->seq;
+  if (res == xcclSuccess) op.seq = seq ? seq : ++comm->seq;
   comm_release(comm);
   if (res != xcclSuccess) return comm_record(comm, res);
-  return group_add(&op);
+  return count ? group_add(&op) : xcclSuccess; /* nothing to move, nothing to match */
 }
 
 xcclResult_t xcclSend(const void *sendbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
                       void *stream) {
-  return p2p_submit("send", GROUP_SEND, (void *)sendbuff, count, datatype, peer, comm, stream);
+  return p2p_submit("send", 0, GROUP_SEND, (void *)sendbuff, count, datatype, peer, comm, stream);
 }
 
 xcclResult_t xcclRecv(void *recvbuff, size_t count, xcclDataType_t datatype, int peer, xcclComm_t comm,
                       void *stream) {
-  return p2p_submit("recv", GROUP_RECV, recvbuff, count, datatype, peer, comm, stream);
+  return p2p_submit("recv", 0, GROUP_RECV, recvbuff, count, datatype, peer, comm, stream);
+}
+
+/* ---- Collectives made of sends and receives ---- */
+
+typedef enum { P2P_GATHER, P2P_SCATTER, P2P_ALLTOALL } p2p_coll_t;
+
+/* Checks what the sends and receives cannot: root, total sizes, overlap.
+ * Returns the collective's number in *seq_p. */
+static xcclResult_t p2p_coll_check(const char *name, p2p_coll_t kind, const void *sendbuff, const void *recvbuff,
+                                   size_t count, xcclDataType_t type, int root, xcclComm_t comm, uint64_t *seq_p,
+                                   int *nranks_p, int *rank_p) {
+  TRY(comm_acquire(comm));
+  xcclResult_t res = xcclSuccess;
+  int n = comm->nranks, me = comm->rank;
+  size_t esize = xcclTypeSize(type);
+  if ((unsigned)type >= xcclNumTypes)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: unknown datatype %d (valid: 0..%d)", name, (int)type,
+                  xcclNumTypes - 1);
+  else if (kind != P2P_ALLTOALL && (root < 0 || root >= n))
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: root %d is not a rank of this communicator (0..%d)", name, root,
+                  n - 1);
+  else if (count > (SIZE_MAX / 2) / esize / (size_t)n)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: count %zu of %s overflows the address space", name, count,
+                  kern_type_name(type));
+  if (res == xcclSuccess && count) {
+    size_t blk = count * esize, all = blk * (size_t)n;
+    size_t sb = kind == P2P_GATHER ? blk : (kind == P2P_SCATTER ? (me == root ? all : 0) : all);
+    size_t rb = kind == P2P_SCATTER ? blk : (kind == P2P_GATHER ? (me == root ? all : 0) : all);
+    const char *s = sendbuff, *r = recvbuff;
+    if (sb && !s) res = err_set(xcclInvalidArgument, LOG_COLL, "%s: sendbuff is NULL with count > 0", name);
+    else if (rb && !r) res = err_set(xcclInvalidArgument, LOG_COLL, "%s: recvbuff is NULL with count > 0", name);
+    else if (sb && rb && s < r + rb && r < s + sb) {
+      /* in place: the root's own block is already where it belongs */
+      int ok = (kind == P2P_GATHER && s == r + (size_t)root * blk) || (kind == P2P_SCATTER && r == s + (size_t)root * blk);
+      if (!ok)
+        res = err_set(xcclInvalidArgument, LOG_COLL, "%s: sendbuff %p and recvbuff %p overlap%s", name, sendbuff,
+                      recvbuff,
+                      kind == P2P_ALLTOALL ? " (all-to-all is never in place)"
+                      : kind == P2P_GATHER ? " without being in place (sendbuff == recvbuff + root * sendcount)"
+                                           : " without being in place (recvbuff == sendbuff + root * recvcount)");
+    }
+  }
+  if (res == xcclSuccess) *seq_p = ++comm->seq, *nranks_p = n, *rank_p = me;
+  comm_release(comm);
+  return res == xcclSuccess ? res : comm_record(comm, res);
+}
+
+static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *sendbuff, void *recvbuff, size_t count,
+                             xcclDataType_t type, int root, xcclComm_t comm, void *stream) {
+  uint64_t seq = 0;
+  int n = 0, me = 0;
+  TRY(p2p_coll_check(name, kind, sendbuff, recvbuff, count, type, root, comm, &seq, &n, &me));
+  size_t blk = count * xcclTypeSize(type);
+  if (count == 0) return xcclSuccess;
+  const char *s = sendbuff;
+  char *r = recvbuff;
+  xcclResult_t res = xcclGroupStart();
+  for (int p = 0; p < n && res == xcclSuccess; p++) {
+    int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && p == root) || (kind == P2P_SCATTER && me == root);
+    int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && p == root);
+    if (send) {
+      const char *sp = kind == P2P_GATHER ? s : s + (size_t)p * blk;
+      res = p2p_submit(name, seq, GROUP_SEND, (void *)sp, count, type, p, comm, stream);
+    }
+    if (recv && res == xcclSuccess) {
+      char *rp = kind == P2P_SCATTER ? r : r + (size_t)p * blk;
+      res = p2p_submit(name, seq, GROUP_RECV, rp, count, type, p, comm, stream);
+    }
+  }
+  xcclResult_t end = xcclGroupEnd();
+  return res != xcclSuccess ? res : end;
+}
+
+xcclResult_t xcclGather(const void *sendbuff, void *recvbuff, size_t sendcount, xcclDataType_t datatype, int root,
+                        xcclComm_t comm, void *stream) {
+  return p2p_coll("gather", P2P_GATHER, sendbuff, recvbuff, sendcount, datatype, root, comm, stream);
+}
+
+xcclResult_t xcclScatter(const void *sendbuff, void *recvbuff, size_t recvcount, xcclDataType_t datatype, int root,
+                         xcclComm_t comm, void *stream) {
+  return p2p_coll("scatter", P2P_SCATTER, sendbuff, recvbuff, recvcount, datatype, root, comm, stream);
+}
+
+xcclResult_t xcclAllToAll(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
+                          xcclComm_t comm, void *stream) {
+  return p2p_coll("alltoall", P2P_ALLTOALL, sendbuff, recvbuff, count, datatype, -1, comm, stream);
 }
