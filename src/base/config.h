@@ -49,6 +49,9 @@
     "Channels (independent rings, each with its own connections) a collective is split over.")    \
   X(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
+  X(ALGO, STR, "", 0, 0,                                                                           \
+    "Force an algorithm: ring or rd (recursive doubling), for every collective it serves or per "  \
+    "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
   X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
     "Idle polls of the slot counters before a waiting caller sleeps in poll() on its connections.")
 

@@ -3,6 +3,7 @@
  * destroy and abort.
  */
 #include "comm.h"
+#include "tuning.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -154,12 +155,14 @@ static void comm_free(struct xcclComm *comm) {
     slot_fifo_fini(&comm->channels[c].send);
     slot_fifo_fini(&comm->channels[c].recv);
   }
-  for (int r = 0; comm->p2p_send && r < comm->nranks; r++) {
-    if (comm->p2p_send[r].ready) slot_fifo_fini(&comm->p2p_send[r].fifo);
-    if (comm->p2p_recv[r].ready) slot_fifo_fini(&comm->p2p_recv[r].fifo);
+  for (int set = 0; set < COMM_P2P_SETS; set++) {
+    for (int r = 0; comm->p2p_send[set] && comm->p2p_recv[set] && r < comm->nranks; r++) {
+      if (comm->p2p_send[set][r].ready) slot_fifo_fini(&comm->p2p_send[set][r].fifo);
+      if (comm->p2p_recv[set][r].ready) slot_fifo_fini(&comm->p2p_recv[set][r].fifo);
+    }
+    free(comm->p2p_send[set]);
+    free(comm->p2p_recv[set]);
   }
-  free(comm->p2p_send);
-  free(comm->p2p_recv);
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
@@ -255,10 +258,14 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   comm->bytes_sent = calloc((size_t)nranks, sizeof(*comm->bytes_sent));
   comm->bytes_recv = calloc((size_t)nranks, sizeof(*comm->bytes_recv));
-  comm->p2p_send = calloc((size_t)nranks, sizeof(*comm->p2p_send));
-  comm->p2p_recv = calloc((size_t)nranks, sizeof(*comm->p2p_recv));
+  int p2p_ok = 1;
+  for (int set = 0; set < COMM_P2P_SETS; set++) {
+    comm->p2p_send[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
+    comm->p2p_recv[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
+    p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
+  }
   xcclResult_t res;
-  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv || !comm->p2p_send || !comm->p2p_recv) {
+  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv || !p2p_ok) {
     res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
     goto fail;
   }
@@ -268,6 +275,7 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->nchannels = comm->nchannels;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
+  TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
   if (nranks > 1) {

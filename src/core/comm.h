@@ -11,9 +11,11 @@
 #include "bootstrap.h"
 #include "error.h"
 #include "host_p2p.h"
+#include "host_rd.h"
 #include "host_ring.h"
 #include "net.h"
 #include "proxy.h"
+#include "ring_schedule.h"
 #include "slots.h"
 #include "xccl.h"
 
@@ -31,6 +33,8 @@ typedef struct {
   /* listen handles of this rank's receive side, one per channel */
   unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
 } comm_peer_info_t;
+
+enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_SETS = 2 };
 
 /* One direction of a point-to-point connection, made when first used. */
 typedef struct {
@@ -55,9 +59,12 @@ struct xcclComm {
   comm_channel_t *channels;
   comm_peer_info_t *peers;
   _Atomic uint64_t *bytes_sent, *bytes_recv; /* per peer */
-  comm_p2p_t *p2p_send, *p2p_recv; /* per peer */
+  /* Point-to-point connections per peer, in separate sets so that an
+   * algorithm's messages never interleave with the user's sends. */
+  comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
   slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
   kern_env_t env;   /* how host kernels on this comm wait and progress */
+  int algo_forced[RING_COLL_NCOLLS]; /* XCCL_ALGO, -1 where not forced */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
@@ -88,10 +95,11 @@ const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, siz
 /* Hash of host name and network namespace (XCCL_HOSTID overrides later). */
 uint64_t comm_host_hash(char *host_p, size_t len);
 
-/* Makes the point-to-point connections a group needs: sends to send_peers,
- * receives from recv_peers (each may repeat; connected ones are skipped).
+/* Makes the point-to-point connections of a set (COMM_P2P_*) a group needs:
+ * sends to send_peers, receives from recv_peers (each may repeat; connected
+ * ones are skipped).
  * Collective over the peers involved (p2p_setup.c). */
-xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int nsend, const int *recv_peers,
+xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
                               int nrecv);
 
 /* Sets up each channel's ring connections through the net transport and

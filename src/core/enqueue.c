@@ -89,6 +89,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
   int submit = 0;
   if (res == xcclSuccess) {
     op.seq = ++comm->seq;
+    op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks);
     TRACE(COLL, "%s #%llu count %zu %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type));
     if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));
     submit = a->count > 0 && comm->nranks > 1;
@@ -120,7 +121,7 @@ static int coll_rank(xcclComm_t comm) {
 
 xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
                            xcclRedOp_t op, xcclComm_t comm, void *stream) {
-  coll_args_t a = {"allreduce", RING_COLL_ALLREDUCE, sendbuff, recvbuff, count, count, count, datatype, op, -1};
+  coll_args_t a = {"allreduce", RING_COLL_ALLREDUCE, sendbuff, recvbuff, count, count, count, datatype, op, -1, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
 
@@ -129,7 +130,7 @@ xcclResult_t xcclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
   size_t n = (size_t)coll_nranks(comm);
   size_t total = sendcount <= SIZE_MAX / n ? sendcount * n : SIZE_MAX;
   coll_args_t a = {"allgather", RING_COLL_ALLGATHER, sendbuff, recvbuff, sendcount, sendcount, total, datatype,
-                   xcclNumOps, -1};
+                   xcclNumOps, -1, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
 
@@ -138,7 +139,7 @@ xcclResult_t xcclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
   size_t n = (size_t)coll_nranks(comm);
   size_t total = recvcount <= SIZE_MAX / n ? recvcount * n : SIZE_MAX;
   coll_args_t a = {"reducescatter", RING_COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, total, recvcount, datatype,
-                   op, -1};
+                   op, -1, ALGO_RING};
   if (n == 1) a.send_elems = recvcount;
   return coll_run(comm, &a, stream);
 }
@@ -147,7 +148,7 @@ xcclResult_t xcclBroadcast(const void *sendbuff, void *recvbuff, size_t count, x
                            xcclComm_t comm, void *stream) {
   int is_root = coll_rank(comm) == root;
   coll_args_t a = {"broadcast", RING_COLL_BROADCAST, is_root ? sendbuff : NULL, recvbuff, count, is_root ? count : 0,
-                   count, datatype, xcclNumOps, root};
+                   count, datatype, xcclNumOps, root, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
 
@@ -159,7 +160,7 @@ xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xccl
                         int root, xcclComm_t comm, void *stream) {
   int is_root = coll_rank(comm) == root;
   coll_args_t a = {"reduce", RING_COLL_REDUCE, sendbuff, is_root ? recvbuff : NULL, count, count, is_root ? count : 0,
-                   datatype, op, root};
+                   datatype, op, root, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
 

@@ -14,6 +14,7 @@
 #define COLL_BYTES_PER_CHANNEL (128 * 1024)
 #define LANES_PER_COMM 100000
 #define LANE_P2P 1000
+#define LANE_RD 900
 
 static _Thread_local int group_depth;
 static _Thread_local group_op_t *group_ops;
@@ -42,11 +43,11 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
   char what[240], where[320], peer[160];
   op_describe(op, what, sizeof(what));
   if (op->kind == GROUP_RING)
-    snprintf(where, sizeof(where), "%s: channel %d, loop %llu step %d", what, f->channel, (unsigned long long)f->loop,
-             f->action);
+    snprintf(where, sizeof(where), "%s: %s, channel %d, loop %llu step %d", what, algo_name(op->coll.algo), f->channel,
+             (unsigned long long)f->loop, f->action);
   else
     snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
-  int p = op->kind != GROUP_RING ? op->peer : f->waiting_on_recv ? comm->prev : comm->next;
+  int p = op->kind != GROUP_RING ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
   comm_peer_desc(comm, p, peer, sizeof(peer));
   switch (f->kind) {
     case KERN_FAIL_TIMEOUT:
@@ -93,12 +94,20 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  int need_rd = 0;
   for (int i = 0; i < n && res == xcclSuccess; i++) {
-    if (ops[i].comm != comm || ops[i].kind == GROUP_RING || ops[i].peer == comm->rank) continue;
+    if (ops[i].comm != comm) continue;
+    need_rd |= ops[i].kind == GROUP_RING && ops[i].coll.algo == ALGO_RD;
+    if (ops[i].kind == GROUP_RING || ops[i].peer == comm->rank) continue;
     if (ops[i].kind == GROUP_SEND) sends[ns++] = ops[i].peer;
     else recvs[nr++] = ops[i].peer;
   }
-  if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, sends, ns, recvs, nr);
+  if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
+  if (res == xcclSuccess && need_rd) { /* the algorithms' own connections, to and from each partner */
+    int partners[64];
+    int np = host_rd_partners(comm->nranks, comm->rank, partners);
+    res = comm_connect_p2p(comm, COMM_P2P_ALGO, partners, np, partners, np);
+  }
   free(sends);
   free(recvs);
   return res;
@@ -111,6 +120,9 @@ typedef struct {
   ring_channel_t *rch; /* XCCL_MAX_CHANNELS per op */
   ring_item_t *ritems; /* XCCL_MAX_CHANNELS per op */
   p2p_item_t *pitems;  /* one per op */
+  rd_item_t *rditems;  /* one per op (RD) */
+  rd_args_t *rdargs;   /* one per op (RD) */
+  void **rdmem;        /* per op (RD): the per-peer fifo tables */
   kern_item_t **items;
   int *item_op;
   int nitems;
@@ -129,12 +141,30 @@ static void group_add_item(group_run_t *g, kern_item_t *it, int op) {
 }
 
 /* Work items for every operation, in issue order. */
-static void group_build(group_run_t *g, const group_op_t *ops, int n) {
+static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
     int lane0 = comm_index(g, comm) * LANES_PER_COMM;
-    if (op->kind == GROUP_RING) {
+    if (op->kind == GROUP_RING && op->coll.algo == ALGO_RD) {
+      const coll_args_t *a = &op->coll;
+      int k = comm->nranks;
+      void **tab = calloc(4 * (size_t)k, sizeof(void *));
+      g->rdmem[i] = tab;
+      if (!tab) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+      rd_args_t *ra = &g->rdargs[i];
+      *ra = (rd_args_t){.sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count, .type = a->type,
+                        .op = a->op, .nranks = k, .rank = comm->rank, .send_fifo = (slot_fifo_t **)tab,
+                        .recv_fifo = (slot_fifo_t **)tab + k, .send_step = (uint64_t **)tab + 2 * k,
+                        .recv_step = (uint64_t **)tab + 3 * k};
+      for (int p = 0; p < k; p++) {
+        comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
+        if (s->ready) ra->send_fifo[p] = &s->fifo, ra->send_step[p] = &s->step;
+        if (r->ready) ra->recv_fifo[p] = &r->fifo, ra->recv_step[p] = &r->step;
+      }
+      host_rd_item(&g->rditems[i], ra, &comm->env, lane0 + LANE_RD);
+      group_add_item(g, &g->rditems[i].base, i);
+    } else if (op->kind == GROUP_RING) {
       const coll_args_t *a = &op->coll;
       /* Small messages gain nothing from more rings, only more hops to wait
        * on: one channel per COLL_BYTES_PER_CHANNEL. Every rank computes the
@@ -155,15 +185,20 @@ static void group_build(group_run_t *g, const group_op_t *ops, int n) {
       for (int c = 0; c < nch; c++) group_add_item(g, &ri[c].base, i);
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
-      comm_p2p_t *d = send ? &comm->p2p_send[op->peer] : &comm->p2p_recv[op->peer];
+      comm_p2p_t *d = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
       host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, &d->fifo, &d->step,
                     op->buf, op->bytes);
       group_add_item(g, &g->pitems[i].base, i);
     }
   }
+  return xcclSuccess;
 }
 
-static void group_free(group_run_t *g) {
+static void group_free(group_run_t *g, int n) {
+  for (int i = 0; g->rdmem && i < n; i++) free(g->rdmem[i]);
+  free(g->rdmem);
+  free(g->rditems);
+  free(g->rdargs);
   free(g->comms);
   free(g->rargs);
   free(g->rch);
@@ -187,7 +222,11 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
   g.pitems = calloc((size_t)n, sizeof(*g.pitems));
   g.items = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.items));
   g.item_op = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.item_op));
-  if (!g.comms || !g.rargs || !g.rch || !g.ritems || !g.pitems || !g.items || !g.item_op) {
+  g.rditems = calloc((size_t)n, sizeof(*g.rditems));
+  g.rdargs = calloc((size_t)n, sizeof(*g.rdargs));
+  g.rdmem = calloc((size_t)n, sizeof(*g.rdmem));
+  if (!g.comms || !g.rargs || !g.rch || !g.ritems || !g.pitems || !g.items || !g.item_op || !g.rditems || !g.rdargs ||
+      !g.rdmem) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
     goto out;
   }
@@ -197,8 +236,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
     if (res == xcclSuccess) res = group_connect(ops, n, g.comms[c]);
   }
   if (res != xcclSuccess) goto out;
-  group_build(&g, ops, n);
-  if (g.nitems == 0) goto out;
+  if ((res = group_build(&g, ops, n)) != xcclSuccess || g.nitems == 0) goto out;
   for (int c = 0; c < g.ncomms; c++) proxy_op_begin(g.comms[c]->proxy);
   kern_failure_t fail;
   res = kern_run(g.items, g.nitems, &fail);
@@ -217,7 +255,7 @@ out:
     if (i < acquired) comm_release(ops[i].comm);
     comm_record(ops[i].comm, res);
   }
-  group_free(&g);
+  group_free(&g, n);
   return res;
 }
 

@@ -9,6 +9,7 @@
 #define XCCL_CORE_GROUP_H
 
 #include "comm.h"
+#include "tuning.h"
 
 /* A collective's arguments as checked by enqueue.c. */
 typedef struct {
@@ -21,6 +22,7 @@ typedef struct {
   xcclDataType_t type;
   xcclRedOp_t op; /* xcclNumOps when the collective has none */
   int root;       /* -1 when the collective has none */
+  algo_t algo;    /* chosen at submission (tuning.h) */
 } coll_args_t;
 
 typedef enum { GROUP_RING, GROUP_SEND, GROUP_RECV } group_kind_t;

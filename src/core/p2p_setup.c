@@ -22,9 +22,11 @@ static int seen_before(const int *peers, int i) {
   return 0;
 }
 
-xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int nsend, const int *recv_peers,
+xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
                               int nrecv) {
   int n = comm->nranks;
+  comm_p2p_t *psend = comm->p2p_send[set], *precv = comm->p2p_recv[set];
+  uint32_t tag = P2P_TAG_HANDLE + (uint32_t)set;
   void **listens = calloc((size_t)n, sizeof(void *));
   void **send_comms = calloc((size_t)n, sizeof(void *));
   void **recv_comms = calloc((size_t)n, sizeof(void *));
@@ -38,18 +40,18 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int 
   /* 1. Receiving side: listen, and tell the peer where. */
   for (int i = 0; i < nrecv && res == xcclSuccess; i++) {
     int p = recv_peers[i];
-    if (comm->p2p_recv[p].ready || seen_before(recv_peers, i)) continue;
+    if (precv[p].ready || seen_before(recv_peers, i)) continue;
     net_handle_t h;
     res = comm->net->listen(0, &h, &listens[p]);
-    if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, P2P_TAG_HANDLE, h.data, NET_HANDLE_PUBLIC);
+    if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, tag, h.data, NET_HANDLE_PUBLIC);
     if (res != xcclSuccess) err_prefix(res, "connecting to receive from %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
   }
   /* 2. Sending side: learn where, and start connecting. */
   for (int i = 0; i < nsend && res == xcclSuccess; i++) {
     int p = send_peers[i];
-    if (comm->p2p_send[p].ready || seen_before(send_peers, i)) continue;
+    if (psend[p].ready || seen_before(send_peers, i)) continue;
     memset(&handles[p], 0, sizeof(handles[p]));
-    res = bootstrap_recv(comm->bs, p, P2P_TAG_HANDLE, handles[p].data, NET_HANDLE_PUBLIC);
+    res = bootstrap_recv(comm->bs, p, tag, handles[p].data, NET_HANDLE_PUBLIC);
     if (res != xcclSuccess) err_prefix(res, "connecting to send to %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
   }
   /* 3. Both at once until every connection is made. */
@@ -58,7 +60,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int 
     pending = 0;
     for (int i = 0; i < nsend && res == xcclSuccess; i++) {
       int p = send_peers[i];
-      if (comm->p2p_send[p].ready || send_comms[p] || seen_before(send_peers, i)) continue;
+      if (psend[p].ready || send_comms[p] || seen_before(send_peers, i)) continue;
       res = comm->net->connect(0, &handles[p], &send_comms[p]);
       pending |= !send_comms[p];
     }
@@ -83,14 +85,14 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, const int *send_peers, int 
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     comm_peer_desc(comm, p, desc, sizeof(desc));
     if (send_comms[p]) {
-      comm_p2p_t *d = &comm->p2p_send[p];
+      comm_p2p_t *d = &psend[p];
       if (slot_fifo_init(&d->fifo, slot) != 0) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
       if (res == xcclSuccess)
         res = proxy_add_send(comm->proxy, &d->fifo, send_comms[p], p, desc, &comm->bytes_sent[p], &comm->bell);
       if (res == xcclSuccess) send_comms[p] = NULL, d->ready = 1;
     }
     if (recv_comms[p]) {
-      comm_p2p_t *d = &comm->p2p_recv[p];
+      comm_p2p_t *d = &precv[p];
       if (slot_fifo_init(&d->fifo, slot) != 0) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
       if (res == xcclSuccess)
         res = proxy_add_recv(comm->proxy, &d->fifo, recv_comms[p], p, desc, &comm->bytes_recv[p], &comm->bell);

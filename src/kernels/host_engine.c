@@ -14,7 +14,8 @@ static int lane_blocked(kern_item_t *const *items, int i) {
   return 0;
 }
 
-static int drained(const kern_item_t *it) {
+static int drained(kern_item_t *it) {
+  if (it->ops->drained) return it->ops->drained(it);
   return !it->sends || atomic_load_explicit(&it->sends->head, memory_order_acquire) >= *it->send_step;
 }
 
@@ -25,11 +26,12 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   slot_fifo_t *f;
   if (it->finished) { /* draining: waiting for the transport to take the last sends */
     f = it->sends;
-    step = *it->send_step;
+    step = f ? *it->send_step : 0;
   } else {
     f = it->ops->waiting(it, &step, &on_recv);
   }
   fail->channel = it->channel;
+  fail->peer = it->peer;
   fail->waiting_on_recv = on_recv;
   fail->action = it->action;
   fail->loop = it->loop;

@@ -45,6 +45,7 @@ typedef enum {
 typedef struct {
   kern_fail_kind_t kind;
   int item;            /* index of the item that failed */
+  int peer;            /* the item's peer, -1 when the caller knows it */
   int channel;
   int waiting_on_recv; /* 1: waiting for data from the peer; 0: for room at the peer */
   int action;          /* step of the loop */
@@ -64,6 +65,9 @@ typedef struct {
   /* The fifo the item waits on now, the step it waits for, and whether it
    * is a receive (wait for tail > step) or a send (wait for head + STEPS > step). */
   slot_fifo_t *(*waiting)(kern_item_t *it, uint64_t *step_p, int *is_recv_p);
+  /* Optional, for items that send on several fifos: all sends taken by the
+   * transport. Without it the engine looks at `sends`. */
+  int (*drained)(kern_item_t *it);
 } kern_item_ops_t;
 
 struct kern_item {
@@ -72,8 +76,9 @@ struct kern_item {
   int lane;             /* items on one lane run in order */
   slot_fifo_t *sends;   /* the fifo it sends on (NULL: none): drained before done */
   uint64_t *send_step;
-  /* Where it is, for failure messages: */
-  int channel, action;
+  /* Where it is, for failure messages (peer: whom `waiting` said it waits
+   * on, -1 when the caller knows it from the lane): */
+  int channel, action, peer;
   uint64_t loop;
   /* The engine's: */
   int finished, done, progressed;

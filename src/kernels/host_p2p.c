@@ -47,6 +47,7 @@ void host_p2p_item(p2p_item_t *it, const kern_env_t *env, int lane, int is_send,
   it->base.ops = &p2p_ops;
   it->base.env = env;
   it->base.lane = lane;
+  it->base.peer = -1;
   it->base.sends = is_send ? fifo : NULL;
   it->base.send_step = is_send ? step : NULL;
   it->base.finished = bytes == 0;

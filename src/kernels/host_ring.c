@@ -149,6 +149,7 @@ void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane
     r->base.ops = &ring_ops;
     r->base.env = env;
     r->base.lane = first_lane + c;
+    r->base.peer = -1;
     r->base.channel = c;
     r->base.sends = a->channels[c].send;
     r->base.send_step = a->channels[c].send_step;

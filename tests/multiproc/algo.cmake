@@ -1,0 +1,11 @@
+# Every algorithm for every collective it serves: the all-reduce suites again
+# with recursive doubling forced (powers of two and not).
+set(mp ${CMAKE_CURRENT_LIST_DIR})
+foreach(n 3 5)
+  xccl_add_test(NAME mp_allreduce_rd_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rd")
+endforeach()
+foreach(n 2 4 8)
+  xccl_add_test(NAME mp_allreduce_rd_repeat TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rd")
+endforeach()
