@@ -68,6 +68,7 @@ struct xcclComm {
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
+  char fail_msg[ERR_MSG_MAX]; /* what that failure said */
   uint64_t seq;        /* collectives issued */
   double timeout_s;
   int spin_count;

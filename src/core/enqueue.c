@@ -70,7 +70,7 @@ static xcclResult_t coll_check(xcclComm_t comm, const coll_args_t *a, void *stre
   if (comm->failed)
     return err_set(xcclInvalidUsage, LOG_COLL,
                    "%s: the communicator failed in an earlier operation (%s); destroy or abort it and make a new one",
-                   fn, comm->last_error);
+                   fn, comm->fail_msg);
   return xcclSuccess;
 }
 
@@ -189,7 +189,7 @@ static xcclResult_t p2p_submit(const char *name, uint64_t seq, group_kind_t kind
   else if (comm->failed)
     res = err_set(xcclInvalidUsage, LOG_COLL,
                   "%s: the communicator failed in an earlier operation (%s); destroy or abort it and make a new one",
-                  name, comm->last_error);
+                  name, comm->fail_msg);
   if (res == xcclSuccess) res = check_buffer(name, "buff", buf, count, esize);
   group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
   op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
@@ -238,6 +238,10 @@ static xcclResult_t p2p_coll_check(const char *name, p2p_coll_t kind, const void
     const char *s = sendbuff, *r = recvbuff;
     if (sb && !s) res = err_set(xcclInvalidArgument, LOG_COLL, "%s: sendbuff is NULL with count > 0", name);
     else if (rb && !r) res = err_set(xcclInvalidArgument, LOG_COLL, "%s: recvbuff is NULL with count > 0", name);
+    else if ((sb && (uintptr_t)s % esize) || (rb && (uintptr_t)r % esize))
+      res = err_set(xcclInvalidArgument, LOG_COLL, "%s: %s %p is not aligned to the %zu-byte element size", name,
+                    sb && (uintptr_t)s % esize ? "sendbuff" : "recvbuff",
+                    sb && (uintptr_t)s % esize ? sendbuff : recvbuff, esize);
     else if (sb && rb && s < r + rb && r < s + sb) {
       /* in place: the root's own block is already where it belongs */
       int ok = (kind == P2P_GATHER && s == r + (size_t)root * blk) || (kind == P2P_SCATTER && r == s + (size_t)root * blk);
@@ -264,6 +268,7 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
   const char *s = sendbuff;
   char *r = recvbuff;
   xcclResult_t res = xcclGroupStart();
+  int mark = group_mark(); /* if any part is refused, none of it runs */
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && p == root) || (kind == P2P_SCATTER && me == root);
     int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && p == root);
@@ -276,6 +281,7 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
       res = p2p_submit(name, seq, GROUP_RECV, rp, count, type, p, comm, stream);
     }
   }
+  if (res != xcclSuccess) group_rollback(mark);
   xcclResult_t end = xcclGroupEnd();
   return res != xcclSuccess ? res : end;
 }

@@ -247,6 +247,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
       /* Half-done operations leave the connections out of step: the comm
        * is unusable, and the peers are told at once. */
       g.comms[c]->failed = res;
+      snprintf(g.comms[c]->fail_msg, sizeof(g.comms[c]->fail_msg), "%s", err_last());
       proxy_shutdown_connections(g.comms[c]->proxy);
     }
   }
@@ -270,6 +271,12 @@ xcclResult_t group_add(const group_op_t *op) {
   }
   group_ops[group_nops++] = *op;
   return xcclSuccess;
+}
+
+int group_mark(void) { return group_nops; }
+
+void group_rollback(int mark) {
+  if (mark >= 0 && mark <= group_nops) group_nops = mark;
 }
 
 xcclResult_t xcclGroupStart(void) {

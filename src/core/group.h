@@ -44,4 +44,9 @@ int coll_has_root(const coll_args_t *a);
  * open on this thread) or queues it for xcclGroupEnd. */
 xcclResult_t group_add(const group_op_t *op);
 
+/* For operations made of several: the queue's length now, and dropping what
+ * was queued after it (when a later part is refused, none of it runs). */
+int group_mark(void);
+void group_rollback(int mark);
+
 #endif
