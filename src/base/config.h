@@ -52,6 +52,10 @@
   X(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring or rd (recursive doubling), for every collective it serves or per "  \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
+  X(CHECK, BOOL, "0", 0, 1,                                                                        \
+    "Before each collective, compare what every rank called (collective, count, type, op, root) "   \
+    "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \
+    "bootstrap all-gather per call.")                                                              \
   X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
     "Idle polls of the slot counters before a waiting caller sleeps in poll() on its connections.")
 

@@ -276,6 +276,7 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   me->nchannels = comm->nchannels;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
+  comm->check = config_bool(CFG_CHECK);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
   if (nranks > 1) {

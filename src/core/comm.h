@@ -65,6 +65,7 @@ struct xcclComm {
   slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
   kern_env_t env;   /* how host kernels on this comm wait and progress */
   int algo_forced[RING_COLL_NCOLLS]; /* XCCL_ALGO, -1 where not forced */
+  int check;                         /* XCCL_CHECK */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */

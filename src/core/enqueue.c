@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "group.h"
 #include "log.h"
 #include "reduce.h"
@@ -87,10 +88,20 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
   xcclResult_t res = coll_check(comm, a, stream);
   group_op_t op = {.kind = GROUP_RING, .comm = comm, .coll = *a};
   int submit = 0;
-  if (res == xcclSuccess) {
+  if (comm->check && !comm->failed) {
+    /* A rank that refused its arguments still takes part, so that the
+     * others learn of it at once instead of waiting for it. */
     op.seq = ++comm->seq;
+    xcclResult_t c = check_collective(comm, op.seq, res == xcclSuccess ? a->name : "(refused)", a->count, a->type,
+                                      coll_has_op(a) ? (int)a->op : -1, a->root);
+    if (res == xcclSuccess) res = c;
+  } else if (res == xcclSuccess) {
+    op.seq = ++comm->seq;
+  }
+  if (res == xcclSuccess) {
     op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks);
-    TRACE(COLL, "%s #%llu count %zu %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type));
+    TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
+          algo_name(op.coll.algo));
     if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));
     submit = a->count > 0 && comm->nranks > 1;
   }
@@ -253,7 +264,14 @@ static xcclResult_t p2p_coll_check(const char *name, p2p_coll_t kind, const void
                                            : " without being in place (recvbuff == sendbuff + root * recvcount)");
     }
   }
-  if (res == xcclSuccess) *seq_p = ++comm->seq, *nranks_p = n, *rank_p = me;
+  if (comm->check && !comm->failed) { /* a rank that refused still takes part (see coll_run) */
+    uint64_t seq = ++comm->seq;
+    xcclResult_t c = check_collective(comm, seq, res == xcclSuccess ? name : "(refused)", count, type, -1, root);
+    if (res == xcclSuccess) res = c, *seq_p = seq;
+  } else if (res == xcclSuccess) {
+    *seq_p = ++comm->seq;
+  }
+  if (res == xcclSuccess) *nranks_p = n, *rank_p = me;
   comm_release(comm);
   return res == xcclSuccess ? res : comm_record(comm, res);
 }

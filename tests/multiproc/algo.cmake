@@ -9,3 +9,9 @@ foreach(n 2 4 8)
   xccl_add_test(NAME mp_allreduce_rd_repeat TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
                 ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rd")
 endforeach()
+
+# XCCL_CHECK: mismatched calls are named on every rank (and what it costs).
+foreach(n 3 4)
+  xccl_add_test(NAME mp_check TARGET test_check SOURCES ${mp}/test_check.c RANKS ${n}
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=30;XCCL_CHECK=1")
+endforeach()
