@@ -15,3 +15,9 @@ foreach(n 3 4)
   xccl_add_test(NAME mp_check TARGET test_check SOURCES ${mp}/test_check.c RANKS ${n}
                 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=30;XCCL_CHECK=1")
 endforeach()
+
+# Recursive doubling's traffic per rank matches its formula.
+foreach(n 4 5 6)
+  xccl_add_test(NAME mp_allreduce_rdbytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS rdbytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=allreduce:rd")
+endforeach()

@@ -232,6 +232,30 @@ static void mode_bytes(xcclComm_t comm) {
                         (unsigned long long)sent);
 }
 
+/* Recursive doubling (run with XCCL_ALGO=allreduce:rd): with p2 the largest
+ * power of two <= k, rank r >= p2 sends the buffer once (to r - p2); rank
+ * r < k - p2 sends it log2(p2) + 1 times (once back to r + p2); the others
+ * log2(p2) times, each time to a different partner r ^ 2^s. */
+static void mode_rdbytes(xcclComm_t comm) {
+  size_t count = 3000, bytes = count * 4; /* one slot */
+  xcclPeerCounters_t before[64], after[64];
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
+  run_one(comm, count, xcclFloat32, xcclSum, 0);
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
+  int p2 = 1, steps = 0;
+  while (p2 * 2 <= nranks) p2 *= 2, steps++;
+  for (int p = 0; p < nranks; p++) {
+    uint64_t sent = after[p].bytesSent - before[p].bytesSent, want = 0;
+    if (rank >= p2) want = p == rank - p2 ? bytes : 0;
+    else if (p == rank + p2) want = bytes;
+    else if (p < p2 && p != rank && ((p ^ rank) & ((p ^ rank) - 1)) == 0) want = bytes; /* a partner r ^ 2^s */
+    CHECK(sent == want, "sent %llu bytes to rank %d, expected %llu", (unsigned long long)sent, p,
+          (unsigned long long)want);
+  }
+  if (rank == 0) printf("rdbytes: %d ranks: rank 0 sent the %zu-byte buffer to %d partners\n", nranks, bytes,
+                        steps + (nranks > p2));
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   xcclComm_t comm;
@@ -243,6 +267,7 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "repeat") == 0) mode_repeat(comm);
   else if (strcmp(mode, "twocomm") == 0) mode_twocomm(comm);
   else if (strcmp(mode, "bytes") == 0) mode_bytes(comm);
+  else if (strcmp(mode, "rdbytes") == 0) mode_rdbytes(comm);
   else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
