@@ -17,6 +17,20 @@ foreach(n 2 3 4)
                 LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2")
 endforeach()
 
+# All-gather, reduce-scatter, broadcast and reduce: one program, three modes.
+foreach(n 1 2 3 4 7 8)
+  xccl_add_test(NAME mp_collectives_matrix TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
+                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120")
+endforeach()
+foreach(n 2 3 4)
+  xccl_add_test(NAME mp_collectives_bytes TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
+                ARGS bytes LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2")
+endforeach()
+foreach(n 2 3)
+  xccl_add_test(NAME mp_collectives_errors TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
+                ARGS errors LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120")
+endforeach()
+
 # ---- Send/recv, groups, all-to-all, gather and scatter: test_p2p.c, one program, six modes ----
 set(p2p_src ${CMAKE_CURRENT_LIST_DIR}/test_p2p.c)
 foreach(mode_ranks "sendrecv;1;2;3;4" "alltoall;2;3;5" "gatherscatter;2;4" "mixed;2;3" "errors;2;3" "bytes;3;4")
