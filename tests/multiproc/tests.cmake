@@ -33,7 +33,7 @@ endforeach()
 
 # ---- Send/recv, groups, all-to-all, gather and scatter: test_p2p.c, one program, six modes ----
 set(p2p_src ${CMAKE_CURRENT_LIST_DIR}/test_p2p.c)
-foreach(mode_ranks "sendrecv;1;2;3;4" "alltoall;2;3;5" "gatherscatter;2;4" "mixed;2;3" "errors;2;3" "bytes;3;4")
+foreach(mode_ranks "sendrecv;1;2;3;4;7" "alltoall;1;2;3;5;8" "gatherscatter;1;2;4;7" "mixed;2;3" "errors;2;3" "bytes;3;4")
   list(POP_FRONT mode_ranks p2p_mode)
   foreach(n ${mode_ranks})
     xccl_add_test(NAME mp_p2p_${p2p_mode} TARGET test_p2p SOURCES ${p2p_src} RANKS ${n} ARGS ${p2p_mode}
