@@ -3,151 +3,35 @@
  *
  *   xccl-run -n 4 xccl-perf allreduce -b 8 -e 64M -f 2 [options]
  *
+ * Collectives: allreduce, allgather, reducescatter, broadcast, reduce. As in
+ * nccl-tests the size is the whole buffer of each call: for allgather the
+ * output (each rank sends size / nranks), for reducescatter the input (each
+ * rank receives size / nranks), for the others the one buffer; counts are
+ * rounded down so that they divide evenly.
+ *
  * Each rank joins with xcclCommInitFromEnv. For every size it runs warm-up
  * iterations, then times the measured ones; the reported time is the maximum
  * over ranks of each rank's average per iteration. algbw = size / time and
- * busbw = algbw * the collective's bus factor (2(n-1)/n for allreduce), both
- * in GB/s (1e9 bytes). With -c 1 the result of each size is compared, element
- * by element, with a value computed here from inputs chosen so that every
- * type reduces them exactly.
+ * busbw = algbw * the collective's bus factor (nccl-tests': 2(n-1)/n for
+ * allreduce, (n-1)/n for allgather and reducescatter, 1 for broadcast and
+ * reduce), both in GB/s (1e9 bytes). With -c 1 each size is run once more into
+ * an output filled with values that are all wrong, and the output is compared,
+ * bit for bit, with values computed here from inputs chosen so that every type
+ * reduces them exactly (for reduce only the root's output is checked).
  *
  * Uses only the public API. New collectives go into the `collectives` table.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "perf_check.h"
 #include "xccl.h"
-
-/* ---- Types and ops ------------------------------------------------------ */
-
-typedef struct {
-  const char *name;
-  xcclDataType_t type;
-} name_type_t;
-
-/* The first name of each type is the one printed. */
-static const name_type_t type_names[] = {
-    {"int8", xcclInt8},         {"uint8", xcclUint8},         {"int32", xcclInt32},
-    {"uint32", xcclUint32},     {"int64", xcclInt64},         {"uint64", xcclUint64},
-    {"float16", xcclFloat16},   {"half", xcclFloat16},        {"bfloat16", xcclBfloat16},
-    {"float32", xcclFloat32},   {"float", xcclFloat32},       {"float64", xcclFloat64},
-    {"double", xcclFloat64},    {"fp8e4m3", xcclFloat8e4m3},  {"fp8e5m2", xcclFloat8e5m2},
-};
-#define N_TYPE_NAMES (sizeof(type_names) / sizeof(type_names[0]))
-
-static const char *const op_names[xcclNumOps] = {"sum", "prod", "max", "min", "avg"};
-
-static const char *type_name(xcclDataType_t t) {
-  for (size_t i = 0; i < N_TYPE_NAMES; i++)
-    if (type_names[i].type == t) return type_names[i].name;
-  return "?";
-}
-
-static int type_is_unsigned(xcclDataType_t t) {
-  return t == xcclUint8 || t == xcclUint32 || t == xcclUint64;
-}
-
-static int type_is_int(xcclDataType_t t) { return t <= xcclUint64; }
-
-/* The largest n such that every integer 0..n is exact (and in range) in t. */
-static double type_exact_limit(xcclDataType_t t) {
-  switch (t) {
-  case xcclInt8: return 127;
-  case xcclUint8: return 255;
-  case xcclFloat16: return 2048;
-  case xcclBfloat16: return 256;
-  case xcclFloat8e4m3: return 16;
-  case xcclFloat8e5m2: return 8;
-  case xcclFloat32: return 16777216.0;
-  default: return 9007199254740992.0; /* int32 and up: far beyond what we add */
-  }
-}
-
-/* ---- Narrow floats: our own encoder and decoder, so the check does not
- * lean on the library's conversions. ------------------------------------- */
-
-/* x (finite, in range) to a float with ebits exponent and mbits fraction bits,
- * rounding to nearest, ties to even. */
-static uint32_t minifloat_encode(double x, int ebits, int mbits) {
-  uint32_t sign = 0;
-  if (signbit(x)) {
-    sign = 1u << (ebits + mbits);
-    x = -x;
-  }
-  if (x == 0) return sign;
-  int bias = (1 << (ebits - 1)) - 1, e;
-  (void)frexp(x, &e);
-  int exp = e - 1; /* x in [2^exp, 2^(exp+1)) */
-  if (exp < 1 - bias) exp = 1 - bias; /* subnormal: the scale stops there */
-  double q = nearbyint(ldexp(x, mbits - exp)); /* fraction units; ties to even */
-  if (q >= ldexp(1.0, mbits + 1)) { /* rounded up into the next binade */
-    q /= 2;
-    exp++;
-  }
-  uint32_t mant = (uint32_t)q;
-  if (mant < (1u << mbits)) return sign | mant; /* subnormal */
-  return sign | ((uint32_t)(exp + bias) << mbits) | (mant - (1u << mbits));
-}
-
-/* e4m3 is the "FN" variant: no infinities, only S.1111.111 is NaN. */
-static double minifloat_decode(uint32_t bits, int ebits, int mbits, int fn) {
-  int bias = (1 << (ebits - 1)) - 1;
-  uint32_t mant = bits & ((1u << mbits) - 1);
-  uint32_t be = (bits >> mbits) & ((1u << ebits) - 1);
-  int neg = (bits >> (ebits + mbits)) & 1;
-  double v;
-  if (!fn && be == (1u << ebits) - 1)
-    v = mant ? NAN : INFINITY;
-  else if (fn && be == (1u << ebits) - 1 && mant == (1u << mbits) - 1)
-    v = NAN;
-  else if (be == 0)
-    v = ldexp((double)mant, 1 - bias - mbits);
-  else
-    v = ldexp((double)(mant + (1u << mbits)), (int)be - bias - mbits);
-  return neg ? -v : v;
-}
-
-static void store_value(xcclDataType_t t, void *buf, size_t i, double v) {
-  switch (t) {
-  case xcclInt8: ((int8_t *)buf)[i] = (int8_t)v; break;
-  case xcclUint8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-  case xcclInt32: ((int32_t *)buf)[i] = (int32_t)v; break;
-  case xcclUint32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-  case xcclInt64: ((int64_t *)buf)[i] = (int64_t)v; break;
-  case xcclUint64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-  case xcclFloat16: ((uint16_t *)buf)[i] = (uint16_t)minifloat_encode(v, 5, 10); break;
-  case xcclBfloat16: ((uint16_t *)buf)[i] = (uint16_t)minifloat_encode(v, 8, 7); break;
-  case xcclFloat32: ((float *)buf)[i] = (float)v; break;
-  case xcclFloat64: ((double *)buf)[i] = v; break;
-  case xcclFloat8e4m3: ((uint8_t *)buf)[i] = (uint8_t)minifloat_encode(v, 4, 3); break;
-  case xcclFloat8e5m2: ((uint8_t *)buf)[i] = (uint8_t)minifloat_encode(v, 5, 2); break;
-  default: break;
-  }
-}
-
-static double load_value(xcclDataType_t t, const void *buf, size_t i) {
-  switch (t) {
-  case xcclInt8: return ((const int8_t *)buf)[i];
-  case xcclUint8: return ((const uint8_t *)buf)[i];
-  case xcclInt32: return ((const int32_t *)buf)[i];
-  case xcclUint32: return ((const uint32_t *)buf)[i];
-  case xcclInt64: return (double)((const int64_t *)buf)[i];
-  case xcclUint64: return (double)((const uint64_t *)buf)[i];
-  case xcclFloat16: return minifloat_decode(((const uint16_t *)buf)[i], 5, 10, 0);
-  case xcclBfloat16: return minifloat_decode(((const uint16_t *)buf)[i], 8, 7, 0);
-  case xcclFloat32: return ((const float *)buf)[i];
-  case xcclFloat64: return ((const double *)buf)[i];
-  case xcclFloat8e4m3: return minifloat_decode(((const uint8_t *)buf)[i], 4, 3, 1);
-  case xcclFloat8e5m2: return minifloat_decode(((const uint8_t *)buf)[i], 5, 2, 0);
-  default: return NAN;
-  }
-}
 
 /* ---- Context ------------------------------------------------------------ */
 
@@ -157,7 +41,8 @@ typedef struct {
   int iters, warmup;
   xcclDataType_t type;
   xcclRedOp_t op;
-  int check, inplace, json;
+  int root;
+  int check, inplace, json, latency;
 } options_t;
 
 typedef struct {
@@ -170,15 +55,28 @@ typedef struct {
 
 /* ---- Collectives -------------------------------------------------------- */
 
+enum {
+  COLL_REDUCES = 1,       /* -o applies */
+  COLL_ROOTED = 2,        /* -r applies */
+  COLL_ROOT_ONLY = 4,     /* only the root's output is defined (and checked) */
+  COLL_PER_RANK = 8,      /* the count is rounded down to a multiple of nranks */
+};
+
+/*
+ * `count` is the number of elements of the size argument: the output of
+ * allgather, the input of reducescatter, the buffer of the others. In place,
+ * the smaller of the two buffers is block `rank` of the larger one.
+ */
 typedef struct {
   const char *name;
+  int flags;
   /* Elements in the send and receive buffers for `count`. */
   size_t (*send_count)(size_t count, int nranks);
   size_t (*recv_count)(size_t count, int nranks);
   xcclResult_t (*run)(const perf_t *p, const void *send, void *recv, size_t count);
-  /* Element i of this rank's input, and of the expected output. */
+  /* Element i of a rank's input, and of this rank's expected output. */
   double (*input)(const perf_t *p, int rank, size_t i);
-  double (*expected)(const perf_t *p, size_t i);
+  double (*expected)(const perf_t *p, size_t count, size_t i);
   double (*busbw_factor)(int nranks);
 } coll_t;
 
@@ -187,38 +85,57 @@ static size_t same_count(size_t count, int nranks) {
   return count;
 }
 
+static size_t rank_count(size_t count, int nranks) { return count / (size_t)nranks; }
+
 static xcclResult_t allreduce_run(const perf_t *p, const void *send, void *recv, size_t count) {
   return xcclAllReduce(send, recv, count, p->opt.type, p->opt.op, p->comm, NULL);
 }
 
+static xcclResult_t allgather_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclAllGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, NULL);
+}
+
+static xcclResult_t reducescatter_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclReduceScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.op, p->comm, NULL);
+}
+
+static xcclResult_t broadcast_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclBroadcast(send, recv, count, p->opt.type, p->opt.root, p->comm, NULL);
+}
+
+static xcclResult_t reduce_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclReduce(send, recv, count, p->opt.type, p->opt.op, p->opt.root, p->comm, NULL);
+}
+
 /*
- * Inputs are small integers chosen so that every partial result of every
- * reduction order is exact in the type:
+ * Inputs of the reductions are small integers chosen so that every partial
+ * result of every reduction order is exact in the type:
  *  sum, avg: 0..m per rank with m * nranks within the type's exact integers
  *            (m <= 7); where even m = 1 does not fit (e.g. fp8 e5m2 beyond 8
  *            ranks), 0/1 on the first `limit` ranks and 0 elsewhere;
  *  prod:     1, and 2 on at most one rank per element (products 1 or 2);
  *  max, min: 0..7, shifted to -3..4 for signed types.
  */
-static double allreduce_input(const perf_t *p, int rank, size_t i) {
+static double reduce_input(const perf_t *p, int rank, size_t i) {
   size_t r = (size_t)rank;
   switch (p->opt.op) {
   case xcclProd: return (i + r) % (size_t)(p->nranks + 1) == 0 ? 2 : 1;
   case xcclMax:
   case xcclMin: {
     double v = (double)((i + 3 * r) % 8);
-    return type_is_unsigned(p->opt.type) ? v : v - 3;
+    return perf_type_is_unsigned(p->opt.type) ? v : v - 3;
   }
   default:
     if (p->sum_max > 0) return (double)((i + 3 * r) % (size_t)(p->sum_max + 1));
-    return (double)rank < type_exact_limit(p->opt.type) ? (double)((i + r) & 1) : 0;
+    return (double)rank < perf_type_exact_limit(p->opt.type) ? (double)((i + r) & 1) : 0;
   }
 }
 
-static double allreduce_expected(const perf_t *p, size_t i) {
-  double acc = allreduce_input(p, 0, i);
+/* Element i of the reduction over all ranks of reduce_input. */
+static double reduction(const perf_t *p, size_t i) {
+  double acc = reduce_input(p, 0, i);
   for (int r = 1; r < p->nranks; r++) {
-    double v = allreduce_input(p, r, i);
+    double v = reduce_input(p, r, i);
     switch (p->opt.op) {
     case xcclProd: acc *= v; break;
     case xcclMax: acc = v > acc ? v : acc; break;
@@ -229,17 +146,63 @@ static double allreduce_expected(const perf_t *p, size_t i) {
   if (p->opt.op != xcclAvg) return acc;
   /* The library divides once at the end: integers truncate toward zero,
    * float64 divides in double, the other floating types in float. */
-  if (type_is_int(p->opt.type)) return (double)((int64_t)acc / p->nranks);
+  if (perf_type_is_int(p->opt.type)) return (double)((int64_t)acc / p->nranks);
   if (p->opt.type == xcclFloat64) return acc / p->nranks;
   float q = (float)acc / (float)p->nranks; /* the assignment drops any excess precision */
   return q;
 }
 
+static double reduction_expected(const perf_t *p, size_t count, size_t i) {
+  (void)count;
+  return reduction(p, i);
+}
+
+static double reducescatter_expected(const perf_t *p, size_t count, size_t i) {
+  return reduction(p, (size_t)p->rank * rank_count(count, p->nranks) + i);
+}
+
+/*
+ * Inputs of the collectives that only move data: integers exact in the type,
+ * -L..L (0..L for unsigned types, L at most 100000), in a sequence that
+ * differs between neighbouring elements and between ranks, so that an
+ * element taken from the wrong place or from the wrong rank shows.
+ */
+static double move_input(const perf_t *p, int rank, size_t i) {
+  double lim = perf_type_exact_limit(p->opt.type);
+  size_t l = lim < 100000 ? (size_t)lim : 100000;
+  int uns = perf_type_is_unsigned(p->opt.type);
+  size_t u = (i + (size_t)rank * 37) % (uns ? l + 1 : 2 * l + 1);
+  return uns ? (double)u : (double)u - (double)l;
+}
+
+static double allgather_expected(const perf_t *p, size_t count, size_t i) {
+  size_t sendcount = rank_count(count, p->nranks);
+  return move_input(p, (int)(i / sendcount), i % sendcount);
+}
+
+static double broadcast_expected(const perf_t *p, size_t count, size_t i) {
+  (void)count;
+  return move_input(p, p->opt.root, i);
+}
+
 static double allreduce_busbw(int nranks) { return 2.0 * (nranks - 1) / nranks; }
+static double gather_busbw(int nranks) { return (double)(nranks - 1) / nranks; }
+static double rooted_busbw(int nranks) {
+  (void)nranks;
+  return 1.0;
+}
 
 static const coll_t collectives[] = {
-    {"allreduce", same_count, same_count, allreduce_run, allreduce_input, allreduce_expected,
+    {"allreduce", COLL_REDUCES, same_count, same_count, allreduce_run, reduce_input, reduction_expected,
      allreduce_busbw},
+    {"allgather", COLL_PER_RANK, rank_count, same_count, allgather_run, move_input, allgather_expected,
+     gather_busbw},
+    {"reducescatter", COLL_REDUCES | COLL_PER_RANK, same_count, rank_count, reducescatter_run, reduce_input,
+     reducescatter_expected, gather_busbw},
+    {"broadcast", COLL_ROOTED, same_count, same_count, broadcast_run, move_input, broadcast_expected,
+     rooted_busbw},
+    {"reduce", COLL_REDUCES | COLL_ROOTED | COLL_ROOT_ONLY, same_count, same_count, reduce_run, reduce_input,
+     reduction_expected, rooted_busbw},
 };
 #define N_COLLECTIVES (sizeof(collectives) / sizeof(collectives[0]))
 
@@ -258,6 +221,31 @@ static void die_xccl(const perf_t *p, const char *what, xcclResult_t res) {
   exit(1);
 }
 
+/* The op and root as printed: "none" and -1 where they do not apply. */
+static const char *op_label(const perf_t *p, const coll_t *coll) {
+  return (coll->flags & COLL_REDUCES) ? perf_op_names[p->opt.op] : "none";
+}
+
+static int root_label(const perf_t *p, const coll_t *coll) {
+  return (coll->flags & COLL_ROOTED) ? p->opt.root : -1;
+}
+
+/* "allreduce of 256 x float32, op sum", with ", root R" where it applies. */
+static void describe(const perf_t *p, const coll_t *coll, size_t count, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s of %zu x %s", coll->name, count, perf_type_name(p->opt.type));
+  if (n > 0 && (size_t)n < len && (coll->flags & COLL_REDUCES))
+    n += snprintf(buf + n, len - (size_t)n, ", op %s", perf_op_names[p->opt.op]);
+  if (n > 0 && (size_t)n < len && (coll->flags & COLL_ROOTED))
+    snprintf(buf + n, len - (size_t)n, ", root %d", p->opt.root);
+}
+
+/* Elements for a size in bytes, rounded down to divide evenly. */
+static size_t size_count(const perf_t *p, const coll_t *coll, size_t bytes) {
+  size_t count = bytes / p->tsize;
+  if (coll->flags & COLL_PER_RANK) count -= count % (size_t)p->nranks;
+  return count;
+}
+
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xccl-run -n N xccl-perf COLLECTIVE [options]\n"
@@ -269,16 +257,22 @@ static void usage(FILE *f) {
           "  -b SIZE     smallest size in bytes (K, M, G suffixes: powers of 1024); default 8\n"
           "  -e SIZE     largest size in bytes; default 64M\n"
           "  -f FACTOR   multiply the size by this (an integer >= 2) each step; default 2\n"
-          "  -n ITERS    timed iterations per size; default 20\n"
+          "  -n ITERS    timed iterations per size; default 20 (1000 with -L)\n"
           "  -w ITERS    warm-up iterations per size; default 5\n"
           "  -d TYPE     int8 uint8 int32 uint32 int64 uint64 float16|half bfloat16\n"
           "              float32|float float64|double fp8e4m3 fp8e5m2; default float32\n"
-          "  -o OP       sum prod max min avg; default sum\n"
+          "  -o OP       sum prod max min avg; default sum (allreduce, reducescatter, reduce)\n"
+          "  -r ROOT     the root rank of broadcast and reduce; default 0\n"
           "  -c 0|1      check results; default 1\n"
+          "  -L, --latency  latency mode: 1000 timed iterations per size unless -n says\n"
+          "              otherwise, for small sizes (e.g. -b 8 -e 64K)\n"
           "  --inplace   send and receive in the same buffer (default: out of place)\n"
           "  --json      one JSON object per line instead of the table\n"
           "  -h, --help  show this help\n"
-          "Sizes are rounded down to a multiple of the type's size.\n");
+          "The size is the whole buffer of one call: allgather's output, reducescatter's\n"
+          "input, the one buffer of the others. Element counts are rounded down to a\n"
+          "whole number of elements, and for allgather and reducescatter to a multiple\n"
+          "of the number of ranks.\n");
 }
 
 static int parse_size(const char *opt, const char *text, size_t *out) {
@@ -318,36 +312,39 @@ static int parse_options(int argc, char **argv, options_t *o) {
   enum { OPT_INPLACE = 1000, OPT_JSON };
   static const struct option longopts[] = {{"inplace", no_argument, NULL, OPT_INPLACE},
                                            {"json", no_argument, NULL, OPT_JSON},
+                                           {"latency", no_argument, NULL, 'L'},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
-  *o = (options_t){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
+  *o = (options_t){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 0, .warmup = 5,
                    .type = xcclFloat32, .op = xcclSum, .check = 1};
   int c;
   long v;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:c:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:c:Lh", longopts, NULL)) != -1) {
     switch (c) {
     case 'b': if (parse_size("-b", optarg, &o->min_bytes)) return -1; break;
     case 'e': if (parse_size("-e", optarg, &o->max_bytes)) return -1; break;
     case 'f': if (parse_int("-f", optarg, 2, 1 << 20, &v)) return -1; o->factor = (size_t)v; break;
     case 'n': if (parse_int("-n", optarg, 1, 1 << 30, &v)) return -1; o->iters = (int)v; break;
     case 'w': if (parse_int("-w", optarg, 0, 1 << 30, &v)) return -1; o->warmup = (int)v; break;
+    case 'r': if (parse_int("-r", optarg, 0, INT_MAX, &v)) return -1; o->root = (int)v; break;
     case 'c': if (parse_int("-c", optarg, 0, 1, &v)) return -1; o->check = (int)v; break;
+    case 'L': o->latency = 1; break;
     case 'd': {
       size_t i = 0;
-      while (i < N_TYPE_NAMES && strcmp(type_names[i].name, optarg) != 0) i++;
-      if (i == N_TYPE_NAMES) {
+      while (i < perf_n_type_names && strcmp(perf_type_names[i].name, optarg) != 0) i++;
+      if (i == perf_n_type_names) {
         fprintf(stderr, "xccl-perf: unknown type '%s'; known:", optarg);
-        for (i = 0; i < N_TYPE_NAMES; i++) fprintf(stderr, " %s", type_names[i].name);
+        for (i = 0; i < perf_n_type_names; i++) fprintf(stderr, " %s", perf_type_names[i].name);
         fprintf(stderr, "\n");
         return -1;
       }
-      o->type = type_names[i].type;
+      o->type = perf_type_names[i].type;
       break;
     }
     case 'o': {
       int i = 0;
-      while (i < xcclNumOps && strcmp(op_names[i], optarg) != 0) i++;
+      while (i < xcclNumOps && strcmp(perf_op_names[i], optarg) != 0) i++;
       if (i == xcclNumOps) {
         fprintf(stderr, "xccl-perf: unknown op '%s'; known: sum prod max min avg\n", optarg);
         return -1;
@@ -375,6 +372,7 @@ static int parse_options(int argc, char **argv, options_t *o) {
             o->min_bytes);
     return -1;
   }
+  if (o->iters == 0) o->iters = o->latency ? 1000 : 20; /* -n not given */
   return 0;
 }
 
@@ -387,22 +385,39 @@ static void *alloc_buffer(size_t bytes) {
 
 /* Fills elements [0, n) of buf with this rank's input. */
 static void fill_input(const perf_t *p, const coll_t *coll, void *buf, size_t n) {
-  for (size_t i = 0; i < n; i++) store_value(p->opt.type, buf, i, coll->input(p, p->rank, i));
+  for (size_t i = 0; i < n; i++) perf_store_value(p->opt.type, buf, i, coll->input(p, p->rank, i));
 }
 
-/* Counts the elements of recv that differ (bit for bit) from the expected
- * output; reports the first one. */
-static uint64_t check_output(const perf_t *p, const coll_t *coll, const void *recv, size_t n) {
-  unsigned char want[16];
+/* Whether this rank's output is defined, and so checked. */
+static int rank_checks(const perf_t *p, const coll_t *coll) {
+  return !(coll->flags & COLL_ROOT_ONLY) || p->rank == p->opt.root;
+}
+
+/* Writes the n expected output elements into want, and into recv their
+ * bitwise complements, which differ from them in every byte. */
+static void prepare_check(const perf_t *p, const coll_t *coll, size_t count, void *want, void *recv,
+                          size_t n) {
+  for (size_t i = 0; i < n; i++) perf_store_value(p->opt.type, want, i, coll->expected(p, count, i));
+  const unsigned char *w = want;
+  unsigned char *r = recv;
+  for (size_t b = 0; b < n * p->tsize; b++) r[b] = (unsigned char)~w[b];
+}
+
+/* Counts the elements of recv that differ (bit for bit) from want; reports
+ * the first one. */
+static uint64_t check_output(const perf_t *p, const coll_t *coll, size_t count, const void *want,
+                             const void *recv, size_t n) {
+  if (memcmp(want, recv, n * p->tsize) == 0) return 0;
   uint64_t wrong = 0;
+  char what[160];
+  describe(p, coll, count, what, sizeof(what));
   for (size_t i = 0; i < n; i++) {
-    double e = coll->expected(p, i);
-    store_value(p->opt.type, want, 0, e);
-    if (memcmp(want, (const unsigned char *)recv + i * p->tsize, p->tsize) == 0) continue;
+    size_t off = i * p->tsize;
+    if (memcmp((const unsigned char *)want + off, (const unsigned char *)recv + off, p->tsize) == 0)
+      continue;
     if (wrong++ == 0)
-      fprintf(stderr, "xccl-perf: rank %d: %s of %zu x %s, op %s: element %zu is %g, expected %g\n",
-              p->rank, coll->name, n, type_name(p->opt.type), op_names[p->opt.op], i,
-              load_value(p->opt.type, recv, i), load_value(p->opt.type, want, 0));
+      fprintf(stderr, "xccl-perf: rank %d: %s: output element %zu of %zu is %g, expected %g\n", p->rank,
+              what, i, n, perf_load_value(p->opt.type, recv, i), perf_load_value(p->opt.type, want, i));
   }
   return wrong;
 }
@@ -412,21 +427,29 @@ static void print_header(const perf_t *p, const coll_t *coll) {
   (void)xcclGetVersion(&version);
   const options_t *o = &p->opt;
   if (o->json) {
+    char root_s[16] = "null";
+    if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
     printf("{\"kind\":\"header\",\"collective\":\"%s\",\"nranks\":%d,\"type\":\"%s\",\"op\":\"%s\","
-           "\"inplace\":%s,\"check\":%s,\"iters\":%d,\"warmup\":%d,\"min_bytes\":%zu,"
-           "\"max_bytes\":%zu,\"factor\":%zu,\"version\":\"%d.%d.%d\",\"version_code\":%d}\n",
-           coll->name, p->nranks, type_name(o->type), op_names[o->op], o->inplace ? "true" : "false",
-           o->check ? "true" : "false", o->iters, o->warmup, o->min_bytes, o->max_bytes, o->factor,
-           version / 10000, version / 100 % 100, version % 100, version);
+           "\"root\":%s,\"inplace\":%s,\"check\":%s,\"latency\":%s,\"iters\":%d,\"warmup\":%d,"
+           "\"min_bytes\":%zu,\"max_bytes\":%zu,\"factor\":%zu,\"version\":\"%d.%d.%d\","
+           "\"version_code\":%d}\n",
+           coll->name, p->nranks, perf_type_name(o->type), op_label(p, coll), root_s,
+           o->inplace ? "true" : "false", o->check ? "true" : "false", o->latency ? "true" : "false",
+           o->iters, o->warmup, o->min_bytes, o->max_bytes, o->factor, version / 10000, version / 100 % 100,
+           version % 100, version);
   } else {
-    printf("# xccl-perf %s: nranks %d, type %s, op %s, %s, check %s, iterations %d, warm-up %d\n",
-           coll->name, p->nranks, type_name(o->type), op_names[o->op],
-           o->inplace ? "in place" : "out of place", o->check ? "on" : "off", o->iters, o->warmup);
+    printf("# xccl-perf %s: nranks %d, type %s", coll->name, p->nranks, perf_type_name(o->type));
+    if (coll->flags & COLL_REDUCES) printf(", op %s", perf_op_names[o->op]);
+    if (coll->flags & COLL_ROOTED) printf(", root %d", o->root);
+    printf(", %s, check %s, iterations %d, warm-up %d\n", o->inplace ? "in place" : "out of place",
+           o->check ? "on" : "off", o->iters, o->warmup);
+    if (o->latency)
+      printf("# latency mode: time is the average of %d calls per size, in microseconds\n", o->iters);
     printf("# xccl version %d.%d.%d (code %d)\n#\n", version / 10000, version / 100 % 100,
            version % 100, version);
-    printf("# %12s %14s %9s %6s %12s %10s %10s %8s\n", "size", "count", "type", "redop", "time",
-           "algbw", "busbw", "#wrong");
-    printf("# %12s %14s %9s %6s %12s %10s %10s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+    printf("# %12s %14s %9s %6s %5s %12s %10s %10s %8s\n", "size", "count", "type", "redop", "root",
+           "time", "algbw", "busbw", "#wrong");
+    printf("# %12s %14s %9s %6s %5s %12s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
            "(GB/s)");
   }
   fflush(stdout);
@@ -437,50 +460,57 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
   const options_t *o = &p->opt;
   size_t bytes = count * p->tsize;
   char wrong_s[32];
+  if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
   if (o->json) {
-    if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
+    char root_s[16] = "null";
+    if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
     printf("{\"kind\":\"result\",\"collective\":\"%s\",\"size\":%zu,\"count\":%zu,\"type\":\"%s\","
-           "\"op\":\"%s\",\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f,"
-           "\"wrong\":%s}\n",
-           coll->name, bytes, count, type_name(o->type), op_names[o->op], o->inplace ? "true" : "false",
-           time_us, algbw, busbw, o->check ? wrong_s : "null");
+           "\"op\":\"%s\",\"root\":%s,\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.4f,"
+           "\"busbw_gbps\":%.4f,\"wrong\":%s}\n",
+           coll->name, bytes, count, perf_type_name(o->type), op_label(p, coll), root_s,
+           o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null");
   } else {
-    if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
-    printf("  %12zu %14zu %9s %6s %12.2f %10.3f %10.3f %8s\n", bytes, count, type_name(o->type),
-           op_names[o->op], time_us, algbw, busbw, o->check ? wrong_s : "N/A");
+    printf("  %12zu %14zu %9s %6s %5d %12.2f %10.3f %10.3f %8s\n", bytes, count, perf_type_name(o->type),
+           op_label(p, coll), root_label(p, coll), time_us, algbw, busbw, o->check ? wrong_s : "N/A");
   }
   fflush(stdout);
 }
 
-/* Runs and reports one size; returns the wrong elements over all ranks. */
-static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void *sendbuf,
-                         void *recvbuf, double *busbw_out) {
+/* Runs and reports one size of `count` elements (see coll_t); returns the
+ * wrong elements over all ranks. want has room for the receive count. */
+static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void *sendbuf, void *recvbuf,
+                         void *want, double *busbw_out) {
   const options_t *o = &p->opt;
-  size_t send_n = coll->send_count(count, p->nranks);
-  const void *src = o->inplace ? recvbuf : sendbuf;
-  if (o->inplace) memcpy(recvbuf, sendbuf, send_n * p->tsize);
-  char what[128];
-  snprintf(what, sizeof(what), "%s of %zu x %s, op %s", coll->name, count, type_name(o->type),
-           op_names[o->op]);
+  size_t send_n = coll->send_count(count, p->nranks), recv_n = coll->recv_count(count, p->nranks);
+  unsigned char *src = sendbuf, *dst = recvbuf;
+  if (o->inplace) { /* one buffer, recvbuf; the smaller part is block `rank` of it */
+    size_t r = (size_t)p->rank;
+    src = (unsigned char *)recvbuf + (send_n < recv_n ? r * send_n * p->tsize : 0);
+    dst = (unsigned char *)recvbuf + (recv_n < send_n ? r * recv_n * p->tsize : 0);
+    memcpy(src, sendbuf, send_n * p->tsize);
+  }
+  char what[160];
+  describe(p, coll, count, what, sizeof(what));
   xcclResult_t res;
   for (int i = 0; i < o->warmup; i++)
-    if ((res = coll->run(p, src, recvbuf, count)) != xcclSuccess) die_xccl(p, what, res);
+    if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
   double t0 = now_s();
   for (int i = 0; i < o->iters; i++)
-    if ((res = coll->run(p, src, recvbuf, count)) != xcclSuccess) die_xccl(p, what, res);
+    if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
   double time_us = (now_s() - t0) * 1e6 / o->iters;
   if ((res = xcclAllReduce(&time_us, &time_us, 1, xcclFloat64, xcclMax, p->comm, NULL)) != xcclSuccess)
     die_xccl(p, "xcclAllReduce of the time (max over ranks)", res);
 
   uint64_t wrong = 0;
   if (o->check) {
-    /* Out of place the timed runs left a correct result; in place they
-     * reduced the result again and again, so reduce fresh input once more. */
-    if (o->inplace) {
-      memcpy(recvbuf, sendbuf, send_n * p->tsize);
-      if ((res = coll->run(p, recvbuf, recvbuf, count)) != xcclSuccess) die_xccl(p, what, res);
-    }
-    wrong = check_output(p, coll, recvbuf, coll->recv_count(count, p->nranks));
+    /* One more run, on fresh input (in place the timed runs overwrote it),
+     * into an output that starts out wrong everywhere. In place the input is
+     * copied after the output is spoiled: where they overlap, it wins. */
+    int checks = rank_checks(p, coll);
+    if (checks) prepare_check(p, coll, count, want, dst, recv_n);
+    if (o->inplace) memcpy(src, sendbuf, send_n * p->tsize);
+    if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
+    if (checks) wrong = check_output(p, coll, count, want, dst, recv_n);
     if ((res = xcclAllReduce(&wrong, &wrong, 1, xcclUint64, xcclSum, p->comm, NULL)) != xcclSuccess)
       die_xccl(p, "xcclAllReduce of the wrong-element count", res);
   }
@@ -512,7 +542,8 @@ int main(int argc, char **argv) {
   if (parse_options(argc - 1, argv + 1, &p.opt) != 0) return 2;
   p.tsize = xcclTypeSize(p.opt.type);
   if (p.tsize == 0 || p.tsize > 16) {
-    fprintf(stderr, "xccl-perf: the library gives size %zu for type %s\n", p.tsize, type_name(p.opt.type));
+    fprintf(stderr, "xccl-perf: the library gives size %zu for type %s\n", p.tsize,
+            perf_type_name(p.opt.type));
     return 1;
   }
 
@@ -526,16 +557,25 @@ int main(int argc, char **argv) {
   }
   if ((res = xcclCommUserRank(p.comm, &p.rank)) != xcclSuccess) die_xccl(&p, "xcclCommUserRank", res);
   if ((res = xcclCommCount(p.comm, &p.nranks)) != xcclSuccess) die_xccl(&p, "xcclCommCount", res);
-  double per_rank = type_exact_limit(p.opt.type) / p.nranks;
+  if ((coll->flags & COLL_ROOTED) && p.opt.root >= p.nranks) {
+    /* Every rank sees the same arguments, so every rank stops here. */
+    if (p.rank == 0)
+      fprintf(stderr, "xccl-perf: the root (-r %d) must be a rank, 0 to %d\n", p.opt.root, p.nranks - 1);
+    (void)xcclCommDestroy(p.comm);
+    return 2;
+  }
+  double per_rank = perf_type_exact_limit(p.opt.type) / p.nranks;
   p.sum_max = per_rank >= 7 ? 7 : (int)per_rank;
 
-  size_t max_count = p.opt.max_bytes / p.tsize;
+  size_t max_count = size_count(&p, coll, p.opt.max_bytes);
   size_t send_n = coll->send_count(max_count, p.nranks), recv_n = coll->recv_count(max_count, p.nranks);
+  size_t buf_n = recv_n > send_n ? recv_n : send_n;
   void *sendbuf = alloc_buffer(send_n * p.tsize);
-  void *recvbuf = alloc_buffer((recv_n > send_n ? recv_n : send_n) * p.tsize);
-  if (!sendbuf || !recvbuf) {
-    fprintf(stderr, "xccl-perf: rank %d: cannot allocate 2 x %zu bytes of buffers; try a smaller -e\n",
-            p.rank, send_n * p.tsize);
+  void *recvbuf = alloc_buffer(buf_n * p.tsize);
+  void *want = p.opt.check ? alloc_buffer(recv_n * p.tsize) : NULL;
+  if (!sendbuf || !recvbuf || (p.opt.check && !want)) {
+    fprintf(stderr, "xccl-perf: rank %d: cannot allocate %zu + %zu%s bytes of buffers; try a smaller -e\n",
+            p.rank, send_n * p.tsize, buf_n * p.tsize, p.opt.check ? " (+ the same again to check)" : "");
     (void)xcclCommAbort(p.comm);
     return 1;
   }
@@ -547,7 +587,7 @@ int main(int argc, char **argv) {
   int nsizes = 0;
   for (size_t size = p.opt.min_bytes; size <= p.opt.max_bytes;) {
     double busbw = 0;
-    total_wrong += run_size(&p, coll, size / p.tsize, sendbuf, recvbuf, &busbw);
+    total_wrong += run_size(&p, coll, size_count(&p, coll, size), sendbuf, recvbuf, want, &busbw);
     busbw_sum += busbw;
     nsizes++;
     if (size == 0) {
@@ -580,5 +620,6 @@ int main(int argc, char **argv) {
   }
   free(sendbuf);
   free(recvbuf);
+  free(want);
   return total_wrong ? 1 : 0;
 }
