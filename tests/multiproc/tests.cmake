@@ -1,6 +1,6 @@
 # Collectives across real processes on this host, started by xccl-run.
 set(mp ${CMAKE_CURRENT_LIST_DIR})
-foreach(n 1 2 3 4 5 8)
+foreach(n 1 2 3 4 5 7 8)
   xccl_add_test(NAME mp_allreduce_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n} ARGS matrix
                 LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120")
 endforeach()
