@@ -69,11 +69,11 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
     comm_channel_t *ch = &comm->channels[c];
     res = comm->proxy ? xcclSuccess : proxy_create(comm->net, &comm->proxy);
     if (res == xcclSuccess)
-      res = proxy_add_send(comm->proxy, &ch->send, send_comms[c], comm->next, next_desc, &comm->bytes_sent[comm->next],
+      res = proxy_add_send(comm->proxy, ch->send, send_comms[c], comm->next, next_desc, &comm->bytes_sent[comm->next],
                            &comm->bell);
     if (res == xcclSuccess) send_comms[c] = NULL; /* the proxy owns it now */
     if (res == xcclSuccess)
-      res = proxy_add_recv(comm->proxy, &ch->recv, recv_comms[c], comm->prev, prev_desc, &comm->bytes_recv[comm->prev],
+      res = proxy_add_recv(comm->proxy, ch->recv, recv_comms[c], comm->prev, prev_desc, &comm->bytes_recv[comm->prev],
                            &comm->bell);
     if (res == xcclSuccess) recv_comms[c] = NULL;
   }

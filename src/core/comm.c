@@ -152,13 +152,13 @@ static void comm_free(struct xcclComm *comm) {
   if (!comm) return;
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    slot_fifo_fini(&comm->channels[c].send);
-    slot_fifo_fini(&comm->channels[c].recv);
+    slot_fifo_destroy(comm->channels[c].send);
+    slot_fifo_destroy(comm->channels[c].recv);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     for (int r = 0; comm->p2p_send[set] && comm->p2p_recv[set] && r < comm->nranks; r++) {
-      if (comm->p2p_send[set][r].ready) slot_fifo_fini(&comm->p2p_send[set][r].fifo);
-      if (comm->p2p_recv[set][r].ready) slot_fifo_fini(&comm->p2p_recv[set][r].fifo);
+      slot_fifo_destroy(comm->p2p_send[set][r].fifo);
+      slot_fifo_destroy(comm->p2p_recv[set][r].fifo);
     }
     free(comm->p2p_send[set]);
     free(comm->p2p_recv[set]);
@@ -229,8 +229,9 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
   comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
   if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
   for (int c = 0; c < comm->nchannels; c++) {
-    if (slot_fifo_init(&comm->channels[c].send, me->chunk_size) != 0 ||
-        slot_fifo_init(&comm->channels[c].recv, me->chunk_size) != 0)
+    comm->channels[c].send = slot_fifo_create(me->chunk_size);
+    comm->channels[c].recv = slot_fifo_create(me->chunk_size);
+    if (!comm->channels[c].send || !comm->channels[c].recv)
       return err_set(xcclSystemError, LOG_INIT, "out of memory for %d slots of %llu bytes", 2 * XCCL_STEPS,
                      (unsigned long long)me->chunk_size);
   }

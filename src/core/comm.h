@@ -38,14 +38,14 @@ enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_SETS = 2 };
 
 /* One direction of a point-to-point connection, made when first used. */
 typedef struct {
-  slot_fifo_t fifo;
+  slot_fifo_t *fifo;
   uint64_t step;
   int ready;
 } comm_p2p_t;
 
 typedef struct {
-  slot_fifo_t send; /* to comm->next */
-  slot_fifo_t recv; /* from comm->prev */
+  slot_fifo_t *send; /* to comm->next */
+  slot_fifo_t *recv; /* from comm->prev */
   uint64_t send_step, recv_step;
 } comm_channel_t;
 

@@ -159,8 +159,8 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
                         .recv_step = (uint64_t **)tab + 3 * k};
       for (int p = 0; p < k; p++) {
         comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
-        if (s->ready) ra->send_fifo[p] = &s->fifo, ra->send_step[p] = &s->step;
-        if (r->ready) ra->recv_fifo[p] = &r->fifo, ra->recv_step[p] = &r->step;
+        if (s->ready) ra->send_fifo[p] = s->fifo, ra->send_step[p] = &s->step;
+        if (r->ready) ra->recv_fifo[p] = r->fifo, ra->recv_step[p] = &r->step;
       }
       host_rd_item(&g->rditems[i], ra, &comm->env, lane0 + LANE_RD);
       group_add_item(g, &g->rditems[i].base, i);
@@ -174,7 +174,7 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
       ring_channel_t *chans = &g->rch[(size_t)i * XCCL_MAX_CHANNELS];
       for (int c = 0; c < nch; c++) {
         comm_channel_t *ch = &comm->channels[c];
-        chans[c] = (ring_channel_t){&ch->send, &ch->recv, &ch->send_step, &ch->recv_step};
+        chans[c] = (ring_channel_t){ch->send, ch->recv, &ch->send_step, &ch->recv_step};
       }
       g->rargs[i] = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff,
                                   .count = a->count, .type = a->type, .op = a->op, .nranks = comm->nranks,
@@ -186,7 +186,7 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *d = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, &d->fifo, &d->step,
+      host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, d->fifo, &d->step,
                     op->buf, op->bytes);
       group_add_item(g, &g->pitems[i].base, i);
     }

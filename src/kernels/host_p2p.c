@@ -13,7 +13,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
   int s = (int)(*p->step % XCCL_STEPS);
   if (p->is_send) {
     if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *p->step) return 0;
-    memcpy(f->slots[s], p->buf + p->off, n);
+    memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
     f->sizes[s] = n;
     atomic_store_explicit(&f->tail, ++*p->step, memory_order_release);
   } else {
@@ -23,7 +23,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
       fail->want_bytes = n;
       return -1;
     }
-    memcpy(p->buf + p->off, f->slots[s], n);
+    memcpy(p->buf + p->off, slot_fifo_slot(f, (uint64_t)s), n);
     atomic_store_explicit(&f->head, ++*p->step, memory_order_release);
   }
   p->off += n;

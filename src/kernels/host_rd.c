@@ -76,7 +76,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
       uint64_t *step = a->send_step[peer];
       if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *step) return 0;
       int s = (int)(*step % XCCL_STEPS);
-      memcpy(f->slots[s], acc, bytes);
+      memcpy(slot_fifo_slot(f, (uint64_t)s), acc, bytes);
       f->sizes[s] = bytes;
       atomic_store_explicit(&f->tail, ++*step, memory_order_release);
       break;
@@ -92,11 +92,11 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
         return -1;
       }
       if (kind == RD_RECV_COPY)
-        memcpy(acc, f->slots[s], bytes);
+        memcpy(acc, slot_fifo_slot(f, (uint64_t)s), bytes);
       else if (a->rank < peer) /* lower rank's operand first: same bits on both */
-        kern_reduce(acc, acc, f->slots[s], r->piece, a->type, a->op);
+        kern_reduce(acc, acc, slot_fifo_slot(f, (uint64_t)s), r->piece, a->type, a->op);
       else
-        kern_reduce(acc, f->slots[s], acc, r->piece, a->type, a->op);
+        kern_reduce(acc, slot_fifo_slot(f, (uint64_t)s), acc, r->piece, a->type, a->op);
       atomic_store_explicit(&f->head, ++*step, memory_order_release);
     }
   }

@@ -87,11 +87,11 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   size_t bytes = n * esize;
   const char *in = (flags & RING_INPUT) ? (const char *)a->sendbuff + in_off * esize : NULL;
   char *out = (flags & RING_OUTPUT) ? (char *)a->recvbuff + out_off * esize : NULL;
-  char *send_slot = (flags & RING_SEND) ? ch->send->slots[*ch->send_step % XCCL_STEPS] : NULL;
+  char *send_slot = (flags & RING_SEND) ? slot_fifo_slot(ch->send, *ch->send_step) : NULL;
   const char *recv_slot = NULL;
   if (flags & RING_RECV) {
     int rs = (int)(*ch->recv_step % XCCL_STEPS);
-    recv_slot = ch->recv->slots[rs];
+    recv_slot = slot_fifo_slot(ch->recv, (uint64_t)rs);
     if (ch->recv->sizes[rs] != bytes) {
       fail->got_bytes = ch->recv->sizes[rs];
       fail->want_bytes = bytes;

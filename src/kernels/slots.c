@@ -8,19 +8,25 @@
 #include <time.h>
 #include <unistd.h>
 
-int slot_fifo_init(slot_fifo_t *f, size_t slot_size) {
+#define SLOT_DATA_OFF ((sizeof(slot_fifo_t) + 4095) / 4096 * 4096) /* slots start on a page */
+
+size_t slot_fifo_bytes(size_t slot_size) { return SLOT_DATA_OFF + slot_size * XCCL_STEPS; }
+
+slot_fifo_t *slot_fifo_init_at(void *mem, size_t slot_size) {
+  slot_fifo_t *f = mem;
   memset(f, 0, sizeof(*f));
-  char *mem = NULL;
-  if (posix_memalign((void **)&mem, 4096, slot_size * XCCL_STEPS) != 0) return -1;
-  for (int i = 0; i < XCCL_STEPS; i++) f->slots[i] = mem + (size_t)i * slot_size;
   f->slot_size = slot_size;
-  return 0;
+  f->data_off = SLOT_DATA_OFF;
+  return f;
 }
 
-void slot_fifo_fini(slot_fifo_t *f) {
-  free(f->slots[0]);
-  memset(f->slots, 0, sizeof(f->slots));
+slot_fifo_t *slot_fifo_create(size_t slot_size) {
+  void *mem = NULL;
+  if (posix_memalign(&mem, 4096, slot_fifo_bytes(slot_size)) != 0) return NULL;
+  return slot_fifo_init_at(mem, slot_size);
 }
+
+void slot_fifo_destroy(slot_fifo_t *f) { free(f); }
 
 void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg) {
   if (atomic_load_explicit(&f->error, memory_order_acquire)) return;

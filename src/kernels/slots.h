@@ -30,15 +30,32 @@
 #define XCCL_STEPS 8
 #define SLOT_ERROR_MAX 256
 
+/* The fifo and its slots are one block of memory with no pointers in it, so
+ * that it can live in memory shared between processes (each maps it at its
+ * own address): slot i is at slot_fifo_slot(f, i). */
 typedef struct {
   _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
   size_t sizes[XCCL_STEPS];           /* bytes in each slot, written before tail */
-  char *slots[XCCL_STEPS];
   size_t slot_size;
+  size_t data_off; /* from the fifo's first byte to slot 0 */
   char error_msg[SLOT_ERROR_MAX];
 } slot_fifo_t;
+
+/* Slot `step % XCCL_STEPS` of f. */
+static inline char *slot_fifo_slot(slot_fifo_t *f, uint64_t step) {
+  return (char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_size;
+}
+
+/* Bytes a fifo with slots of slot_size takes. */
+size_t slot_fifo_bytes(size_t slot_size);
+/* Lays a fifo out in mem (slot_fifo_bytes long, 64-byte aligned, any kind
+ * of memory); returns it. */
+slot_fifo_t *slot_fifo_init_at(void *mem, size_t slot_size);
+/* A fifo in this process's memory; NULL when out of memory. */
+slot_fifo_t *slot_fifo_create(size_t slot_size);
+void slot_fifo_destroy(slot_fifo_t *f);
 
 /*
  * A doorbell for a thread that waits on fifo counters written by another
@@ -58,9 +75,6 @@ static inline uint32_t slot_bell_seen(slot_bell_t *b) { return atomic_load(&b->s
 void slot_bell_wait(slot_bell_t *b, uint32_t seen, int timeout_us);
 void slot_bell_ring(slot_bell_t *b);
 
-/* Allocates the slots (page-aligned host memory) and zeroes the counters. */
-int slot_fifo_init(slot_fifo_t *f, size_t slot_size);
-void slot_fifo_fini(slot_fifo_t *f);
 /* Records a failure as described above. */
 void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg);
 
