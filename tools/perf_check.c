@@ -45,6 +45,20 @@ double perf_type_exact_limit(xcclDataType_t t) {
   }
 }
 
+double perf_scrambled_value(xcclDataType_t t, int rank, size_t i) {
+  /* splitmix64's finaliser over the element index and the rank. */
+  uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull + ((uint64_t)(unsigned)rank + 1) * 0xD1B54A32D192ED03ull;
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  double lim = perf_type_exact_limit(t);
+  uint64_t l = lim < 100000 ? (uint64_t)lim : 100000;
+  if (perf_type_is_unsigned(t)) return (double)(x % (l + 1));
+  return (double)(x % (2 * l + 1)) - (double)l;
+}
+
 /* ---- Narrow floats: our own encoder and decoder, so the check does not
  * lean on the library's conversions. ------------------------------------- */
 

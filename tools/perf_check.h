@@ -28,6 +28,12 @@ int perf_type_is_int(xcclDataType_t t);
 /* The largest n such that every integer 0..n is exact (and in range) in t. */
 double perf_type_exact_limit(xcclDataType_t t);
 
+/* An integer exact in t, in -L..L (0..L for unsigned types; L is the exact
+ * limit, at most 100000), that looks random over (rank, i): neighbouring
+ * elements, blocks and ranks differ without a period that a misplaced block
+ * could line up with. For collectives that only move data. */
+double perf_scrambled_value(xcclDataType_t t, int rank, size_t i);
+
 /* Element i of buf, of type t, from or to a double: floating types round to
  * nearest-even, integers truncate. v must be in the type's range. */
 void perf_store_value(xcclDataType_t t, void *buf, size_t i, double v);

@@ -3,21 +3,27 @@
  *
  *   xccl-run -n 4 xccl-perf allreduce -b 8 -e 64M -f 2 [options]
  *
- * Collectives: allreduce, allgather, reducescatter, broadcast, reduce. As in
- * nccl-tests the size is the whole buffer of each call: for allgather the
- * output (each rank sends size / nranks), for reducescatter the input (each
- * rank receives size / nranks), for the others the one buffer; counts are
+ * Collectives: allreduce, allgather, reducescatter, broadcast, reduce, gather,
+ * scatter, alltoall, sendrecv. As in nccl-tests the size is the whole buffer
+ * of each call: for allgather and gather the output (each rank sends
+ * size / nranks; gather's output is the root's), for reducescatter and
+ * scatter the input (each rank receives size / nranks; scatter's input is the
+ * root's), for alltoall each rank's buffer (size / nranks to every peer), for
+ * sendrecv what each rank sends to rank + 1 and receives from rank - 1 (one
+ * group of xcclSend and xcclRecv), for the others the one buffer; counts are
  * rounded down so that they divide evenly.
  *
  * Each rank joins with xcclCommInitFromEnv. For every size it runs warm-up
  * iterations, then times the measured ones; the reported time is the maximum
  * over ranks of each rank's average per iteration. algbw = size / time and
  * busbw = algbw * the collective's bus factor (nccl-tests': 2(n-1)/n for
- * allreduce, (n-1)/n for allgather and reducescatter, 1 for broadcast and
- * reduce), both in GB/s (1e9 bytes). With -c 1 each size is run once more into
- * an output filled with values that are all wrong, and the output is compared,
- * bit for bit, with values computed here from inputs chosen so that every type
- * reduces them exactly (for reduce only the root's output is checked).
+ * allreduce, (n-1)/n for allgather, reducescatter, gather, scatter and
+ * alltoall, 1 for broadcast, reduce and sendrecv), both in GB/s (1e9 bytes).
+ * With -c 1 each size is run once more into an output filled with values that
+ * are all wrong, and the output is compared, bit for bit, with values computed
+ * here from inputs chosen so that every type reduces them exactly (for reduce
+ * and gather only the root's output is checked). alltoall and sendrecv have
+ * no in-place form: --inplace is refused for them.
  *
  * Uses only the public API. New collectives go into the `collectives` table.
  */
@@ -60,12 +66,16 @@ enum {
   COLL_ROOTED = 2,        /* -r applies */
   COLL_ROOT_ONLY = 4,     /* only the root's output is defined (and checked) */
   COLL_PER_RANK = 8,      /* the count is rounded down to a multiple of nranks */
+  COLL_NO_INPLACE = 16,   /* --inplace is refused */
+  COLL_SEND_ROOT_ONLY = 32, /* only the root reads its input (in place, only it copies it in) */
 };
 
 /*
  * `count` is the number of elements of the size argument: the output of
- * allgather, the input of reducescatter, the buffer of the others. In place,
- * the smaller of the two buffers is block `rank` of the larger one.
+ * allgather and gather, the input of reducescatter and scatter, the buffer of
+ * the others. In place, the smaller of the two buffers is block `rank` of the
+ * larger one (gather's and scatter's in-place rule names block `root`, which
+ * is the same block on the root, the one rank where both buffers are used).
  */
 typedef struct {
   const char *name;
@@ -105,6 +115,29 @@ static xcclResult_t broadcast_run(const perf_t *p, const void *send, void *recv,
 
 static xcclResult_t reduce_run(const perf_t *p, const void *send, void *recv, size_t count) {
   return xcclReduce(send, recv, count, p->opt.type, p->opt.op, p->opt.root, p->comm, NULL);
+}
+
+static xcclResult_t gather_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, NULL);
+}
+
+static xcclResult_t scatter_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, NULL);
+}
+
+static xcclResult_t alltoall_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  return xcclAllToAll(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, NULL);
+}
+
+/* count elements to rank + 1 and from rank - 1, in one group. */
+static xcclResult_t sendrecv_run(const perf_t *p, const void *send, void *recv, size_t count) {
+  int next = (p->rank + 1) % p->nranks, prev = (p->rank + p->nranks - 1) % p->nranks;
+  xcclResult_t res = xcclGroupStart();
+  if (res != xcclSuccess) return res;
+  res = xcclSend(send, count, p->opt.type, next, p->comm, NULL);
+  if (res == xcclSuccess) res = xcclRecv(recv, count, p->opt.type, prev, p->comm, NULL);
+  xcclResult_t end = xcclGroupEnd(); /* always closes the group */
+  return res != xcclSuccess ? res : end;
 }
 
 /*
@@ -185,9 +218,43 @@ static double broadcast_expected(const perf_t *p, size_t count, size_t i) {
   return move_input(p, p->opt.root, i);
 }
 
+/*
+ * Inputs of gather, scatter, alltoall and sendrecv: like move_input's, but
+ * scrambled over (rank, element) without a period, so that a block taken
+ * from the wrong rank or the wrong offset shows at every block size.
+ */
+static double scrambled_input(const perf_t *p, int rank, size_t i) {
+  return perf_scrambled_value(p->opt.type, rank, i);
+}
+
+/* The root's output: block r is rank r's input. */
+static double gather_expected(const perf_t *p, size_t count, size_t i) {
+  size_t sendcount = rank_count(count, p->nranks);
+  return scrambled_input(p, (int)(i / sendcount), i % sendcount);
+}
+
+/* Block `rank` of the root's input. */
+static double scatter_expected(const perf_t *p, size_t count, size_t i) {
+  size_t recvcount = rank_count(count, p->nranks);
+  return scrambled_input(p, p->opt.root, (size_t)p->rank * recvcount + i);
+}
+
+/* Block q is block `rank` of rank q's input. */
+static double alltoall_expected(const perf_t *p, size_t count, size_t i) {
+  size_t block = rank_count(count, p->nranks);
+  return scrambled_input(p, (int)(i / block), (size_t)p->rank * block + i % block);
+}
+
+/* Rank - 1's input. */
+static double sendrecv_expected(const perf_t *p, size_t count, size_t i) {
+  (void)count;
+  return scrambled_input(p, (p->rank + p->nranks - 1) % p->nranks, i);
+}
+
 static double allreduce_busbw(int nranks) { return 2.0 * (nranks - 1) / nranks; }
 static double gather_busbw(int nranks) { return (double)(nranks - 1) / nranks; }
-static double rooted_busbw(int nranks) {
+/* 1: broadcast, reduce, sendrecv. */
+static double unit_busbw(int nranks) {
   (void)nranks;
   return 1.0;
 }
@@ -200,9 +267,17 @@ static const coll_t collectives[] = {
     {"reducescatter", COLL_REDUCES | COLL_PER_RANK, same_count, rank_count, reducescatter_run, reduce_input,
      reducescatter_expected, gather_busbw},
     {"broadcast", COLL_ROOTED, same_count, same_count, broadcast_run, move_input, broadcast_expected,
-     rooted_busbw},
+     unit_busbw},
     {"reduce", COLL_REDUCES | COLL_ROOTED | COLL_ROOT_ONLY, same_count, same_count, reduce_run, reduce_input,
-     reduction_expected, rooted_busbw},
+     reduction_expected, unit_busbw},
+    {"gather", COLL_ROOTED | COLL_ROOT_ONLY | COLL_PER_RANK, rank_count, same_count, gather_run,
+     scrambled_input, gather_expected, gather_busbw},
+    {"scatter", COLL_ROOTED | COLL_PER_RANK | COLL_SEND_ROOT_ONLY, same_count, rank_count, scatter_run,
+     scrambled_input, scatter_expected, gather_busbw},
+    {"alltoall", COLL_PER_RANK | COLL_NO_INPLACE, same_count, same_count, alltoall_run, scrambled_input,
+     alltoall_expected, gather_busbw},
+    {"sendrecv", COLL_NO_INPLACE, same_count, same_count, sendrecv_run, scrambled_input, sendrecv_expected,
+     unit_busbw},
 };
 #define N_COLLECTIVES (sizeof(collectives) / sizeof(collectives[0]))
 
@@ -262,17 +337,21 @@ static void usage(FILE *f) {
           "  -d TYPE     int8 uint8 int32 uint32 int64 uint64 float16|half bfloat16\n"
           "              float32|float float64|double fp8e4m3 fp8e5m2; default float32\n"
           "  -o OP       sum prod max min avg; default sum (allreduce, reducescatter, reduce)\n"
-          "  -r ROOT     the root rank of broadcast and reduce; default 0\n"
+          "  -r ROOT     the root rank of broadcast, reduce, gather and scatter; default 0\n"
           "  -c 0|1      check results; default 1\n"
           "  -L, --latency  latency mode: 1000 timed iterations per size unless -n says\n"
           "              otherwise, for small sizes (e.g. -b 8 -e 64K)\n"
-          "  --inplace   send and receive in the same buffer (default: out of place)\n"
+          "  --inplace   send and receive in the same buffer (default: out of place);\n"
+          "              not for alltoall and sendrecv, which have no in-place form\n"
           "  --json      one JSON object per line instead of the table\n"
           "  -h, --help  show this help\n"
-          "The size is the whole buffer of one call: allgather's output, reducescatter's\n"
-          "input, the one buffer of the others. Element counts are rounded down to a\n"
-          "whole number of elements, and for allgather and reducescatter to a multiple\n"
-          "of the number of ranks.\n");
+          "The size is the whole buffer of one call: the output of allgather and gather\n"
+          "(the root's), the input of reducescatter and scatter (the root's), each rank's\n"
+          "buffer for alltoall (size / nranks to each peer), for sendrecv what each rank\n"
+          "sends to rank + 1 and receives from rank - 1, the one buffer of the others.\n"
+          "Element counts are rounded down to a whole number of elements, and for\n"
+          "allgather, reducescatter, gather, scatter and alltoall to a multiple of the\n"
+          "number of ranks.\n");
 }
 
 static int parse_size(const char *opt, const char *text, size_t *out) {
@@ -483,12 +562,16 @@ static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void
   const options_t *o = &p->opt;
   size_t send_n = coll->send_count(count, p->nranks), recv_n = coll->recv_count(count, p->nranks);
   unsigned char *src = sendbuf, *dst = recvbuf;
+  /* In place, whether this rank's input is read and so copied into place
+   * (scatter reads the root's only: elsewhere the copy would land on the
+   * output). */
+  int copy_in = o->inplace && (!(coll->flags & COLL_SEND_ROOT_ONLY) || p->rank == o->root);
   if (o->inplace) { /* one buffer, recvbuf; the smaller part is block `rank` of it */
     size_t r = (size_t)p->rank;
     src = (unsigned char *)recvbuf + (send_n < recv_n ? r * send_n * p->tsize : 0);
     dst = (unsigned char *)recvbuf + (recv_n < send_n ? r * recv_n * p->tsize : 0);
-    memcpy(src, sendbuf, send_n * p->tsize);
   }
+  if (copy_in) memcpy(src, sendbuf, send_n * p->tsize);
   char what[160];
   describe(p, coll, count, what, sizeof(what));
   xcclResult_t res;
@@ -508,7 +591,7 @@ static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void
      * copied after the output is spoiled: where they overlap, it wins. */
     int checks = rank_checks(p, coll);
     if (checks) prepare_check(p, coll, count, want, dst, recv_n);
-    if (o->inplace) memcpy(src, sendbuf, send_n * p->tsize);
+    if (copy_in) memcpy(src, sendbuf, send_n * p->tsize);
     if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
     if (checks) wrong = check_output(p, coll, count, want, dst, recv_n);
     if ((res = xcclAllReduce(&wrong, &wrong, 1, xcclUint64, xcclSum, p->comm, NULL)) != xcclSuccess)
@@ -561,6 +644,14 @@ int main(int argc, char **argv) {
     /* Every rank sees the same arguments, so every rank stops here. */
     if (p.rank == 0)
       fprintf(stderr, "xccl-perf: the root (-r %d) must be a rank, 0 to %d\n", p.opt.root, p.nranks - 1);
+    (void)xcclCommDestroy(p.comm);
+    return 2;
+  }
+  if ((coll->flags & COLL_NO_INPLACE) && p.opt.inplace) {
+    if (p.rank == 0)
+      fprintf(stderr, "xccl-perf: %s has no in-place form (%s); run it without --inplace\n", coll->name,
+              strcmp(coll->name, "alltoall") == 0 ? "the library refuses overlapping send and receive buffers"
+                                                  : "a rank would receive into the buffer it sends from");
     (void)xcclCommDestroy(p.comm);
     return 2;
   }
