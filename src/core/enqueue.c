@@ -99,7 +99,8 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
     op.seq = ++comm->seq;
   }
   if (res == xcclSuccess) {
-    op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks);
+    op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
+                               comm->peers[comm->rank].chunk_size);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
     if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));

@@ -1,16 +1,21 @@
 /*
  * tuning.c — the cost model and XCCL_ALGO.
  *
- * Costs, for k ranks and B bytes, with a per-step latency ALPHA and a link
- * bandwidth BETA:
- *   ring all-reduce:   2(k-1) steps of B/k:          2(k-1) ALPHA + 2(k-1)/k B / BETA
- *   recursive doubling: log2(p2) (+2 if k is not a power of two) steps of B
+ * Costs, for k ranks, B bytes and slots of S bytes, with a per-step latency
+ * ALPHA and a link bandwidth BETA:
+ *   ring all-reduce: 2(k-1) steps of B/k, pipelined over ceil(B/(kS)) loops:
+ *     (2(k-1) + loops - 1) ALPHA + 2(k-1)/k B / BETA
+ *   recursive doubling: `steps` = log2(p2) (+2 if k is not a power of two)
+ *     exchanges of the whole buffer, one slot-sized piece after the other:
+ *     ceil(B/S) steps ALPHA + steps B / BETA
  * The constants are the socket transport on loopback as measured here with
- * xccl-perf (8-byte all-reduce on 2 ranks: ~60 us for 2 steps; 16 MiB:
- * ~2.2 GB/s bus bandwidth); they decide crossovers, not absolute times.
+ * xccl-perf (8-byte all-reduce on 2 ranks: ~60 us for the ring's 2 steps,
+ * ~33 us for recursive doubling's 1; 16 MiB: ~2.2 GB/s bus bandwidth); they
+ * decide crossovers, not absolute times.
  */
 #include "tuning.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -74,12 +79,13 @@ static int log2_floor(int k) {
   return l;
 }
 
-algo_t tuning_pick(const int *forced, ring_coll_t coll, size_t bytes, int nranks) {
+algo_t tuning_pick(const int *forced, ring_coll_t coll, size_t bytes, int nranks, size_t slot) {
   if (forced[coll] >= 0) return (algo_t)forced[coll];
-  if (coll != RING_COLL_ALLREDUCE || nranks < 3) return ALGO_RING; /* on 2 ranks both take 2 steps */
-  double k = nranks, b = (double)bytes;
-  double ring = 2 * (k - 1) * ALPHA_S + 2 * (k - 1) / k * b / BETA_BPS;
+  if (coll != RING_COLL_ALLREDUCE || nranks < 2) return ALGO_RING;
+  double k = nranks, b = (double)bytes, s = (double)(slot ? slot : 1);
+  double loops = b > 0 ? ceil(b / (k * s)) : 1, pieces = b > 0 ? ceil(b / s) : 1;
+  double ring = (2 * (k - 1) + loops - 1) * ALPHA_S + 2 * (k - 1) / k * b / BETA_BPS;
   int steps = log2_floor(nranks) + ((nranks & (nranks - 1)) ? 2 : 0);
-  double rd = steps * (ALPHA_S + b / BETA_BPS);
+  double rd = pieces * steps * ALPHA_S + steps * b / BETA_BPS;
   return rd < ring ? ALGO_RD : ALGO_RING;
 }

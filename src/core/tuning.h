@@ -19,7 +19,7 @@ const char *algo_name(algo_t a);
  * collective, is an error that says what is allowed. */
 xcclResult_t tuning_parse(const char *text, int *forced);
 
-/* The algorithm for coll of `bytes` on nranks ranks. */
-algo_t tuning_pick(const int *forced, ring_coll_t coll, size_t bytes, int nranks);
+/* The algorithm for coll of `bytes` on nranks ranks with slots of `slot` bytes. */
+algo_t tuning_pick(const int *forced, ring_coll_t coll, size_t bytes, int nranks, size_t slot);
 
 #endif

@@ -14,7 +14,7 @@ xccl_add_test(NAME mp_allreduce_twocomm TARGET test_allreduce SOURCES ${mp}/test
               LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120")
 foreach(n 2 3 4)
   xccl_add_test(NAME mp_allreduce_bytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n} ARGS bytes
-                LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2")
+                LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2;XCCL_ALGO=allreduce:ring")
 endforeach()
 
 # All-gather, reduce-scatter, broadcast and reduce: one program, three modes.

@@ -40,22 +40,23 @@ int main(void) {
   expect_refused("alreduce:ring", "'alreduce' is not a collective");
   expect_refused("broadcast:rd", "rd does not serve broadcast");
 
-  /* The model: on 2 ranks both algorithms take two steps, the ring wins on
-   * bytes; from 3 ranks small all-reduces go to recursive doubling and large
-   * ones to the ring; the other collectives always ring. */
-  CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, 2) == ALGO_RING, "2 ranks, 8 B");
-  for (int k = 3; k <= 64; k++) {
-    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, k) == ALGO_RD, "%d ranks, 8 B: not rd", k);
-    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 64u << 20, k) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
-    CHECK(tuning_pick(none, RING_COLL_ALLGATHER, 8, k) == ALGO_RING, "%d ranks all-gather: not ring", k);
+  /* The model: small all-reduces go to recursive doubling (fewer steps),
+   * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
+   * instead of log2 k times it); the other collectives always ring. */
+  const size_t slot = 512 * 1024;
+  for (int k = 2; k <= 64; k++) {
+    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, k, slot) == ALGO_RD, "%d ranks, 8 B: not rd", k);
+    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 64u << 20, k, slot) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
+    CHECK(tuning_pick(none, RING_COLL_ALLGATHER, 8, k, slot) == ALGO_RING, "%d ranks all-gather: not ring", k);
   }
+  CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, 1, slot) == ALGO_RING, "1 rank");
   /* The crossover moves up with the rank count (more ring hops to save). */
   size_t prev = 0;
   for (int k = 3; k <= 9; k++) {
     size_t lo = 8, hi = 64u << 20;
     while (hi - lo > 8) {
       size_t mid = lo + (hi - lo) / 2;
-      if (tuning_pick(none, RING_COLL_ALLREDUCE, mid, k) == ALGO_RD) lo = mid; else hi = mid;
+      if (tuning_pick(none, RING_COLL_ALLREDUCE, mid, k, slot) == ALGO_RD) lo = mid; else hi = mid;
     }
     if (k == 4 || k == 8) CHECK(lo > prev, "crossover at %d ranks (%zu B) not above the one before (%zu B)", k, lo, prev);
     if (k == 4 || k == 8) prev = lo;
@@ -63,6 +64,6 @@ int main(void) {
   }
   int forced[RING_COLL_NCOLLS];
   tuning_parse("allreduce:ring", forced);
-  CHECK(tuning_pick(forced, RING_COLL_ALLREDUCE, 8, 16) == ALGO_RING, "forced ring ignored");
+  CHECK(tuning_pick(forced, RING_COLL_ALLREDUCE, 8, 16, slot) == ALGO_RING, "forced ring ignored");
   return test_finish("tuning");
 }
