@@ -259,6 +259,10 @@ xcclResult_t xcclRecv(void *recvbuff, size_t count, xcclDataType_t datatype, int
 xcclResult_t xcclGroupStart(void);
 xcclResult_t xcclGroupEnd(void);
 
+/* Returns on every rank once every rank has called it (a one-byte
+ * all-reduce). Not allowed inside a group: it would not wait there. */
+xcclResult_t xcclBarrier(xcclComm_t comm);
+
 /* Size in bytes of one element of a type, 0 for an unknown type. */
 size_t xcclTypeSize(xcclDataType_t datatype);
 

@@ -319,3 +319,11 @@ xcclResult_t xcclAllToAll(const void *sendbuff, void *recvbuff, size_t count, xc
                           xcclComm_t comm, void *stream) {
   return p2p_coll("alltoall", P2P_ALLTOALL, sendbuff, recvbuff, count, datatype, -1, comm, stream);
 }
+
+xcclResult_t xcclBarrier(xcclComm_t comm) {
+  if (group_open())
+    return comm_record(comm, err_set(xcclInvalidUsage, LOG_COLL,
+                                     "xcclBarrier inside a group would not wait: call it outside the group"));
+  static _Thread_local uint8_t token; /* the value does not matter */
+  return xcclAllReduce(&token, &token, 1, xcclUint8, xcclMax, comm, NULL);
+}

@@ -291,3 +291,5 @@ xcclResult_t xcclGroupEnd(void) {
   group_nops = 0;
   return res;
 }
+
+int group_open(void) { return group_depth > 0; }

@@ -47,6 +47,8 @@ xcclResult_t group_add(const group_op_t *op);
 /* For operations made of several: the queue's length now, and dropping what
  * was queued after it (when a later part is refused, none of it runs). */
 int group_mark(void);
+/* 1 between xcclGroupStart and its xcclGroupEnd on this thread. */
+int group_open(void);
 void group_rollback(int mark);
 
 #endif

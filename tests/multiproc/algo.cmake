@@ -21,3 +21,9 @@ foreach(n 4 5 6)
   xccl_add_test(NAME mp_allreduce_rdbytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
                 ARGS rdbytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=allreduce:rd")
 endforeach()
+
+# xcclBarrier waits for the last rank.
+foreach(n 2 4)
+  xccl_add_test(NAME mp_barrier TARGET test_barrier SOURCES ${mp}/test_barrier.c RANKS ${n}
+                LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30")
+endforeach()
