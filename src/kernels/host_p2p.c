@@ -14,8 +14,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
   if (p->is_send) {
     if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *p->step) return 0;
     memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
-    f->sizes[s] = n;
-    atomic_store_explicit(&f->tail, ++*p->step, memory_order_release);
+    slot_fifo_publish(f, (*p->step)++, n);
   } else {
     if (atomic_load_explicit(&f->tail, memory_order_acquire) <= *p->step) return 0;
     if (f->sizes[s] != n) {
@@ -24,7 +23,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
       return -1;
     }
     memcpy(p->buf + p->off, slot_fifo_slot(f, (uint64_t)s), n);
-    atomic_store_explicit(&f->head, ++*p->step, memory_order_release);
+    slot_fifo_release(f, (*p->step)++);
   }
   p->off += n;
   it->action++;

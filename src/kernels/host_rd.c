@@ -77,8 +77,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
       if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *step) return 0;
       int s = (int)(*step % XCCL_STEPS);
       memcpy(slot_fifo_slot(f, (uint64_t)s), acc, bytes);
-      f->sizes[s] = bytes;
-      atomic_store_explicit(&f->tail, ++*step, memory_order_release);
+      slot_fifo_publish(f, (*step)++, bytes);
       break;
     }
     default: { /* a receive */
@@ -97,7 +96,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
         kern_reduce(acc, acc, slot_fifo_slot(f, (uint64_t)s), r->piece, a->type, a->op);
       else
         kern_reduce(acc, slot_fifo_slot(f, (uint64_t)s), acc, r->piece, a->type, a->op);
-      atomic_store_explicit(&f->head, ++*step, memory_order_release);
+      slot_fifo_release(f, (*step)++);
     }
   }
   if (++it->action == r->nact) {

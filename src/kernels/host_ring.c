@@ -110,11 +110,8 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
     if (send_slot) memcpy(send_slot, src, bytes);
   }
 
-  if (flags & RING_SEND) {
-    ch->send->sizes[*ch->send_step % XCCL_STEPS] = bytes;
-    atomic_store_explicit(&ch->send->tail, ++*ch->send_step, memory_order_release);
-  }
-  if (flags & RING_RECV) atomic_store_explicit(&ch->recv->head, ++*ch->recv_step, memory_order_release);
+  if (flags & RING_SEND) slot_fifo_publish(ch->send, (*ch->send_step)++, bytes);
+  if (flags & RING_RECV) slot_fifo_release(ch->recv, (*ch->recv_step)++);
 
   if (++it->action == ring_nactions(a->coll, k)) {
     r->loop_off += r->per * (a->coll == RING_COLL_ALLREDUCE ? (size_t)k : 1);

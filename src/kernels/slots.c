@@ -47,3 +47,33 @@ void slot_bell_ring(slot_bell_t *b) {
   atomic_fetch_add(&b->seq, 1);
   if (atomic_load(&b->sleepers)) syscall(SYS_futex, &b->seq, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
+
+/* A futex on the low half of a 64-bit counter: it changes whenever the
+ * counter does (it only grows, by one at a time). */
+static uint32_t *low_half(_Atomic uint64_t *c) { return (uint32_t *)c; }
+
+static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
+  if (atomic_load(&f->sleepers)) syscall(SYS_futex, low_half(c), FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
+}
+
+void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
+  f->sizes[step % XCCL_STEPS] = bytes;
+  atomic_fetch_add_explicit(&f->bytes, bytes, memory_order_relaxed);
+  atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
+  fifo_wake(f, &f->tail);
+}
+
+void slot_fifo_release(slot_fifo_t *f, uint64_t step) {
+  atomic_store_explicit(&f->head, step + 1, memory_order_seq_cst);
+  fifo_wake(f, &f->head);
+}
+
+void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us) {
+  _Atomic uint64_t *c = is_recv ? &f->tail : &f->head;
+  atomic_fetch_add(&f->sleepers, 1);
+  if (atomic_load(c) == seen) {
+    struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
+    syscall(SYS_futex, low_half(c), FUTEX_WAIT, (uint32_t)seen, &ts, NULL, 0);
+  }
+  atomic_fetch_sub(&f->sleepers, 1);
+}

@@ -37,9 +37,13 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
+  _Atomic uint32_t sleepers;          /* threads in slot_fifo_wait on this fifo */
+  _Atomic uint64_t bytes;             /* bytes published since creation */
   size_t sizes[XCCL_STEPS];           /* bytes in each slot, written before tail */
   size_t slot_size;
   size_t data_off; /* from the fifo's first byte to slot 0 */
+  int shared;      /* in shared memory, moved by the peer's kernel (no proxy) */
+  int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
   char error_msg[SLOT_ERROR_MAX];
 } slot_fifo_t;
 
@@ -47,6 +51,14 @@ typedef struct {
 static inline char *slot_fifo_slot(slot_fifo_t *f, uint64_t step) {
   return (char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_size;
 }
+
+/* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1). */
+void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes);
+/* The consumer's side: slot `step` is free again (head = step + 1). */
+void slot_fifo_release(slot_fifo_t *f, uint64_t step);
+/* Sleeps (futex, works across processes) until tail (is_recv) or head of f
+ * differs from `seen`, a publish or release wakes it, or timeout_us. */
+void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us);
 
 /* Bytes a fifo with slots of slot_size takes. */
 size_t slot_fifo_bytes(size_t slot_size);

@@ -146,8 +146,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
     atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
-    c->done++;
-    atomic_store_explicit(&f->head, c->done, memory_order_release);
+    slot_fifo_release(f, c->done++);
     moved = 1;
   }
   return moved;
@@ -175,10 +174,8 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
-    f->sizes[s] = size;
     atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
-    c->done++;
-    atomic_store_explicit(&f->tail, c->done, memory_order_release);
+    slot_fifo_publish(f, c->done++, size);
     moved = 1;
   }
   return moved;
