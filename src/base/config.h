@@ -45,6 +45,12 @@
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
   X(NSOCKS, INT, "2", 1, 16, "TCP streams per socket-transport connection.")                       \
   X(NET, STR, "", 0, 0, "Force a network transport by name (socket).")                             \
+  X(TRANSPORT, STR, "", 0, 0,                                                                      \
+    "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
+  X(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  X(HOSTID, STR, "", 0, 0,                                                                         \
+    "Host identity for choosing shared memory, instead of host name + network namespace: ranks "  \
+    "with equal values are on one host.")                                                          \
   X(NCHANNELS, INT, "2", 1, 32,                                                                    \
     "Channels (independent rings, each with its own connections) a collective is split over.")    \
   X(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \

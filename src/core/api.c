@@ -73,9 +73,12 @@ xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters
   else if (peer < 0 || peer >= comm->nranks)
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetPeerCounters: peer %d is not in 0..%d", peer,
                 comm->nranks - 1);
-  else
-    *counters = (xcclPeerCounters_t){.bytesSent = atomic_load(&comm->bytes_sent[peer]),
-                                     .bytesRecv = atomic_load(&comm->bytes_recv[peer])};
+  else {
+    uint64_t shm_sent = 0, shm_recv = 0;
+    comm_shm_bytes(comm, peer, &shm_sent, &shm_recv);
+    *counters = (xcclPeerCounters_t){.bytesSent = atomic_load(&comm->bytes_sent[peer]) + shm_sent,
+                                     .bytesRecv = atomic_load(&comm->bytes_recv[peer]) + shm_recv};
+  }
   comm_release(comm);
   return comm_record(comm, r);
 }

@@ -20,7 +20,8 @@ xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, v
   return xcclSuccess;
 }
 
-xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
+xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, const int *skip_send,
+                                   const int *skip_recv) {
   int n = comm->nchannels;
   net_handle_t handles[XCCL_MAX_CHANNELS];
   void *send_comms[XCCL_MAX_CHANNELS] = {0}, *recv_comms[XCCL_MAX_CHANNELS] = {0};
@@ -33,16 +34,17 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
   }
   uint64_t deadline = clock_deadline(comm->timeout_s);
   xcclResult_t res = xcclSuccess;
-  int pending = 2 * n;
+  int pending = 0;
+  for (int c = 0; c < n; c++) pending += !skip_send[c] + !skip_recv[c];
   while (pending > 0) {
     int moved = 0;
     for (int c = 0; c < n && res == xcclSuccess; c++) {
-      if (!send_comms[c]) {
+      if (!send_comms[c] && !skip_send[c]) {
         res = comm->net->connect(0, &handles[c], &send_comms[c]);
         if (res != xcclSuccess) err_prefix(res, "channel %d: connecting to %s", c, next_desc);
         else if (send_comms[c]) pending--, moved = 1;
       }
-      if (res == xcclSuccess && !recv_comms[c]) {
+      if (res == xcclSuccess && !recv_comms[c] && !skip_recv[c]) {
         res = comm->net->accept(listen_comms[c], &recv_comms[c]);
         if (res != xcclSuccess) err_prefix(res, "channel %d: accepting %s", c, prev_desc);
         else if (recv_comms[c]) pending--, moved = 1;
@@ -56,7 +58,7 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
       }
       if (clock_expired(deadline)) {
         int c = 0;
-        while (c < n && send_comms[c] && recv_comms[c]) c++;
+        while (c < n && (send_comms[c] || skip_send[c]) && (recv_comms[c] || skip_recv[c])) c++;
         res = err_set(xcclTimeout, LOG_INIT, "channel %d: no connection %s %s within XCCL_TIMEOUT=%g s", c,
                       send_comms[c] ? "from" : "to", send_comms[c] ? prev_desc : next_desc, comm->timeout_s);
         break;
@@ -65,14 +67,14 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
       nanosleep(&ts, NULL);
     }
   }
+  res = res == xcclSuccess && !comm->proxy ? proxy_create(comm->net, &comm->proxy) : res;
   for (int c = 0; c < n && res == xcclSuccess; c++) {
     comm_channel_t *ch = &comm->channels[c];
-    res = comm->proxy ? xcclSuccess : proxy_create(comm->net, &comm->proxy);
-    if (res == xcclSuccess)
+    if (res == xcclSuccess && !skip_send[c])
       res = proxy_add_send(comm->proxy, ch->send, send_comms[c], comm->next, next_desc, &comm->bytes_sent[comm->next],
                            &comm->bell);
     if (res == xcclSuccess) send_comms[c] = NULL; /* the proxy owns it now */
-    if (res == xcclSuccess)
+    if (res == xcclSuccess && !skip_recv[c])
       res = proxy_add_recv(comm->proxy, ch->recv, recv_comms[c], comm->prev, prev_desc, &comm->bytes_recv[comm->prev],
                            &comm->bell);
     if (res == xcclSuccess) recv_comms[c] = NULL;
@@ -80,7 +82,7 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms) {
   if (res == xcclSuccess) res = proxy_start(comm->proxy);
   for (int c = 0; c < n; c++) {
     if (send_comms[c]) comm->net->close_send(send_comms[c]);
-    else if (res != xcclSuccess) comm->net->connect_abandon(&handles[c]);
+    else if (res != xcclSuccess && !skip_send[c]) comm->net->connect_abandon(&handles[c]);
     if (recv_comms[c]) comm->net->close_recv(recv_comms[c]);
   }
   return res;

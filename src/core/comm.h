@@ -15,6 +15,7 @@
 #include "host_ring.h"
 #include "net.h"
 #include "proxy.h"
+#include "shm.h"
 #include "ring_schedule.h"
 #include "slots.h"
 #include "xccl.h"
@@ -47,6 +48,9 @@ typedef struct {
   slot_fifo_t *send; /* to comm->next */
   slot_fifo_t *recv; /* from comm->prev */
   uint64_t send_step, recv_step;
+  /* Shared memory: the fifos live in these segments (send: the next rank's
+   * receive fifo, mapped here); zeroed when the channel uses the proxy. */
+  shm_seg_t send_seg, recv_seg;
 } comm_channel_t;
 
 struct xcclComm {
@@ -106,7 +110,17 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
 
 /* Sets up each channel's ring connections through the net transport and
  * hands them to the proxy (channel_setup.c). */
-xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms);
+xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, const int *skip_send,
+                                   const int *skip_recv);
 xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, void **listen_comms);
+
+/* Connects what can go through shared memory (shm_setup.c): sets
+ * shm_send/shm_recv[c] for the channels it took; the others use sockets. */
+xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv);
+/* Marks every shared-memory fifo failed with msg, so that peers waiting on
+ * them stop at once (a failed operation, or abort). */
+void comm_break_shm(struct xcclComm *comm, const char *msg);
+/* Bytes moved through shared memory with peer. */
+void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
 
 #endif

@@ -249,6 +249,9 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
       g.comms[c]->failed = res;
       snprintf(g.comms[c]->fail_msg, sizeof(g.comms[c]->fail_msg), "%s", err_last());
       proxy_shutdown_connections(g.comms[c]->proxy);
+      char msg[SLOT_ERROR_MAX];
+      snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", g.comms[c]->rank);
+      comm_break_shm(g.comms[c], msg);
     }
   }
 out:

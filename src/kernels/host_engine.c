@@ -3,6 +3,9 @@
  */
 #include "host_engine.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -48,6 +51,15 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
     fail->kind = KERN_FAIL_CONN;
     fail->conn_result = err;
     memcpy(fail->msg, f->error_msg, sizeof(fail->msg));
+    return 1;
+  }
+  /* A shared-memory peer that dies closes nothing: look for it. */
+  int32_t pid = f && f->shared ? (on_recv ? f->producer_pid : f->consumer_pid) : 0;
+  if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+    fail->kind = KERN_FAIL_CONN;
+    fail->conn_result = xcclRemoteError;
+    snprintf(fail->msg, sizeof(fail->msg), "the peer process (pid %d) on the other side of shared memory is gone",
+             (int)pid);
     return 1;
   }
   if (it->env->abort_flag && atomic_load_explicit(it->env->abort_flag, memory_order_relaxed)) {
@@ -146,7 +158,19 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
         }
       }
     }
-    if (single_env && env0->wait) {
+    slot_fifo_t *wf = NULL;
+    uint64_t wstep = 0;
+    int wrecv = 0;
+    for (int i = 0; i < n && !wf; i++) { /* the first item that waits on a fifo */
+      kern_item_t *it = items[i];
+      if (it->done || (!it->finished && lane_blocked(items, i))) continue;
+      if (it->finished) wf = it->sends, wstep = it->sends ? *it->send_step : 0;
+      else wf = it->ops->waiting(it, &wstep, &wrecv);
+    }
+    if (wf && wf->shared) {
+      /* Shared memory: the peer's kernel moves the counter and wakes us. */
+      slot_fifo_wait(wf, wrecv, atomic_load(wrecv ? &wf->tail : &wf->head), 1000);
+    } else if (single_env && env0->wait) {
       env0->wait(env0->progress_ctx, 1000);
     } else if (single_env) {
       slot_bell_wait(env0->bell, seen, 1000);

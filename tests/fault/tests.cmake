@@ -3,3 +3,13 @@ foreach(mode kill stop hostile missing)
   xccl_add_test(NAME fault_${mode} TARGET test_fault SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fault.c
                 ARGS ${mode} LABELS fault TIMEOUT 120)
 endforeach()
+# The same failures with TCP between the ranks (they share memory otherwise).
+foreach(mode kill stop)
+  xccl_add_test(NAME fault_${mode}_socket TARGET test_fault SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fault.c
+                ARGS ${mode} LABELS fault TIMEOUT 120 ENV "XCCL_TRANSPORT=socket")
+endforeach()
+
+add_test(NAME fault_shm_too_small COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/shm_small.sh $<TARGET_FILE:xccl-run>
+         $<TARGET_FILE:test_allreduce>)
+set_tests_properties(fault_shm_too_small PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_SOCKET_IFNAME=lo;XCCL_TIMEOUT=60")

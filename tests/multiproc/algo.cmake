@@ -27,3 +27,17 @@ foreach(n 2 4)
   xccl_add_test(NAME mp_barrier TARGET test_barrier SOURCES ${mp}/test_barrier.c RANKS ${n}
                 LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30")
 endforeach()
+
+# The conformance suites again over TCP only: same-host ranks otherwise use
+# shared memory, and the socket transport must keep passing them.
+foreach(n 3 4)
+  xccl_add_test(NAME mp_allreduce_matrix_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_TRANSPORT=socket")
+  xccl_add_test(NAME mp_collectives_matrix_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
+                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_TRANSPORT=socket")
+endforeach()
+xccl_add_test(NAME mp_allreduce_bytes_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS bytes LABELS multiproc TIMEOUT 300
+              ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2;XCCL_ALGO=allreduce:ring;XCCL_TRANSPORT=socket")
+xccl_add_test(NAME mp_collectives_bytes_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
+              ARGS bytes LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2;XCCL_TRANSPORT=socket")

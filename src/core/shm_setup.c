@@ -1,0 +1,104 @@
+/*
+ * shm_setup.c — ring channels between ranks of one host go through shared
+ * memory: each rank creates its receive fifo in a segment and tells the
+ * previous rank its name through the bootstrap; that rank maps it and
+ * writes straight into it (no proxy, no copy through the kernel). The name
+ * is unlinked as soon as the peer acknowledges the mapping, so a crash
+ * leaves nothing behind. A segment /dev/shm cannot hold makes that channel
+ * use TCP, after one line that says how to make room.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "config.h"
+#include "log.h"
+
+#define SHM_TAG_NAME 0x53484d00u /* + channel: the receive fifo's segment, or "" for TCP */
+#define SHM_TAG_ACK 0x53484b00u  /* + channel: mapped, you may unlink */
+
+static int shm_allowed(struct xcclComm *comm, int peer) {
+  const char *t = config_str(CFG_TRANSPORT);
+  if (config_bool(CFG_SHM_DISABLE) || strcasecmp(t, "socket") == 0) return 0;
+  return comm->peers[peer].host_hash == comm->peers[comm->rank].host_hash;
+}
+
+xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv) {
+  int n = comm->nchannels, want_recv = shm_allowed(comm, comm->prev), want_send = shm_allowed(comm, comm->next);
+  size_t slot = comm->peers[comm->rank].chunk_size, bytes = slot_fifo_bytes(slot);
+  const char *t = config_str(CFG_TRANSPORT);
+  if (*t && strcasecmp(t, "shm") != 0 && strcasecmp(t, "socket") != 0)
+    return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_TRANSPORT=%s is not shm or socket", t);
+  if (strcasecmp(t, "shm") == 0 && (!want_recv || !want_send))
+    return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_TRANSPORT=shm, but rank %d's ring neighbours are not all on its host",
+                   comm->rank);
+  static int warned;
+  /* 1. Receive side: a segment per channel, named to the previous rank. */
+  for (int c = 0; c < n && want_recv; c++) {
+    comm_channel_t *ch = &comm->channels[c];
+    char name[64] = "";
+    err_quiet(1);
+    xcclResult_t r = shm_seg_create(bytes, &ch->recv_seg);
+    err_quiet(0);
+    if (r == xcclSuccess) {
+      slot_fifo_destroy(ch->recv);
+      ch->recv = slot_fifo_init_at(ch->recv_seg.base, slot);
+      ch->recv->shared = 1;
+      ch->recv->consumer_pid = (int32_t)getpid();
+      snprintf(name, sizeof(name), "%s", ch->recv_seg.name);
+      shm_recv[c] = 1;
+    } else if (!warned++) {
+      WARN(INIT, "%s", err_last());
+    }
+    TRY(bootstrap_send(comm->bs, comm->prev, SHM_TAG_NAME + (uint32_t)c, name, sizeof(name)));
+  }
+  /* 2. Send side: map the next rank's segments. */
+  for (int c = 0; c < n && want_send; c++) {
+    comm_channel_t *ch = &comm->channels[c];
+    char name[64];
+    TRY(bootstrap_recv(comm->bs, comm->next, SHM_TAG_NAME + (uint32_t)c, name, sizeof(name)));
+    name[sizeof(name) - 1] = '\0';
+    if (!name[0]) continue; /* it has no room: TCP */
+    TRY(shm_seg_open(name, bytes, &ch->send_seg));
+    slot_fifo_destroy(ch->send);
+    ch->send = ch->send_seg.base;
+    ch->send->producer_pid = (int32_t)getpid();
+    shm_send[c] = 1;
+    TRY(bootstrap_send(comm->bs, comm->next, SHM_TAG_ACK + (uint32_t)c, "", 1));
+  }
+  /* 3. Receive side: once mapped on the other side, the names can go. */
+  for (int c = 0; c < n && want_recv; c++) {
+    if (!shm_recv[c]) continue;
+    char ack;
+    TRY(bootstrap_recv(comm->bs, comm->prev, SHM_TAG_ACK + (uint32_t)c, &ack, 1));
+    shm_seg_unlink(&comm->channels[c].recv_seg);
+  }
+  int ns = 0, nr = 0;
+  for (int c = 0; c < n; c++) ns += shm_send[c], nr += shm_recv[c];
+  if (ns || nr)
+    INFO(INIT, "rank %d: %d of %d channels to rank %d and %d from rank %d through shared memory", comm->rank, ns, n,
+         comm->next, nr, comm->prev);
+  return xcclSuccess;
+}
+
+void comm_break_shm(struct xcclComm *comm, const char *msg) {
+  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
+    comm_channel_t *ch = &comm->channels[c];
+    if (ch->send_seg.base) slot_fifo_fail(ch->send, xcclRemoteError, msg);
+    if (ch->recv_seg.base) slot_fifo_fail(ch->recv, xcclRemoteError, msg);
+  }
+}
+
+void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
+  uint64_t sent = 0, recv = 0;
+  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
+    comm_channel_t *ch = &comm->channels[c];
+    if (ch->send_seg.base && comm->next == peer) sent += atomic_load(&ch->send->bytes);
+    if (ch->recv_seg.base && comm->prev == peer) recv += atomic_load(&ch->recv->bytes);
+  }
+  *sent_p = sent;
+  *recv_p = recv;
+}
