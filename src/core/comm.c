@@ -167,8 +167,11 @@ static void comm_free(struct xcclComm *comm) {
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     for (int r = 0; comm->p2p_send[set] && comm->p2p_recv[set] && r < comm->nranks; r++) {
-      slot_fifo_destroy(comm->p2p_send[set][r].fifo);
-      slot_fifo_destroy(comm->p2p_recv[set][r].fifo);
+      comm_p2p_t *ps = &comm->p2p_send[set][r], *pr = &comm->p2p_recv[set][r];
+      if (ps->seg.base) shm_seg_close(&ps->seg);
+      else slot_fifo_destroy(ps->fifo);
+      if (pr->seg.base) shm_seg_close(&pr->seg);
+      else slot_fifo_destroy(pr->fifo);
     }
     free(comm->p2p_send[set]);
     free(comm->p2p_recv[set]);

@@ -42,6 +42,7 @@ typedef struct {
   slot_fifo_t *fifo;
   uint64_t step;
   int ready;
+  shm_seg_t seg; /* the fifo's segment when it is in shared memory */
 } comm_p2p_t;
 
 typedef struct {
@@ -117,6 +118,8 @@ xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, v
 /* Connects what can go through shared memory (shm_setup.c): sets
  * shm_send/shm_recv[c] for the channels it took; the others use sockets. */
 xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv);
+/* Shared memory may carry traffic between this rank and peer. */
+int comm_shm_allowed(struct xcclComm *comm, int peer);
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */
 void comm_break_shm(struct xcclComm *comm, const char *msg);

@@ -6,15 +6,25 @@
  * same group (a send on one side is a receive on the other), and the
  * bootstrap serves incoming messages while it waits, so no order is needed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "comm.h"
 #include "log.h"
 
-#define P2P_TAG_HANDLE 0x50325031u /* "this is the handle to send me your data on" */
+#define P2P_TAG_HANDLE 0x50325031u /* + set: "this is where to send me your data" */
+#define P2P_TAG_ACK 0x50324b31u    /* + set: "mapped your segment, unlink it" */
+
+/* What the receiving side tells the sender: a socket handle, or the name of
+ * a shared-memory segment holding the receive fifo. */
+typedef struct {
+  char kind; /* 'N' socket, 'S' shared memory */
+  unsigned char data[NET_HANDLE_PUBLIC];
+} p2p_where_t;
 
 static int seen_before(const int *peers, int i) {
   for (int j = 0; j < i; j++)
@@ -37,21 +47,52 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
     goto out;
   }
   char desc[160];
-  /* 1. Receiving side: listen, and tell the peer where. */
+  size_t slot = comm->peers[comm->rank].chunk_size;
+  /* 1. Receiving side: a shared-memory fifo for a peer on this host (when
+   * /dev/shm has room), else a socket listener; tell the peer where. */
   for (int i = 0; i < nrecv && res == xcclSuccess; i++) {
     int p = recv_peers[i];
     if (precv[p].ready || seen_before(recv_peers, i)) continue;
-    net_handle_t h;
-    res = comm->net->listen(0, &h, &listens[p]);
-    if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, tag, h.data, NET_HANDLE_PUBLIC);
+    p2p_where_t w = {.kind = 'N'};
+    if (comm_shm_allowed(comm, p)) {
+      err_quiet(1);
+      if (shm_seg_create(slot_fifo_bytes(slot), &precv[p].seg) == xcclSuccess) {
+        /* Laid out before the peer hears of it: it may write at once. */
+        precv[p].fifo = slot_fifo_init_at(precv[p].seg.base, slot);
+        precv[p].fifo->shared = 1;
+        precv[p].fifo->consumer_pid = (int32_t)getpid();
+        w.kind = 'S';
+        snprintf((char *)w.data, sizeof(w.data), "%s", precv[p].seg.name);
+      }
+      err_quiet(0);
+    }
+    if (w.kind == 'N') {
+      net_handle_t h;
+      res = comm->net->listen(0, &h, &listens[p]);
+      memcpy(w.data, h.data, NET_HANDLE_PUBLIC);
+    }
+    if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, tag, &w, sizeof(w));
     if (res != xcclSuccess) err_prefix(res, "connecting to receive from %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
   }
-  /* 2. Sending side: learn where, and start connecting. */
+  /* 2. Sending side: learn where; map the segment, or start connecting. */
   for (int i = 0; i < nsend && res == xcclSuccess; i++) {
     int p = send_peers[i];
     if (psend[p].ready || seen_before(send_peers, i)) continue;
-    memset(&handles[p], 0, sizeof(handles[p]));
-    res = bootstrap_recv(comm->bs, p, tag, handles[p].data, NET_HANDLE_PUBLIC);
+    p2p_where_t w;
+    res = bootstrap_recv(comm->bs, p, tag, &w, sizeof(w));
+    if (res == xcclSuccess && w.kind == 'S') {
+      w.data[sizeof(w.data) - 1] = '\0';
+      res = shm_seg_open((const char *)w.data, slot_fifo_bytes(slot), &psend[p].seg);
+      if (res == xcclSuccess) {
+        psend[p].fifo = psend[p].seg.base;
+        psend[p].fifo->producer_pid = (int32_t)getpid();
+        psend[p].ready = 1;
+        res = bootstrap_send(comm->bs, p, P2P_TAG_ACK + (uint32_t)set, "", 1);
+      }
+    } else if (res == xcclSuccess) {
+      memset(&handles[p], 0, sizeof(handles[p]));
+      memcpy(handles[p].data, w.data, NET_HANDLE_PUBLIC);
+    }
     if (res != xcclSuccess) err_prefix(res, "connecting to send to %s", comm_peer_desc(comm, p, desc, sizeof(desc)));
   }
   /* 3. Both at once until every connection is made. */
@@ -60,7 +101,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
     pending = 0;
     for (int i = 0; i < nsend && res == xcclSuccess; i++) {
       int p = send_peers[i];
-      if (psend[p].ready || send_comms[p] || seen_before(send_peers, i)) continue;
+      if (psend[p].ready || send_comms[p] || seen_before(send_peers, i)) continue; /* ready: shared memory */
       res = comm->net->connect(0, &handles[p], &send_comms[p]);
       pending |= !send_comms[p];
     }
@@ -80,8 +121,16 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
       nanosleep(&ts, NULL);
     }
   }
-  /* 4. Hand them to the proxy with their fifos. */
-  size_t slot = comm->peers[comm->rank].chunk_size;
+  /* 4. Shared memory, receiving side: the fifo is in the segment; once the
+   * sender has it mapped, the name goes. */
+  for (int i = 0; i < nrecv && res == xcclSuccess; i++) {
+    int p = recv_peers[i];
+    if (precv[p].ready || !precv[p].seg.base || seen_before(recv_peers, i)) continue;
+    char ack;
+    res = bootstrap_recv(comm->bs, p, P2P_TAG_ACK + (uint32_t)set, &ack, 1);
+    if (res == xcclSuccess) shm_seg_unlink(&precv[p].seg), precv[p].ready = 1;
+  }
+  /* 5. Sockets: hand them to the proxy with their fifos. */
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     comm_peer_desc(comm, p, desc, sizeof(desc));
     if (send_comms[p]) {
@@ -103,6 +152,7 @@ out:
   for (int p = 0; handles && p < n; p++) {
     if (send_comms && send_comms[p]) comm->net->close_send(send_comms[p]);
     else if (res != xcclSuccess && handles) comm->net->connect_abandon(&handles[p]);
+    if (res != xcclSuccess && !precv[p].ready && precv[p].seg.base) shm_seg_close(&precv[p].seg), precv[p].fifo = NULL;
     if (recv_comms && recv_comms[p]) comm->net->close_recv(recv_comms[p]);
     if (listens && listens[p]) comm->net->close_listen(listens[p]);
   }

@@ -20,14 +20,14 @@
 #define SHM_TAG_NAME 0x53484d00u /* + channel: the receive fifo's segment, or "" for TCP */
 #define SHM_TAG_ACK 0x53484b00u  /* + channel: mapped, you may unlink */
 
-static int shm_allowed(struct xcclComm *comm, int peer) {
+int comm_shm_allowed(struct xcclComm *comm, int peer) {
   const char *t = config_str(CFG_TRANSPORT);
   if (config_bool(CFG_SHM_DISABLE) || strcasecmp(t, "socket") == 0) return 0;
   return comm->peers[peer].host_hash == comm->peers[comm->rank].host_hash;
 }
 
 xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv) {
-  int n = comm->nchannels, want_recv = shm_allowed(comm, comm->prev), want_send = shm_allowed(comm, comm->next);
+  int n = comm->nchannels, want_recv = comm_shm_allowed(comm, comm->prev), want_send = comm_shm_allowed(comm, comm->next);
   size_t slot = comm->peers[comm->rank].chunk_size, bytes = slot_fifo_bytes(slot);
   const char *t = config_str(CFG_TRANSPORT);
   if (*t && strcasecmp(t, "shm") != 0 && strcasecmp(t, "socket") != 0)
@@ -90,6 +90,14 @@ void comm_break_shm(struct xcclComm *comm, const char *msg) {
     if (ch->send_seg.base) slot_fifo_fail(ch->send, xcclRemoteError, msg);
     if (ch->recv_seg.base) slot_fifo_fail(ch->recv, xcclRemoteError, msg);
   }
+  for (int set = 0; set < COMM_P2P_SETS; set++) {
+    for (int p = 0; comm->p2p_send[set] && p < comm->nranks; p++) {
+      if (comm->p2p_send[set][p].seg.base && comm->p2p_send[set][p].fifo)
+        slot_fifo_fail(comm->p2p_send[set][p].fifo, xcclRemoteError, msg);
+      if (comm->p2p_recv[set][p].seg.base && comm->p2p_recv[set][p].fifo)
+        slot_fifo_fail(comm->p2p_recv[set][p].fifo, xcclRemoteError, msg);
+    }
+  }
 }
 
 void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
@@ -98,6 +106,11 @@ void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t 
     comm_channel_t *ch = &comm->channels[c];
     if (ch->send_seg.base && comm->next == peer) sent += atomic_load(&ch->send->bytes);
     if (ch->recv_seg.base && comm->prev == peer) recv += atomic_load(&ch->recv->bytes);
+  }
+  for (int set = 0; set < COMM_P2P_SETS; set++) {
+    comm_p2p_t *s = &comm->p2p_send[set][peer], *r = &comm->p2p_recv[set][peer];
+    if (s->seg.base && s->fifo) sent += atomic_load(&s->fifo->bytes);
+    if (r->seg.base && r->fifo && r->ready) recv += atomic_load(&r->fifo->bytes);
   }
   *sent_p = sent;
   *recv_p = recv;

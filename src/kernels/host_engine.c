@@ -164,8 +164,8 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     for (int i = 0; i < n && !wf; i++) { /* the first item that waits on a fifo */
       kern_item_t *it = items[i];
       if (it->done || (!it->finished && lane_blocked(items, i))) continue;
-      if (it->finished) wf = it->sends, wstep = it->sends ? *it->send_step : 0;
-      else wf = it->ops->waiting(it, &wstep, &wrecv);
+      if (it->finished && it->sends) wf = it->sends, wstep = *it->send_step;
+      else wf = it->ops->waiting(it, &wstep, &wrecv); /* draining items with several fifos say which */
     }
     if (wf && wf->shared) {
       /* Shared memory: the peer's kernel moves the counter and wakes us. */

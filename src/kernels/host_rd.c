@@ -112,6 +112,19 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
 
 static slot_fifo_t *rd_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
   rd_item_t *r = to_rd(it);
+  if (it->finished) { /* draining: the first send the transport has not taken */
+    *is_recv_p = 0;
+    for (int i = 0; i < r->nact; i++) {
+      int p = r->act[i].peer;
+      if (r->act[i].kind != RD_SEND) continue;
+      if (atomic_load_explicit(&r->args->send_fifo[p]->head, memory_order_acquire) < *r->args->send_step[p]) {
+        it->peer = p;
+        *step_p = atomic_load(&r->args->send_fifo[p]->head);
+        return r->args->send_fifo[p];
+      }
+    }
+    return NULL;
+  }
   int kind = r->act[it->action].kind, peer = r->act[it->action].peer;
   *is_recv_p = kind == RD_RECV_REDUCE || kind == RD_RECV_COPY;
   it->peer = peer;

@@ -354,8 +354,8 @@ int proxy_wait(void *proxy, int timeout_us) {
   }
   if (n > 0) {
     poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
-  } else {
-    struct timespec ts = {0, (long)timeout_us * 1000};
+  } else { /* nothing on the network: the caller waits on something else; look again soon */
+    struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
   int moved = 0;
