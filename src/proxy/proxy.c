@@ -361,7 +361,7 @@ int proxy_wait(void *proxy, int timeout_us) {
   int moved = 0;
   if (!atomic_load(&p->shutdown_requested) && pthread_mutex_trylock(&p->progress_lock) == 0) {
     /* Connections are only ever appended, so the owners' indices still hold. */
-    memset(p->recv_ready, 0, (size_t)p->nconns);
+    if (p->nconns) memset(p->recv_ready, 0, (size_t)p->nconns); /* none: shared memory only */
     for (int k = 0; k < n; k++)
       if (pfd[k].revents) p->recv_ready[owner[k]] = 1;
     moved = proxy_pass_locked(p, TEST_READY);
