@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# bench/compare.sh — all-reduce (float32 sum) of xccl beside Open MPI and
+# PyTorch's Gloo on this machine, in one run, with the machine's limits.
+#
+#   bench/compare.sh [BUILD_DIR] [ROUNDS]     (defaults: build/default, 3)
+#
+# Installs what it needs from Debian when it runs as root (openmpi-bin
+# libopenmpi-dev python3-torch iperf3; Gloo runs under Debian's /usr/bin/python3,
+# the one python3-torch is for). For each number of ranks (2, 4, 8)
+# and size (8 B .. 128 MiB) it runs the three libraries one after the other,
+# ROUNDS times, alternating, and prints per library the median time (us), the
+# bus bandwidth 2(n-1)/n x size / time (GB/s) and xccl's speed-up over it.
+# Also printed: single-thread memcpy bandwidth and loopback TCP throughput.
+set -u
+build=${1:-build/default}
+rounds=${2:-3}
+run=$build/tools/xccl-run
+perf=$build/tools/xccl-perf
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XCCL_SOCKET_IFNAME=${XCCL_SOCKET_IFNAME:-lo}
+
+need=()
+command -v mpicc >/dev/null || need+=(openmpi-bin libopenmpi-dev)
+/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || need+=(python3-torch)
+command -v iperf3 >/dev/null || need+=(iperf3)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
+  else
+    echo "compare.sh: missing ${need[*]} and not root to install them" >&2
+    exit 2
+  fi
+fi
+
+# --- the peers' benchmarks, written for this script ---
+cat >"$tmp/mpi_ar.c" <<'EOF'
+/* all-reduce float32 sum: mean time per call, max over ranks */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  size_t bytes = strtoull(argv[1], NULL, 10), n = bytes / 4 ? bytes / 4 : 1;
+  int iters = atoi(argv[2]), warm = atoi(argv[3]);
+  float *a = malloc(n * 4), *b = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) a[i] = 1;
+  for (int i = 0; i < warm; i++) MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; i++) MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  double t = (MPI_Wtime() - t0) / iters * 1e6, tmax;
+  MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("%.2f\n", tmax);
+  MPI_Finalize();
+  return 0;
+}
+EOF
+cat >"$tmp/gloo_ar.py" <<'EOF'
+# all-reduce float32 sum over torch.distributed's gloo: mean time per call, max over ranks
+import os, sys, time, torch, torch.distributed as dist
+size, iters, warm = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+dist.init_process_group("gloo")
+t = torch.ones(max(size // 4, 1), dtype=torch.float32)
+for _ in range(warm): dist.all_reduce(t)
+dist.barrier()
+t0 = time.perf_counter()
+for _ in range(iters): dist.all_reduce(t)
+el = torch.tensor([(time.perf_counter() - t0) / iters * 1e6], dtype=torch.float64)
+dist.all_reduce(el, op=dist.ReduceOp.MAX)
+if dist.get_rank() == 0: print("%.2f" % el.item())
+dist.destroy_process_group()
+EOF
+cat >"$tmp/memcpy.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+int main(void) {
+  size_t n = 256u << 20;
+  char *a = malloc(n), *b = malloc(n);
+  memset(a, 1, n); memset(b, 2, n);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 8; i++) memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  printf("%.2f\n", 8.0 * n / s / 1e9);
+  return a[0] + b[0] == 0;
+}
+EOF
+mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" || exit 2
+cc -O2 -o "$tmp/memcpy" "$tmp/memcpy.c" || exit 2
+
+iters_for() { # fewer iterations for large sizes
+  if [ "$1" -le 65536 ]; then echo 200; elif [ "$1" -le 1048576 ]; then echo 50; elif [ "$1" -le 16777216 ]; then echo 10; else echo 3; fi
+}
+run_xccl() { timeout 600 "$run" -n "$1" "$perf" allreduce -b "$2" -e "$2" -n "$3" -w "$4" -c 0 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $6}'; }
+run_mpi() { timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$1" --mca btl self,vader "$tmp/mpi_ar" "$2" "$3" "$4" 2>/dev/null | tail -1; }
+run_gloo() {
+  local n=$1 port=$((29500 + RANDOM % 1000)) pids=() r
+  for ((r = 0; r < n; r++)); do
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$r WORLD_SIZE=$n GLOO_SOCKET_IFNAME=lo \
+      timeout 600 /usr/bin/python3 "$tmp/gloo_ar.py" "$2" "$3" "$4" >"$tmp/gloo.$r" 2>/dev/null &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  cat "$tmp/gloo.0"
+}
+median() { sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "nan"}'; }
+
+echo "# host: $(uname -sr), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ); rounds: $rounds (median shown); float32 sum"
+echo "# memcpy, one thread: $("$tmp/memcpy") GB/s"
+iperf3 -s -1 -p 5298 >/dev/null 2>&1 &
+sleep 0.5
+tcp=$(timeout 20 iperf3 -c 127.0.0.1 -p 5298 -t 3 -J 2>/dev/null | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))' 2>/dev/null)
+echo "# loopback TCP, iperf3 one stream: ${tcp:-n/a} GB/s"
+echo
+printf "%-5s %10s | %12s %8s | %12s %8s %7s | %12s %8s %7s\n" ranks size "xccl us" busbw "mpi us" busbw "x/mpi" "gloo us" busbw "x/gloo"
+for n in 2 4 8; do
+  for size in 8 1048576 16777216 134217728; do
+    it=$(iters_for "$size"); w=$((it / 5 + 2))
+    : >"$tmp/x"; : >"$tmp/m"; : >"$tmp/g"
+    for ((k = 0; k < rounds; k++)); do # alternate, so drift hits all three alike
+      run_xccl "$n" "$size" "$it" "$w" >>"$tmp/x"
+      run_mpi "$n" "$size" "$it" "$w" >>"$tmp/m"
+      run_gloo "$n" "$size" "$it" "$w" >>"$tmp/g"
+    done
+    x=$(median <"$tmp/x"); m=$(median <"$tmp/m"); g=$(median <"$tmp/g")
+    awk -v n="$n" -v s="$size" -v x="$x" -v m="$m" -v g="$g" 'BEGIN {
+      f = 2 * (n - 1) / n
+      bx = (x > 0) ? f * s / x / 1e3 : 0; bm = (m > 0) ? f * s / m / 1e3 : 0; bg = (g > 0) ? f * s / g / 1e3 : 0
+      printf "%-5d %10d | %12.1f %8.3f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f\n", n, s, x, bx, m, bm, (x > 0 ? m / x : 0), g, bg, (x > 0 ? g / x : 0)
+    }'
+  done
+done
