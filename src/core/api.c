@@ -65,6 +65,21 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError) {
   return comm_record(comm, r);
 }
 
+void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
+  uint64_t sent = 0, recv = 0;
+  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
+    if (comm->next == peer) sent += atomic_load(&comm->channels[c].send->bytes);
+    if (comm->prev == peer) recv += atomic_load(&comm->channels[c].recv->bytes);
+  }
+  for (int set = 0; set < COMM_P2P_SETS; set++) {
+    comm_p2p_t *s = &comm->p2p_send[set][peer], *r = &comm->p2p_recv[set][peer];
+    if (s->ready) sent += atomic_load(&s->fifo->bytes);
+    if (r->ready) recv += atomic_load(&r->fifo->bytes);
+  }
+  *sent_p = sent;
+  *recv_p = recv;
+}
+
 xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters) {
   TRY(comm_acquire(comm));
   xcclResult_t r = xcclSuccess;
@@ -74,10 +89,9 @@ xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetPeerCounters: peer %d is not in 0..%d", peer,
                 comm->nranks - 1);
   else {
-    uint64_t shm_sent = 0, shm_recv = 0;
-    comm_shm_bytes(comm, peer, &shm_sent, &shm_recv);
-    *counters = (xcclPeerCounters_t){.bytesSent = atomic_load(&comm->bytes_sent[peer]) + shm_sent,
-                                     .bytesRecv = atomic_load(&comm->bytes_recv[peer]) + shm_recv};
+    uint64_t sent = 0, recv = 0;
+    comm_peer_bytes(comm, peer, &sent, &recv);
+    *counters = (xcclPeerCounters_t){.bytesSent = sent, .bytesRecv = recv};
   }
   comm_release(comm);
   return comm_record(comm, r);

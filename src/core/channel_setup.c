@@ -71,11 +71,11 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, c
   for (int c = 0; c < n && res == xcclSuccess; c++) {
     comm_channel_t *ch = &comm->channels[c];
     if (res == xcclSuccess && !skip_send[c])
-      res = proxy_add_send(comm->proxy, ch->send, send_comms[c], comm->next, next_desc, &comm->bytes_sent[comm->next],
+      res = proxy_add_send(comm->proxy, ch->send, send_comms[c], comm->next, next_desc,
                            &comm->bell);
     if (res == xcclSuccess) send_comms[c] = NULL; /* the proxy owns it now */
     if (res == xcclSuccess && !skip_recv[c])
-      res = proxy_add_recv(comm->proxy, ch->recv, recv_comms[c], comm->prev, prev_desc, &comm->bytes_recv[comm->prev],
+      res = proxy_add_recv(comm->proxy, ch->recv, recv_comms[c], comm->prev, prev_desc,
                            &comm->bell);
     if (res == xcclSuccess) recv_comms[c] = NULL;
   }

@@ -179,8 +179,6 @@ static void comm_free(struct xcclComm *comm) {
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
-  free(comm->bytes_sent);
-  free(comm->bytes_recv);
   pthread_mutex_destroy(&comm->err_lock);
 }
 
@@ -275,8 +273,6 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   comm->spin_count = (int)config_int(CFG_SPIN_COUNT);
   comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
-  comm->bytes_sent = calloc((size_t)nranks, sizeof(*comm->bytes_sent));
-  comm->bytes_recv = calloc((size_t)nranks, sizeof(*comm->bytes_recv));
   int p2p_ok = 1;
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     comm->p2p_send[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
@@ -284,7 +280,7 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
     p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
   }
   xcclResult_t res;
-  if (!comm->peers || !comm->bytes_sent || !comm->bytes_recv || !p2p_ok) {
+  if (!comm->peers || !p2p_ok) {
     res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
     goto fail;
   }

@@ -63,7 +63,6 @@ struct xcclComm {
   int nchannels;
   comm_channel_t *channels;
   comm_peer_info_t *peers;
-  _Atomic uint64_t *bytes_sent, *bytes_recv; /* per peer */
   /* Point-to-point connections per peer, in separate sets so that an
    * algorithm's messages never interleave with the user's sends. */
   comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
@@ -123,7 +122,8 @@ int comm_shm_allowed(struct xcclComm *comm, int peer);
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */
 void comm_break_shm(struct xcclComm *comm, const char *msg);
-/* Bytes moved through shared memory with peer. */
-void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
+/* Bytes sent to and received from peer since init: what the producers
+ * published on every fifo between the two, whatever the transport. */
+void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
 
 #endif

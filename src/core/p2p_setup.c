@@ -137,14 +137,14 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
       comm_p2p_t *d = &psend[p];
       if (!(d->fifo = slot_fifo_create(slot))) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
       if (res == xcclSuccess)
-        res = proxy_add_send(comm->proxy, d->fifo, send_comms[p], p, desc, &comm->bytes_sent[p], &comm->bell);
+        res = proxy_add_send(comm->proxy, d->fifo, send_comms[p], p, desc, &comm->bell);
       if (res == xcclSuccess) send_comms[p] = NULL, d->ready = 1;
     }
     if (recv_comms[p]) {
       comm_p2p_t *d = &precv[p];
       if (!(d->fifo = slot_fifo_create(slot))) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
       if (res == xcclSuccess)
-        res = proxy_add_recv(comm->proxy, d->fifo, recv_comms[p], p, desc, &comm->bytes_recv[p], &comm->bell);
+        res = proxy_add_recv(comm->proxy, d->fifo, recv_comms[p], p, desc, &comm->bell);
       if (res == xcclSuccess) recv_comms[p] = NULL, d->ready = 1;
     }
   }

@@ -99,19 +99,3 @@ void comm_break_shm(struct xcclComm *comm, const char *msg) {
     }
   }
 }
-
-void comm_shm_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
-  uint64_t sent = 0, recv = 0;
-  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    comm_channel_t *ch = &comm->channels[c];
-    if (ch->send_seg.base && comm->next == peer) sent += atomic_load(&ch->send->bytes);
-    if (ch->recv_seg.base && comm->prev == peer) recv += atomic_load(&ch->recv->bytes);
-  }
-  for (int set = 0; set < COMM_P2P_SETS; set++) {
-    comm_p2p_t *s = &comm->p2p_send[set][peer], *r = &comm->p2p_recv[set][peer];
-    if (s->seg.base && s->fifo) sent += atomic_load(&s->fifo->bytes);
-    if (r->seg.base && r->fifo && r->ready) recv += atomic_load(&r->fifo->bytes);
-  }
-  *sent_p = sent;
-  *recv_p = recv;
-}

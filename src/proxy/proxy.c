@@ -20,7 +20,6 @@ typedef struct {
   int is_send;
   int peer;
   char peer_desc[96];
-  _Atomic uint64_t *bytes;
   slot_bell_t *bell; /* rung when this connection publishes slots */
   uint64_t posted; /* isend/irecv posted */
   uint64_t done;   /* completed */
@@ -65,7 +64,7 @@ xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p) {
 }
 
 static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int is_send, int peer,
-                              const char *peer_desc, _Atomic uint64_t *bytes, slot_bell_t *bell) {
+                              const char *peer_desc, slot_bell_t *bell) {
   /* Connections may be added while the thread runs (point-to-point peers
    * are connected when first used): the arrays change under the lock. */
   if (p->started) pthread_mutex_lock(&p->progress_lock);
@@ -88,20 +87,19 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int
   c->is_send = is_send;
   c->peer = peer;
   snprintf(c->peer_desc, sizeof(c->peer_desc), "%s", peer_desc);
-  c->bytes = bytes;
   c->bell = bell;
   if (p->started) pthread_mutex_unlock(&p->progress_lock);
   return xcclSuccess;
 }
 
 xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            _Atomic uint64_t *bytes, slot_bell_t *bell) {
-  return proxy_add(p, fifo, net_comm, 1, peer, peer_desc, bytes, bell);
+                            slot_bell_t *bell) {
+  return proxy_add(p, fifo, net_comm, 1, peer, peer_desc, bell);
 }
 
 xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            _Atomic uint64_t *bytes, slot_bell_t *bell) {
-  return proxy_add(p, fifo, net_comm, 0, peer, peer_desc, bytes, bell);
+                            slot_bell_t *bell) {
+  return proxy_add(p, fifo, net_comm, 0, peer, peer_desc, bell);
 }
 
 /* A transport call failed: the fifo is marked failed so that a kernel that
@@ -145,7 +143,6 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
-    atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
     slot_fifo_release(f, c->done++);
     moved = 1;
   }
@@ -174,7 +171,6 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
-    atomic_fetch_add_explicit(c->bytes, size, memory_order_relaxed);
     slot_fifo_publish(f, c->done++, size);
     moved = 1;
   }
@@ -380,16 +376,6 @@ void proxy_op_end(proxy_t *p) { atomic_fetch_sub(&p->active, 1); }
 void proxy_shutdown_connections(proxy_t *p) {
   atomic_store(&p->shutdown_requested, 1);
   proxy_wake(p);
-}
-
-int proxy_error(proxy_t *p, char *msg, size_t len) {
-  int e = atomic_load(&p->error);
-  if (e && msg) {
-    pthread_mutex_lock(&p->lock);
-    snprintf(msg, len, "%s", p->error_msg);
-    pthread_mutex_unlock(&p->lock);
-  }
-  return e;
 }
 
 void proxy_destroy(proxy_t *p) {

@@ -38,12 +38,11 @@ xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p);
 
 /* Hands a connected net comm and its fifo to the proxy (before or after
  * proxy_start: point-to-point connections are added when first used).
- * peer is the rank on the other side, for messages; bytes is a counter the
- * proxy adds completed bytes to. The proxy closes net_comm at destroy. */
+ * peer is the rank on the other side, for messages. The proxy closes net_comm at destroy. */
 xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            _Atomic uint64_t *bytes, slot_bell_t *bell);
+                            slot_bell_t *bell);
 xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            _Atomic uint64_t *bytes, slot_bell_t *bell);
+                            slot_bell_t *bell);
 
 xcclResult_t proxy_start(proxy_t *p);
 
@@ -68,10 +67,6 @@ int proxy_wait(void *proxy, int timeout_us);
 /* Breaks every connection now (abort, or an operation failed): peers see the
  * closure. Safe from any thread. */
 void proxy_shutdown_connections(proxy_t *p);
-
-/* The first transport error the proxy met, 0 if none (it may be a peer's
- * normal close); its message is copied to msg. */
-int proxy_error(proxy_t *p, char *msg, size_t len);
 
 /* Stops and joins the thread, closes the net comms. NULL is fine. */
 void proxy_destroy(proxy_t *p);
