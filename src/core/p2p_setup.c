@@ -32,6 +32,18 @@ static int seen_before(const int *peers, int i) {
   return 0;
 }
 
+/* A connected socket comm gets a local fifo and goes to the proxy, which
+ * owns it from then on (*net_comm_p is cleared). */
+static xcclResult_t p2p_adopt(struct xcclComm *comm, comm_p2p_t *d, void **net_comm_p, int is_send, int peer,
+                              const char *desc) {
+  size_t slot = comm->peers[comm->rank].chunk_size;
+  if (!(d->fifo = slot_fifo_create(slot))) return err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
+  xcclResult_t res = (is_send ? proxy_add_send : proxy_add_recv)(comm->proxy, d->fifo, *net_comm_p, peer, desc,
+                                                                 &comm->bell);
+  if (res == xcclSuccess) *net_comm_p = NULL, d->ready = 1;
+  return res;
+}
+
 xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
                               int nrecv) {
   int n = comm->nranks;
@@ -133,20 +145,8 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
   /* 5. Sockets: hand them to the proxy with their fifos. */
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     comm_peer_desc(comm, p, desc, sizeof(desc));
-    if (send_comms[p]) {
-      comm_p2p_t *d = &psend[p];
-      if (!(d->fifo = slot_fifo_create(slot))) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
-      if (res == xcclSuccess)
-        res = proxy_add_send(comm->proxy, d->fifo, send_comms[p], p, desc, &comm->bell);
-      if (res == xcclSuccess) send_comms[p] = NULL, d->ready = 1;
-    }
-    if (recv_comms[p]) {
-      comm_p2p_t *d = &precv[p];
-      if (!(d->fifo = slot_fifo_create(slot))) res = err_set(xcclSystemError, LOG_INIT, "out of memory for slots");
-      if (res == xcclSuccess)
-        res = proxy_add_recv(comm->proxy, d->fifo, recv_comms[p], p, desc, &comm->bell);
-      if (res == xcclSuccess) recv_comms[p] = NULL, d->ready = 1;
-    }
+    if (send_comms[p]) res = p2p_adopt(comm, &psend[p], &send_comms[p], 1, p, desc);
+    if (recv_comms[p] && res == xcclSuccess) res = p2p_adopt(comm, &precv[p], &recv_comms[p], 0, p, desc);
   }
 out:
   for (int p = 0; handles && p < n; p++) {
