@@ -63,7 +63,11 @@
     "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \
     "bootstrap all-gather per call.")                                                              \
   X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
-    "Idle polls of the slot counters before a waiting caller sleeps in poll() on its connections.")
+    "Idle passes of the proxy thread over its connections before it sleeps in poll().")              \
+  X(SPIN_US, INT, "-1", -1, 100000,                                                                \
+    "Microseconds a caller waiting for a peer polls the slot counters before it sleeps (-1: 50). "   \
+    "When this host runs more ranks than the process may use cores, the caller gives its core away " \
+    "(sched_yield) between polls, so the peer it waits for can run.")
 
 typedef enum {
 #define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,

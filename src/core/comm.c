@@ -261,6 +261,16 @@ out:
   return res;
 }
 
+/* More ranks on this host than this process may use cores: waiting callers
+ * must give their core away, or the rank they wait for may not run. */
+static int comm_oversubscribed(const struct xcclComm *comm) {
+  int local = 0;
+  for (int r = 0; r < comm->nranks; r++) local += comm->peers[r].host_hash == comm->peers[comm->rank].host_hash;
+  cpu_set_t set;
+  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return local > cores;
+}
+
 xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
   struct xcclComm *comm = calloc(1, sizeof(*comm));
   if (!comm) return err_set(xcclSystemError, LOG_INIT, "out of memory for a communicator");
@@ -270,7 +280,6 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   comm->next = (rank + 1) % nranks;
   comm->prev = (rank + nranks - 1) % nranks;
   comm->timeout_s = config_double(CFG_TIMEOUT);
-  comm->spin_count = (int)config_int(CFG_SPIN_COUNT);
   comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   int p2p_ok = 1;
@@ -297,8 +306,10 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   if (nranks > 1) {
     TRY_GOTO(comm_setup_rings(comm), fail);
   }
+  int spin_us = (int)config_int(CFG_SPIN_US);
   comm->env = (kern_env_t){.timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
-                           .spin_count = comm->spin_count, .bell = &comm->bell, .progress = proxy_progress,
+                           .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
+                           .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
                            .wait = proxy_wait, .progress_ctx = comm->proxy};
   TRY_GOTO(registry_add(comm), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,

@@ -70,13 +70,13 @@ struct xcclComm {
   kern_env_t env;   /* how host kernels on this comm wait and progress */
   int algo_forced[RING_COLL_NCOLLS]; /* XCCL_ALGO, -1 where not forced */
   int check;                         /* XCCL_CHECK */
+  int rd_connected;                  /* the recursive-doubling partners are connected (COMM_P2P_ALGO) */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
   uint64_t seq;        /* collectives issued */
   double timeout_s;
-  int spin_count;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];
 };

@@ -4,6 +4,7 @@
  */
 #include "group.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,19 @@ static xcclResult_t group_self_copies(const group_op_t *ops, int n, xcclComm_t c
 
 /* Point-to-point connections this comm's operations need. */
 static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm) {
+  int missing = 0; /* most calls find every connection made: nothing to allocate */
+  for (int i = 0; i < n && !missing; i++) {
+    const group_op_t *op = &ops[i];
+    if (op->comm != comm) continue;
+    if (op->kind == GROUP_RING) {
+      missing = op->coll.algo == ALGO_RD && !comm->rd_connected;
+    } else if (op->peer != comm->rank) {
+      const comm_p2p_t *d = op->kind == GROUP_SEND ? &comm->p2p_send[COMM_P2P_USER][op->peer]
+                                                   : &comm->p2p_recv[COMM_P2P_USER][op->peer];
+      missing = !d->ready;
+    }
+  }
+  if (!missing) return xcclSuccess;
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
@@ -107,6 +121,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     int partners[64];
     int np = host_rd_partners(comm->nranks, comm->rank, partners);
     res = comm_connect_p2p(comm, COMM_P2P_ALGO, partners, np, partners, np);
+    comm->rd_connected = res == xcclSuccess;
   }
   free(sends);
   free(recvs);
@@ -122,11 +137,80 @@ typedef struct {
   p2p_item_t *pitems;  /* one per op */
   rd_item_t *rditems;  /* one per op (RD) */
   rd_args_t *rdargs;   /* one per op (RD) */
-  void **rdmem;        /* per op (RD): the per-peer fifo tables */
+  void **rdmem;        /* 4 * nranks per RD op, one after another: the per-peer fifo tables */
   kern_item_t **items;
   int *item_op;
   int nitems;
 } group_run_t;
+
+/* A launch's tables live in one block per thread, kept from call to call:
+ * a small collective allocates nothing. Freed when the thread exits. */
+typedef struct {
+  void *mem;
+  size_t cap;
+} group_scratch_t;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p) {
+  group_scratch_t *s = p;
+  free(s->mem);
+  free(s);
+}
+static void scratch_key_make(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+static void *scratch_get(size_t bytes) {
+  pthread_once(&scratch_once, scratch_key_make);
+  group_scratch_t *s = pthread_getspecific(scratch_key);
+  if (!s) {
+    if (!(s = calloc(1, sizeof(*s)))) return NULL;
+    pthread_setspecific(scratch_key, s);
+  }
+  if (s->cap < bytes) {
+    void *m = malloc(bytes);
+    if (!m) return NULL;
+    free(s->mem);
+    s->mem = m;
+    s->cap = bytes;
+  }
+  return s->mem;
+}
+
+/* The next `count` elements of `size` bytes from the block at *cur, 64-byte aligned. */
+static void *carve(char **cur, size_t count, size_t size) {
+  void *p = *cur;
+  *cur += (count * size + 63) / 64 * 64;
+  return p;
+}
+
+/* Lays g's tables out in the thread's block; 0 when out of memory. */
+static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
+  size_t rdp = 0, N = (size_t)n, M = N * XCCL_MAX_CHANNELS;
+  for (int i = 0; i < n; i++)
+    if (ops[i].kind == GROUP_RING && ops[i].coll.algo == ALGO_RD) rdp += 4 * (size_t)ops[i].comm->nranks;
+  const size_t sizes[][2] = {{N, sizeof(*g->comms)},  {N, sizeof(*g->rargs)},   {M, sizeof(*g->rch)},
+                             {M, sizeof(*g->ritems)}, {N, sizeof(*g->pitems)},  {N, sizeof(*g->rditems)},
+                             {N, sizeof(*g->rdargs)}, {rdp, sizeof(void *)},    {M, sizeof(*g->items)},
+                             {M, sizeof(*g->item_op)}};
+  size_t total = 0;
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) total += (sizes[k][0] * sizes[k][1] + 63) / 64 * 64;
+  char *cur = scratch_get(total);
+  if (!cur) return 0;
+  *g = (group_run_t){0};
+  g->comms = carve(&cur, N, sizeof(*g->comms));
+  g->rargs = carve(&cur, N, sizeof(*g->rargs));
+  g->rch = carve(&cur, M, sizeof(*g->rch));
+  g->ritems = carve(&cur, M, sizeof(*g->ritems));
+  g->pitems = carve(&cur, N, sizeof(*g->pitems));
+  g->rditems = carve(&cur, N, sizeof(*g->rditems));
+  g->rdargs = carve(&cur, N, sizeof(*g->rdargs));
+  g->rdmem = carve(&cur, rdp, sizeof(void *));
+  g->items = carve(&cur, M, sizeof(*g->items));
+  g->item_op = carve(&cur, M, sizeof(*g->item_op));
+  memset(g->rdmem, 0, rdp * sizeof(void *));
+  return 1;
+}
 
 static int comm_index(group_run_t *g, xcclComm_t comm) {
   for (int i = 0; i < g->ncomms; i++)
@@ -142,6 +226,7 @@ static void group_add_item(group_run_t *g, kern_item_t *it, int op) {
 
 /* Work items for every operation, in issue order. */
 static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
+  void **rdmem = g->rdmem;
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
@@ -149,9 +234,8 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     if (op->kind == GROUP_RING && op->coll.algo == ALGO_RD) {
       const coll_args_t *a = &op->coll;
       int k = comm->nranks;
-      void **tab = calloc(4 * (size_t)k, sizeof(void *));
-      g->rdmem[i] = tab;
-      if (!tab) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+      void **tab = rdmem;
+      rdmem += 4 * (size_t)k;
       rd_args_t *ra = &g->rdargs[i];
       *ra = (rd_args_t){.sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count, .type = a->type,
                         .op = a->op, .nranks = k, .rank = comm->rank, .send_fifo = (slot_fifo_t **)tab,
@@ -194,20 +278,6 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
   return xcclSuccess;
 }
 
-static void group_free(group_run_t *g, int n) {
-  for (int i = 0; g->rdmem && i < n; i++) free(g->rdmem[i]);
-  free(g->rdmem);
-  free(g->rditems);
-  free(g->rdargs);
-  free(g->comms);
-  free(g->rargs);
-  free(g->rch);
-  free(g->ritems);
-  free(g->pitems);
-  free(g->items);
-  free(g->item_op);
-}
-
 static xcclResult_t group_launch(const group_op_t *ops, int n) {
   group_run_t g = {0};
   if (n <= 0) return xcclSuccess;
@@ -215,18 +285,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
   int acquired = 0;
   for (; acquired < n; acquired++)
     if ((res = comm_acquire(ops[acquired].comm)) != xcclSuccess) goto out;
-  g.comms = calloc((size_t)n, sizeof(*g.comms));
-  g.rargs = calloc((size_t)n, sizeof(*g.rargs));
-  g.rch = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.rch));
-  g.ritems = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.ritems));
-  g.pitems = calloc((size_t)n, sizeof(*g.pitems));
-  g.items = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.items));
-  g.item_op = calloc((size_t)n * XCCL_MAX_CHANNELS, sizeof(*g.item_op));
-  g.rditems = calloc((size_t)n, sizeof(*g.rditems));
-  g.rdargs = calloc((size_t)n, sizeof(*g.rdargs));
-  g.rdmem = calloc((size_t)n, sizeof(*g.rdmem));
-  if (!g.comms || !g.rargs || !g.rch || !g.ritems || !g.pitems || !g.items || !g.item_op || !g.rditems || !g.rdargs ||
-      !g.rdmem) {
+  if (!group_tables(&g, ops, n)) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
     goto out;
   }
@@ -259,7 +318,6 @@ out:
     if (i < acquired) comm_release(ops[i].comm);
     comm_record(ops[i].comm, res);
   }
-  group_free(&g, n);
   return res;
 }
 

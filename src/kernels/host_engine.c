@@ -4,6 +4,7 @@
 #include "host_engine.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static int lane_blocked(kern_item_t *const *items, int i) {
 
 static int drained(kern_item_t *it) {
   if (it->ops->drained) return it->ops->drained(it);
-  return !it->sends || atomic_load_explicit(&it->sends->head, memory_order_acquire) >= *it->send_step;
+  return !it->sends || slot_fifo_taken(it->sends, *it->send_step);
 }
 
 /* Why is an idle item idle? Non-zero (fail filled in) to stop. */
@@ -43,23 +44,21 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
    * publishes what it moved before it marks a fifo failed, so after seeing
    * the error look at the counter again: the data may be there. */
   int err = f ? atomic_load_explicit(&f->error, memory_order_acquire) : 0;
-  if (err && on_recv && atomic_load_explicit(&f->tail, memory_order_acquire) > step) err = 0;
-  if (err && !on_recv &&
-      atomic_load_explicit(&f->head, memory_order_acquire) + (it->finished ? 0 : XCCL_STEPS) > step)
-    err = 0;
-  if (err) {
-    fail->kind = KERN_FAIL_CONN;
-    fail->conn_result = err;
-    memcpy(fail->msg, f->error_msg, sizeof(fail->msg));
-    return 1;
-  }
-  /* A shared-memory peer that dies closes nothing: look for it. */
+  /* A shared-memory peer that dies closes nothing: look for it. It may have
+   * published what we wait for and then exited, so look before the counter. */
   int32_t pid = f && f->shared ? (on_recv ? f->producer_pid : f->consumer_pid) : 0;
-  if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+  int gone = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+  if (err || gone) {
+    if (on_recv ? atomic_load_explicit(&f->tail, memory_order_acquire) > step
+                : atomic_load_explicit(&f->head, memory_order_acquire) + (it->finished ? 0 : XCCL_STEPS) > step)
+      return 0; /* the slot is ready after all: the next pass moves it */
     fail->kind = KERN_FAIL_CONN;
-    fail->conn_result = xcclRemoteError;
-    snprintf(fail->msg, sizeof(fail->msg), "the peer process (pid %d) on the other side of shared memory is gone",
-             (int)pid);
+    fail->conn_result = err ? err : xcclRemoteError;
+    if (err)
+      memcpy(fail->msg, f->error_msg, sizeof(fail->msg));
+    else
+      snprintf(fail->msg, sizeof(fail->msg), "the peer process (pid %d) on the other side of shared memory is gone",
+               (int)pid);
     return 1;
   }
   if (it->env->abort_flag && atomic_load_explicit(it->env->abort_flag, memory_order_relaxed)) {
@@ -97,7 +96,11 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     remaining += !it->done;
     single_env &= it->env == items[0]->env;
   }
-  int idle = 0;
+  /* Idle: poll for spin_ns (yielding the core between polls when the ranks
+   * outnumber the cores), then sleep until a peer or the transport wakes us.
+   * After a sleep that found nothing, sleep again without spinning. */
+  int idle = 0, slept = 0;
+  uint64_t idle_since = 0;
   while (remaining > 0) {
     const kern_env_t *env0 = items[0]->env;
     uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
@@ -132,12 +135,16 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     }
     if (moved) {
       progress_all(items, n);
-      idle = 0;
+      idle = slept = 0;
       continue;
     }
-    if (++idle < env0->spin_count) continue;
+    if (idle++ == 0) idle_since = clock_ns();
+    if (!slept && env0->spin_ns) {
+      if (env0->yield) sched_yield();
+      if (idle % 16 != 0 || clock_ns() - idle_since < env0->spin_ns) continue;
+    }
     if (progress_all(items, n)) {
-      idle = 0;
+      idle = slept = 0;
       continue;
     }
     now = clock_ns();
@@ -182,6 +189,8 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
         if (!dup && e->wait) e->wait(e->progress_ctx, 100);
       }
     }
+    slept = 1;
+    idle = 0;
   }
   return xcclSuccess;
 }

@@ -23,7 +23,8 @@
 typedef struct {
   double timeout_s;              /* longest an item may go without progress */
   const _Atomic int *abort_flag; /* non-zero: stop now */
-  int spin_count;                /* idle polls before sleeping */
+  uint64_t spin_ns;              /* how long an idle caller polls before it sleeps */
+  int yield;                     /* 1: give the core away between idle polls (more ranks than cores) */
   slot_bell_t *bell;             /* rung by whoever fills recv or frees send slots */
   /* Moves data for the fifos on this thread if it can. Returns 1 if anything moved. */
   int (*progress)(void *ctx);

@@ -12,7 +12,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
   size_t n = p->bytes - p->off < f->slot_size ? p->bytes - p->off : f->slot_size;
   int s = (int)(*p->step % XCCL_STEPS);
   if (p->is_send) {
-    if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *p->step) return 0;
+    if (!slot_fifo_room(f, *p->step)) return 0;
     memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
     slot_fifo_publish(f, (*p->step)++, n);
   } else {

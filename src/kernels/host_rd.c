@@ -74,7 +74,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
     case RD_SEND: {
       slot_fifo_t *f = a->send_fifo[peer];
       uint64_t *step = a->send_step[peer];
-      if (atomic_load_explicit(&f->head, memory_order_acquire) + XCCL_STEPS <= *step) return 0;
+      if (!slot_fifo_room(f, *step)) return 0;
       int s = (int)(*step % XCCL_STEPS);
       memcpy(slot_fifo_slot(f, (uint64_t)s), acc, bytes);
       slot_fifo_publish(f, (*step)++, bytes);
@@ -138,7 +138,7 @@ static int rd_drained(kern_item_t *it) {
   for (int i = 0; i < r->nact; i++) {
     if (r->act[i].kind != RD_SEND) continue;
     int p = r->act[i].peer;
-    if (atomic_load_explicit(&r->args->send_fifo[p]->head, memory_order_acquire) < *r->args->send_step[p]) return 0;
+    if (!slot_fifo_taken(r->args->send_fifo[p], *r->args->send_step[p])) return 0;
   }
   return 1;
 }

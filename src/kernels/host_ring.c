@@ -78,9 +78,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   int flags = ring_action(a->coll, k, a->position, a->root, it->action, &block);
   if ((flags & RING_RECV) && atomic_load_explicit(&ch->recv->tail, memory_order_acquire) <= *ch->recv_step)
     return 0;
-  if ((flags & RING_SEND) &&
-      atomic_load_explicit(&ch->send->head, memory_order_acquire) + XCCL_STEPS <= *ch->send_step)
-    return 0;
+  if ((flags & RING_SEND) && !slot_fifo_room(ch->send, *ch->send_step)) return 0;
 
   size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
   block_geometry(r, block, &in_off, &out_off, &n);

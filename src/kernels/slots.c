@@ -57,7 +57,7 @@ static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
 }
 
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
-  f->sizes[step % XCCL_STEPS] = bytes;
+  f->sizes[step % XCCL_STEPS] = (uint32_t)bytes;
   atomic_fetch_add_explicit(&f->bytes, bytes, memory_order_relaxed);
   atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
   fifo_wake(f, &f->tail);

@@ -34,13 +34,16 @@
  * that it can live in memory shared between processes (each maps it at its
  * own address): slot i is at slot_fifo_slot(f, i). */
 typedef struct {
+  /* The producer writes one cache line per publish and the consumer one per
+   * release: a small message costs the consumer one line besides its data. */
   _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
+  uint32_t sizes[XCCL_STEPS];         /* bytes in each slot, written before tail */
+  _Atomic uint64_t bytes;             /* bytes published since creation */
+  _Atomic uint64_t head_seen;         /* the producer's own last look at head */
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
   _Atomic uint32_t sleepers;          /* threads in slot_fifo_wait on this fifo */
-  _Atomic uint64_t bytes;             /* bytes published since creation */
-  size_t sizes[XCCL_STEPS];           /* bytes in each slot, written before tail */
-  size_t slot_size;
+  size_t slot_size;                   /* at most UINT32_MAX (XCCL_CHUNK_SIZE's bound) */
   size_t data_off; /* from the fifo's first byte to slot 0 */
   int shared;      /* in shared memory, moved by the peer's kernel (no proxy) */
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
@@ -50,6 +53,23 @@ typedef struct {
 /* Slot `step % XCCL_STEPS` of f. */
 static inline char *slot_fifo_slot(slot_fifo_t *f, uint64_t step) {
   return (char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_size;
+}
+
+/* Every slot before `step` that the producer published is out of its hands:
+ * the consumer freed it, or the fifo is shared memory, where the data already
+ * sits in memory the consumer keeps mapped whatever the producer does next. */
+static inline int slot_fifo_taken(slot_fifo_t *f, uint64_t step) {
+  return f->shared || atomic_load_explicit(&f->head, memory_order_acquire) >= step;
+}
+
+/* The producer's side: may slot `step` be filled (the consumer freed what
+ * was in it)? Reads the consumer's counter only when its own last look does
+ * not already say so. */
+static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
+  if (atomic_load_explicit(&f->head_seen, memory_order_relaxed) + XCCL_STEPS > step) return 1;
+  uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+  atomic_store_explicit(&f->head_seen, head, memory_order_relaxed);
+  return head + XCCL_STEPS > step;
 }
 
 /* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1). */
