@@ -16,9 +16,9 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
     memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
     slot_fifo_publish(f, (*p->step)++, n);
   } else {
-    if (atomic_load_explicit(&f->tail, memory_order_acquire) <= *p->step) return 0;
-    if (f->sizes[s] != n) {
-      fail->got_bytes = f->sizes[s];
+    if (!slot_fifo_ready(f, *p->step)) return 0;
+    if (slot_fifo_size(f, *p->step) != n) {
+      fail->got_bytes = slot_fifo_size(f, *p->step);
       fail->want_bytes = n;
       return -1;
     }

@@ -83,10 +83,10 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
     default: { /* a receive */
       slot_fifo_t *f = a->recv_fifo[peer];
       uint64_t *step = a->recv_step[peer];
-      if (atomic_load_explicit(&f->tail, memory_order_acquire) <= *step) return 0;
+      if (!slot_fifo_ready(f, *step)) return 0;
       int s = (int)(*step % XCCL_STEPS);
-      if (f->sizes[s] != bytes) {
-        fail->got_bytes = f->sizes[s];
+      if (slot_fifo_size(f, *step) != bytes) {
+        fail->got_bytes = slot_fifo_size(f, *step);
         fail->want_bytes = bytes;
         return -1;
       }

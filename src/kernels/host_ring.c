@@ -76,8 +76,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   ring_channel_t *ch = &a->channels[it->channel];
   int k = a->nranks, block;
   int flags = ring_action(a->coll, k, a->position, a->root, it->action, &block);
-  if ((flags & RING_RECV) && atomic_load_explicit(&ch->recv->tail, memory_order_acquire) <= *ch->recv_step)
-    return 0;
+  if ((flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step)) return 0;
   if ((flags & RING_SEND) && !slot_fifo_room(ch->send, *ch->send_step)) return 0;
 
   size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
@@ -90,8 +89,8 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   if (flags & RING_RECV) {
     int rs = (int)(*ch->recv_step % XCCL_STEPS);
     recv_slot = slot_fifo_slot(ch->recv, (uint64_t)rs);
-    if (ch->recv->sizes[rs] != bytes) {
-      fail->got_bytes = ch->recv->sizes[rs];
+    if (slot_fifo_size(ch->recv, *ch->recv_step) != bytes) {
+      fail->got_bytes = slot_fifo_size(ch->recv, *ch->recv_step);
       fail->want_bytes = bytes;
       return -1;
     }
@@ -128,7 +127,7 @@ static slot_fifo_t *ring_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
   ring_channel_t *ch = &a->channels[it->channel];
   int block;
   int flags = ring_action(a->coll, a->nranks, a->position, a->root, it->action, &block);
-  *is_recv_p = (flags & RING_RECV) && atomic_load_explicit(&ch->recv->tail, memory_order_acquire) <= *ch->recv_step;
+  *is_recv_p = (flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step);
   *step_p = *is_recv_p ? *ch->recv_step : *ch->send_step;
   return *is_recv_p ? ch->recv : ch->send;
 }

@@ -10,13 +10,18 @@
 
 #define SLOT_DATA_OFF ((sizeof(slot_fifo_t) + 4095) / 4096 * 4096) /* slots start on a page */
 
-size_t slot_fifo_bytes(size_t slot_size) { return SLOT_DATA_OFF + slot_size * XCCL_STEPS; }
+/* A slot's header and data, rounded up to whole cache lines. */
+static size_t slot_stride(size_t slot_size) { return (SLOT_HDR_BYTES + slot_size + 63) / 64 * 64; }
+
+size_t slot_fifo_bytes(size_t slot_size) { return SLOT_DATA_OFF + slot_stride(slot_size) * XCCL_STEPS; }
 
 slot_fifo_t *slot_fifo_init_at(void *mem, size_t slot_size) {
   slot_fifo_t *f = mem;
   memset(f, 0, sizeof(*f));
   f->slot_size = slot_size;
+  f->slot_stride = slot_stride(slot_size);
   f->data_off = SLOT_DATA_OFF;
+  for (int s = 0; s < XCCL_STEPS; s++) memset(slot_fifo_hdr(f, (uint64_t)s), 0, sizeof(slot_hdr_t));
   return f;
 }
 
@@ -57,8 +62,12 @@ static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
 }
 
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
-  f->sizes[step % XCCL_STEPS] = (uint32_t)bytes;
-  atomic_fetch_add_explicit(&f->bytes, bytes, memory_order_relaxed);
+  slot_hdr_t *h = slot_fifo_hdr(f, step);
+  h->size = bytes;
+  atomic_store_explicit(&h->seq, step + 1, memory_order_release);
+  /* One producer: no read-modify-write needed. */
+  atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + bytes,
+                        memory_order_relaxed);
   atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
   fifo_wake(f, &f->tail);
 }

@@ -3,9 +3,11 @@
  *
  * A slot_fifo_t is one direction of one connection on one channel: STEPS
  * slots of slot_size bytes and two counters. The producer may fill slot
- * s % STEPS once head + STEPS > s, writes sizes[s % STEPS], then publishes
- * with a release store tail = s + 1. The consumer may read slot s once an
- * acquire load of tail is > s, and frees it with a release store head = s + 1.
+ * s % STEPS once head + STEPS > s, writes the data and its size, then
+ * publishes: a release store of seq = s + 1 in the slot's header, then
+ * tail = s + 1. The consumer may read slot s once an acquire load of the
+ * header's seq (or of tail) is > s, and frees it with a release store
+ * head = s + 1.
  *
  * Who is producer and consumer depends on the transport:
  *  - network (socket, ib): on the send side the kernel produces and the proxy
@@ -34,26 +36,50 @@
  * that it can live in memory shared between processes (each maps it at its
  * own address): slot i is at slot_fifo_slot(f, i). */
 typedef struct {
-  /* The producer writes one cache line per publish and the consumer one per
-   * release: a small message costs the consumer one line besides its data. */
+  /* The producer writes this line per publish, the consumer the next per
+   * release. */
   _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
-  uint32_t sizes[XCCL_STEPS];         /* bytes in each slot, written before tail */
   _Atomic uint64_t bytes;             /* bytes published since creation */
   _Atomic uint64_t head_seen;         /* the producer's own last look at head */
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
   _Atomic uint32_t sleepers;          /* threads in slot_fifo_wait on this fifo */
-  size_t slot_size;                   /* at most UINT32_MAX (XCCL_CHUNK_SIZE's bound) */
-  size_t data_off; /* from the fifo's first byte to slot 0 */
+  size_t slot_size;                   /* data bytes a slot holds */
+  size_t slot_stride;                 /* from one slot's header to the next */
+  size_t data_off;                    /* from the fifo's first byte to slot 0's header */
   int shared;      /* in shared memory, moved by the peer's kernel (no proxy) */
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
   char error_msg[SLOT_ERROR_MAX];
 } slot_fifo_t;
 
-/* Slot `step % XCCL_STEPS` of f. */
-static inline char *slot_fifo_slot(slot_fifo_t *f, uint64_t step) {
-  return (char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_size;
+/* Each slot starts with a header that shares its cache line with the first
+ * 48 bytes of data: the producer stores seq = step + 1 (release) once size
+ * and data are in place, so a consumer polling seq gets a small message in
+ * one cache-line transfer. tail is still published after it, for the proxy,
+ * for sleepers and for failure checks. */
+typedef struct {
+  _Atomic uint64_t seq; /* step + 1 of the message in the slot, 0 before the first */
+  uint64_t size;        /* its bytes */
+} slot_hdr_t;
+#define SLOT_HDR_BYTES 16
+
+static inline slot_hdr_t *slot_fifo_hdr(slot_fifo_t *f, uint64_t step) {
+  return (slot_hdr_t *)((char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_stride);
 }
+
+/* The data of slot `step % XCCL_STEPS` of f (16-byte aligned). */
+static inline char *slot_fifo_slot(slot_fifo_t *f, uint64_t step) {
+  return (char *)slot_fifo_hdr(f, step) + SLOT_HDR_BYTES;
+}
+
+/* The consumer's side: is message `step` in its slot? (acquire: its data is
+ * visible once this says so). */
+static inline int slot_fifo_ready(slot_fifo_t *f, uint64_t step) {
+  return atomic_load_explicit(&slot_fifo_hdr(f, step)->seq, memory_order_acquire) > step;
+}
+
+/* Bytes of the message in slot `step` (after slot_fifo_ready said so). */
+static inline size_t slot_fifo_size(slot_fifo_t *f, uint64_t step) { return (size_t)slot_fifo_hdr(f, step)->size; }
 
 /* Every slot before `step` that the producer published is out of its hands:
  * the consumer freed it, or the fifo is shared memory, where the data already

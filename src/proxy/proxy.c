@@ -130,7 +130,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   while (c->posted < tail && c->posted < c->done + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
-    xcclResult_t res = p->net->isend(c->net_comm, slot_fifo_slot(f, (uint64_t)s), f->sizes[s], NULL, &req);
+    xcclResult_t res = p->net->isend(c->net_comm, slot_fifo_slot(f, (uint64_t)s), slot_fifo_size(f, (uint64_t)s), NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
     c->reqs[s] = req;
