@@ -39,6 +39,11 @@ xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
  */
 xcclResult_t bootstrap_send(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size);
 xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data, size_t size);
+/* Serves the listener without waiting: accepts and reads what peers are
+ * sending now, keeping whole messages for bootstrap_recv. A rank that waits
+ * on something else (a transport's connect or accept) calls it in its loop,
+ * or a peer whose bootstrap_send needs it waits until its deadline. */
+void bootstrap_serve(bootstrap_t *bs);
 
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);

@@ -162,6 +162,8 @@ xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data,
   }
 }
 
+void bootstrap_serve(bootstrap_t *bs) { p2p_poll(bs, -1, 0, 0); }
+
 void bootstrap_p2p_close(bootstrap_t *bs) {
   while (bs->nincoming > 0) incoming_drop(bs, bs->nincoming - 1, NULL);
   while (bs->unexpected) {

@@ -63,6 +63,7 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, c
                       send_comms[c] ? "from" : "to", send_comms[c] ? prev_desc : next_desc, comm->timeout_s);
         break;
       }
+      bootstrap_serve(comm->bs); /* a peer may be sending us a message meanwhile */
       struct timespec ts = {0, 200000};
       nanosleep(&ts, NULL);
     }

@@ -129,6 +129,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
                       comm->timeout_s);
       else if (atomic_load(&comm->abort_flag))
         res = err_set(xcclRemoteError, LOG_INIT, "aborted while making point-to-point connections");
+      bootstrap_serve(comm->bs); /* a peer may be sending us its handle or ack meanwhile */
       struct timespec ts = {0, 100000};
       nanosleep(&ts, NULL);
     }

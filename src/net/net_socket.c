@@ -192,7 +192,7 @@ static xcclResult_t socket_connect(int dev, net_handle_t *handle, void **send_co
   int ready = 0;
   for (int i = 0; i < sc->nstreams; i++) {
     if (sc->fds[i] < 0) TRY(sock_connect_start(&h.addr, &sc->fds[i]));
-    if (!sc->connected[i]) TRY(sock_connect_poll(sc->fds[i], &sc->connected[i]));
+    if (!sc->connected[i]) TRY(sock_connect_poll(sc->fds[i], &h.addr, &sc->connected[i]));
     if (sc->connected[i]) TRY(sock_send_some(sc->fds[i], &sc->hdr[i], sizeof(sc->hdr[i]), &sc->hdr_sent[i]));
     ready += sc->connected[i] && sc->hdr_sent[i] == sizeof(sc->hdr[i]);
   }

@@ -232,7 +232,7 @@ xcclResult_t sock_connect_start(const sock_addr_t *addr, int *fd_p) {
   return xcclSuccess;
 }
 
-xcclResult_t sock_connect_poll(int fd, int *done_p) {
+xcclResult_t sock_connect_poll(int fd, const sock_addr_t *addr, int *done_p) {
   struct pollfd p = {.fd = fd, .events = POLLOUT};
   int n = poll(&p, 1, 0);
   if (n == 0) {
@@ -242,7 +242,9 @@ xcclResult_t sock_connect_poll(int fd, int *done_p) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err) return err_set(xcclRemoteError, LOG_NET, "connect failed: %s", strerror(err));
+  char a[SOCK_ADDR_STRLEN];
+  if (err) return err_set(xcclRemoteError, LOG_NET, "connect to %s failed: %s", sock_addr_str(addr, a, sizeof(a)),
+                          strerror(err));
   *done_p = 1;
   return xcclSuccess;
 }
@@ -333,7 +335,7 @@ xcclResult_t sock_connect_retry(const sock_addr_t *addr, int *fd_p, uint64_t dea
     err_quiet(1);
     xcclResult_t r = sock_connect_start(addr, &fd);
     while (r == xcclSuccess && !done) {
-      r = sock_connect_poll(fd, &done);
+      r = sock_connect_poll(fd, addr, &done);
       if (r == xcclSuccess && !done) {
         if (clock_expired(deadline_ns) || (abort_flag && *abort_flag)) break;
         struct pollfd p = {.fd = fd, .events = POLLOUT};

@@ -53,8 +53,8 @@ xcclResult_t sock_listen(sock_addr_t *addr, int *fd_p);
 xcclResult_t sock_accept(int listen_fd, int *fd_p, sock_addr_t *peer_p);
 /* Starts a non-blocking connect. */
 xcclResult_t sock_connect_start(const sock_addr_t *addr, int *fd_p);
-/* *done_p = 1 once connected, 0 while pending; an error when refused. */
-xcclResult_t sock_connect_poll(int fd, int *done_p);
+/* *done_p = 1 once connected, 0 while pending; an error naming addr when refused. */
+xcclResult_t sock_connect_poll(int fd, const sock_addr_t *addr, int *done_p);
 
 /* Progress without blocking. A closed connection is xcclRemoteError. */
 xcclResult_t sock_send_some(int fd, const void *buf, size_t len, size_t *off_p);
