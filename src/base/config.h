@@ -67,7 +67,14 @@
   X(SPIN_US, INT, "-1", -1, 100000,                                                                \
     "Microseconds a caller waiting for a peer polls the slot counters before it sleeps (-1: 50). "   \
     "When this host runs more ranks than the process may use cores, the caller gives its core away " \
-    "(sched_yield) between polls, so the peer it waits for can run.")
+    "(sched_yield) between polls, so the peer it waits for can run.") \
+  /* ---- topology (src/topo) ---- */                                                              \
+  X(TOPO_FILE, STR, "", 0, 0,                                                                      \
+    "Read this node's topology from this file instead of detecting it: an hwloc XML export "       \
+    "(lstopo --of xml; formats 1.x, 2.x, 3.0) or NCCL topology XML (full dump or hint file).")    \
+  X(TOPO_DUMP_FILE, STR, "", 0, 0,                                                                 \
+    "At communicator init, write the topology xccl sees to this file as NCCL topology XML, "       \
+    "which NCCL (NCCL_TOPO_FILE) and XCCL_TOPO_FILE read back.")
 
 typedef enum {
 #define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,

@@ -6,6 +6,7 @@
 #include "tuning.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "topo.h"
 
 /* ---- Registry: a handle is used only while it is live ---- */
 
@@ -179,6 +181,8 @@ static void comm_free(struct xcclComm *comm) {
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
+  free(comm->ring);
+  free(comm->ring_pos);
   pthread_mutex_destroy(&comm->err_lock);
 }
 
@@ -235,6 +239,75 @@ static xcclResult_t comm_check_peers(struct xcclComm *comm) {
   return xcclSuccess;
 }
 
+/* This process's NUMA domain, asked of hwloc once per process. */
+static int numa_of_process;
+static void numa_probe(void) {
+  err_quiet(1);
+  if (topo_process_numa(&numa_of_process) != xcclSuccess) numa_of_process = -1;
+  err_quiet(0);
+}
+static int comm_process_numa(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, numa_probe);
+  return numa_of_process;
+}
+
+/* The ring visits hosts in order of their lowest rank and, inside a host,
+ * its ranks in the order the topology gives (by NUMA domain): it crosses
+ * between hosts once per host and between sockets as few times as it can.
+ * Every rank computes the same ring from the all-gathered peer info. */
+static xcclResult_t comm_order_ring(struct xcclComm *comm) {
+  int n = comm->nranks, k = 0;
+  xcclResult_t res = xcclSuccess;
+  comm->ring = malloc(sizeof(int) * (size_t)n);
+  comm->ring_pos = malloc(sizeof(int) * (size_t)n);
+  int *local = malloc(sizeof(int) * (size_t)n), *numa = malloc(sizeof(int) * (size_t)n),
+      *order = malloc(sizeof(int) * (size_t)n);
+  if (!comm->ring || !comm->ring_pos || !local || !numa || !order) {
+    res = err_set(xcclSystemError, LOG_INIT, "out of memory for the ring of %d ranks", n);
+    goto out;
+  }
+  for (int r = 0; r < n && res == xcclSuccess; r++) {
+    uint64_t host = comm->peers[r].host_hash;
+    int first = 1;
+    for (int q = 0; q < r && first; q++) first = comm->peers[q].host_hash != host;
+    if (!first) continue;
+    int nl = 0;
+    for (int q = r; q < n; q++)
+      if (comm->peers[q].host_hash == host) local[nl] = q, numa[nl] = comm->peers[q].numa, nl++;
+    char desc[512];
+    res = topo_local_ring_order(NULL, nl, numa, NULL, order, desc, sizeof(desc));
+    for (int i = 0; i < nl && res == xcclSuccess; i++) comm->ring[k++] = local[order[i]];
+    if (res == xcclSuccess && host == comm->peers[comm->rank].host_hash && comm->rank == r)
+      INFO(INIT, "rank %d: host %s: %s", comm->rank, comm->peers[r].host, desc);
+  }
+  for (int p = 0; p < n && res == xcclSuccess; p++) comm->ring_pos[comm->ring[p]] = p;
+  if (res == xcclSuccess) {
+    int pos = comm->ring_pos[comm->rank];
+    comm->next = comm->ring[(pos + 1) % n];
+    comm->prev = comm->ring[(pos + n - 1) % n];
+  }
+out:
+  free(local);
+  free(numa);
+  free(order);
+  return res;
+}
+
+/* XCCL_TOPO_DUMP_FILE: the lowest rank of each host writes what it sees. */
+static void comm_dump_topology(const struct xcclComm *comm) {
+  const char *path = config_str(CFG_TOPO_DUMP_FILE);
+  if (!path[0]) return;
+  for (int q = 0; q < comm->rank; q++)
+    if (comm->peers[q].host_hash == comm->peers[comm->rank].host_hash) return;
+  topo_system_t *sys = NULL;
+  if (topo_system_load(&sys) != xcclSuccess || topo_dump_file(sys, path) != xcclSuccess)
+    WARN(INIT, "XCCL_TOPO_DUMP_FILE=%s: %s", path, err_last());
+  else
+    INFO(INIT, "rank %d: topology written to %s", comm->rank, path);
+  topo_system_free(sys);
+}
+
 static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
   void *listen_comms[XCCL_MAX_CHANNELS] = {0};
   comm_peer_info_t *me = &comm->peers[comm->rank];
@@ -252,6 +325,8 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
   TRY_GOTO(comm_listen_channels(comm, me, listen_comms), out);
   TRY_GOTO(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)), out);
   TRY_GOTO(comm_check_peers(comm), out);
+  TRY_GOTO(comm_order_ring(comm), out);
+  comm_dump_topology(comm);
   int shm_send[XCCL_MAX_CHANNELS] = {0}, shm_recv[XCCL_MAX_CHANNELS] = {0};
   TRY_GOTO(comm_connect_shm(comm, shm_send, shm_recv), out);
   TRY_GOTO(comm_connect_channels(comm, listen_comms, shm_send, shm_recv), out);
@@ -298,6 +373,7 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   me->pid = (uint32_t)getpid();
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->nchannels = comm->nchannels;
+  me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
   comm->check = config_bool(CFG_CHECK);

@@ -30,6 +30,7 @@ typedef struct {
   uint64_t host_hash; /* host name + network namespace: same value = same host */
   char host[COMM_HOST_BYTES];
   int32_t nchannels;
+  int32_t numa; /* NUMA domain the process runs on, -1 when unknown */
   uint64_t chunk_size;
   /* listen handles of this rank's receive side, one per channel */
   unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
@@ -57,6 +58,8 @@ typedef struct {
 struct xcclComm {
   int rank, nranks;
   int next, prev; /* ring neighbours */
+  int *ring;      /* ring position -> rank (hosts one after another, a host's ranks by NUMA domain) */
+  int *ring_pos;  /* rank -> ring position */
   bootstrap_t *bs;
   const xccl_net_ops_v1_t *net;
   proxy_t *proxy;

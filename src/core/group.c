@@ -262,8 +262,9 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
       }
       g->rargs[i] = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff,
                                   .count = a->count, .type = a->type, .op = a->op, .nranks = comm->nranks,
-                                  .position = comm->rank, .root = a->root < 0 ? 0 : a->root, .nchannels = nch,
-                                  .channels = chans};
+                                  .position = comm->ring_pos[comm->rank],
+                                  .root = comm->ring_pos[a->root < 0 ? 0 : a->root], .ring = comm->ring,
+                                  .nchannels = nch, .channels = chans};
       ring_item_t *ri = &g->ritems[(size_t)i * XCCL_MAX_CHANNELS];
       host_ring_items(&g->rargs[i], &comm->env, lane0, ri);
       for (int c = 0; c < nch; c++) group_add_item(g, &ri[c].base, i);

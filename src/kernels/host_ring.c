@@ -56,7 +56,7 @@ static void ring_start_loop(ring_item_t *r) {
 /* Element offsets of block b in the input and output, and its length. */
 static void block_geometry(const ring_item_t *r, int b, size_t *in_p, size_t *out_p, size_t *n_p) {
   const ring_args_t *a = r->args;
-  size_t o = r->loop_off, blk = (size_t)b * a->count;
+  size_t o = r->loop_off, blk = (size_t)(a->ring ? a->ring[b] : b) * a->count;
   if (a->coll == RING_COLL_ALLREDUCE) {
     size_t first = min_sz(o + (size_t)b * r->per, r->elems);
     *n_p = min_sz(r->elems - first, r->per);

@@ -35,6 +35,7 @@ typedef struct {
   int nranks;   /* ring size k, at least 2 */
   int position; /* this rank's place in the ring */
   int root;     /* ring position of the root (broadcast, reduce) */
+  const int *ring; /* ring position -> rank, whose block of all-gather and reduce-scatter it is; NULL: the same */
   int nchannels;
   ring_channel_t *channels;
 } ring_args_t;

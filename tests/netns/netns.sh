@@ -92,7 +92,8 @@ netns_down() {
 }
 
 # netns_launch RANKS_PER_NODE TIMEOUT_S prog args...
-# Starts NODES x RANKS_PER_NODE ranks (rank = node * RANKS_PER_NODE + local),
+# Starts NODES x RANKS_PER_NODE ranks (rank = node * RANKS_PER_NODE + local,
+# or with NETNS_PLACEMENT=cyclic rank = local * NODES + node),
 # rendezvous at node 0, and waits; each rank's output goes to
 # $NETNS_LOG.<rank>. Returns 0 if all ranks exit 0, else the first failure's
 # status (124 on timeout). Sets NETNS_PIDS (rank -> pid) while they run.
@@ -107,6 +108,7 @@ netns_launch() {
   for ((i = 0; i < NETNS_NODES; i++)); do
     for ((l = 0; l < per; l++)); do
       r=$((i * per + l))
+      [ "${NETNS_PLACEMENT:-block}" = cyclic ] && r=$((l * NETNS_NODES + i))
       netns_exec "$i" env XCCL_RANK=$r XCCL_NRANKS=$n XCCL_LOCAL_RANK=$l \
         XCCL_ROOT="$(netns_addr 0):$port" XCCL_SECRET="$secret" \
         XCCL_SOCKET_IFNAME="=$(netns_dev "$i")" timeout -k 2 "$limit" "$@" >"$NETNS_LOG.$r" 2>&1 &

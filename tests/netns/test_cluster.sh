@@ -40,4 +40,15 @@ for r in 0 1 2 3; do
 done
 run collectives_bytes "$build/tests/test_collectives" bytes
 run p2p_alltoall "$build/tests/test_p2p" alltoall
+# Ranks dealt to the nodes in turn (0 and 2 on node 0, 1 and 3 on node 1):
+# the ring must still visit each node once, 0 -> 2 -> 1 -> 3, and every
+# collective must place each rank's block by rank, not by ring position.
+export NETNS_PLACEMENT=cyclic
+run cyclic_collectives_matrix "$build/tests/test_collectives" matrix
+for r in 0 1 2 3; do
+  want=$(case $r in 0) echo "3 -> 0 -> 2" ;; 1) echo "2 -> 1 -> 3" ;; 2) echo "0 -> 2 -> 1" ;; 3) echo "1 -> 3 -> 0" ;; esac)
+  grep -q "ring $want," "$NETNS_LOG.$r" || { echo "FAIL: rank $r's ring is not $want:"; grep "ring .* ->" "$NETNS_LOG.$r"; fail=1; }
+done
+run cyclic_allreduce_bytes "$build/tests/test_allreduce" bytes
+run cyclic_p2p_gatherscatter "$build/tests/test_p2p" gatherscatter
 exit $fail

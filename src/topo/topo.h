@@ -1,0 +1,172 @@
+/*
+ * topo.h — what xccl sees of the node, and the rings it chooses there.
+ *
+ * A topo_system_t is the node's graph: NUMA domains (CPU nodes), PCI switches,
+ * GPUs, NICs, the NVSwitch fabric and the network, joined by links typed
+ * NVLink, PCI, inter-socket (SYS) and network, each with a bandwidth in GB/s
+ * (topo_constants.h says where every figure comes from). It is built from, in
+ * order of trust: the file named by XCCL_TOPO_FILE (hwloc XML export 1.x, 2.x
+ * or 3.0, or NCCL topology XML, full dump or partial hint file); else hwloc on
+ * the live machine, completed with NVML (dlopen'ed; absent = no NVLink data,
+ * said once at INFO) and NIC speeds from sysfs.
+ *
+ * From the graph: the best path between every pair of GPUs and every GPU and
+ * NIC (widest first, then fewest hops), classified as topo_path_type_t, and
+ * channels: rings over the GPUs, each with the NIC it enters and leaves by,
+ * chosen to maximize channels x bottleneck bandwidth. Everything is
+ * deterministic: the same input gives the same output, byte for byte.
+ *
+ * Errors: every function returning xcclResult_t records a sentence with
+ * err_set (what, which file, which element) and leaves its outputs untouched
+ * on failure. Nothing here keeps global state; a finished system is
+ * read-only, so several threads may read one.
+ */
+#ifndef XCCL_TOPO_TOPO_H
+#define XCCL_TOPO_TOPO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "xccl.h"
+
+typedef struct topo_system topo_system_t;
+
+/* How two devices reach each other, best first (like `nvidia-smi topo -m`). */
+typedef enum {
+  TOPO_PATH_SAME = 0, /* X:   the same device */
+  TOPO_PATH_NVL,      /* NVL: NVLink, directly or through NVSwitches */
+  TOPO_PATH_NVB,      /* NVB: NVLink through another GPU */
+  TOPO_PATH_PIX,      /* PIX: through one PCI switch */
+  TOPO_PATH_PXB,      /* PXB: through several PCI switches, not the host bridge */
+  TOPO_PATH_PHB,      /* PHB: through the CPU's PCI host bridge */
+  TOPO_PATH_SYS,      /* SYS: across the inter-socket link */
+  TOPO_PATH_NET,      /* NET: through the network */
+  TOPO_PATH_NONE      /* no path */
+} topo_path_type_t;
+
+const char *topo_path_name(topo_path_type_t t); /* "X", "NVL", ... "NET", "-" */
+
+/* ---- Loading ----------------------------------------------------------- */
+
+/* The communicator's entry point: XCCL_TOPO_FILE when set, else the live
+ * machine. On success *sys_p owns a new system (free with
+ * topo_system_free); on failure *sys_p is left alone. */
+xcclResult_t topo_system_load(topo_system_t **sys_p);
+/* Reads a file; the kind is told by its root element (<topology> = hwloc,
+ * <system> = NCCL). */
+xcclResult_t topo_system_load_file(const char *path, topo_system_t **sys_p);
+/* The same from memory (len bytes, need not be NUL-terminated); name is for
+ * messages. */
+xcclResult_t topo_system_load_buffer(const char *data, size_t len, const char *name,
+                                     topo_system_t **sys_p);
+/* hwloc on this machine, plus NVML and sysfs. */
+xcclResult_t topo_system_load_live(topo_system_t **sys_p);
+void topo_system_free(topo_system_t *sys); /* NULL is fine */
+
+/* ---- What the graph holds ---------------------------------------------- */
+
+int topo_ngpus(const topo_system_t *sys);
+int topo_nnics(const topo_system_t *sys);
+int topo_nnuma(const topo_system_t *sys); /* CPU nodes = NUMA domains */
+/* Where the graph came from: "file X (NCCL XML)", "hwloc (this machine)". */
+const char *topo_source(const topo_system_t *sys);
+/* NUMA domain of GPU / NIC i (-1 unknown); GPUs are numbered in PCI bus id
+ * order, NICs in bus id then name order. */
+int topo_gpu_numa(const topo_system_t *sys, int gpu);
+int topo_nic_numa(const topo_system_t *sys, int nic);
+/* Bus id text of GPU i ("0000:13:00.0"), "" when unknown; buf >= 32 bytes. */
+const char *topo_gpu_busid(const topo_system_t *sys, int gpu, char *buf, size_t len);
+/* NIC i's name: verbs device (mlx5_0) where known, else interface or bus id. */
+const char *topo_nic_name(const topo_system_t *sys, int nic);
+/* The GPU with this bus id, or -1. */
+int topo_gpu_by_busid(const topo_system_t *sys, const char *busid);
+
+/* Paths. type/bw of the best path from GPU a to GPU b, or GPU g to NIC n
+ * (TOPO_PATH_NONE and 0 when there is none; bw of SAME is 0). */
+topo_path_type_t topo_gpu_gpu_path(const topo_system_t *sys, int a, int b, double *bw_p);
+topo_path_type_t topo_gpu_nic_path(const topo_system_t *sys, int g, int n, double *bw_p);
+/* The NIC nearest GPU g (best path type, then widest, then lowest index),
+ * preferring RDMA-capable NICs; -1 when the node has no NIC. */
+int topo_gpu_nearest_nic(const topo_system_t *sys, int g);
+/* Number of inter-socket links on the path from GPU a to GPU b. */
+int topo_gpu_gpu_sys_hops(const topo_system_t *sys, int a, int b);
+/* Does the path from GPU a to GPU b use a PCI link? */
+int topo_gpu_gpu_uses_pci(const topo_system_t *sys, int a, int b);
+
+/* ---- Channels ---------------------------------------------------------- */
+
+#define TOPO_MAX_CHANNELS 32
+#define TOPO_SEARCH_MAX_GPUS 64
+
+typedef struct {
+  int ngpus;
+  int gpus[TOPO_SEARCH_MAX_GPUS]; /* ring order, GPU indices */
+  int nic;                        /* NIC index it enters and leaves by, -1 none */
+  double bw;                      /* GB/s, bottleneck of the ring inside the node */
+  topo_path_type_t worst;         /* worst path type between ring neighbours */
+  double nic_bw;                  /* GB/s, bottleneck of NIC->first and last->NIC; 0 no NIC */
+} topo_channel_t;
+
+typedef struct {
+  int nchannels;
+  topo_channel_t ch[TOPO_MAX_CHANNELS];
+} topo_channels_t;
+
+/* Searches channels over the GPUs listed (gpus[0..ngpus-1], GPU indices,
+ * distinct; NULL = all GPUs), at most max_channels (1..TOPO_MAX_CHANNELS).
+ * Maximizes channels x bottleneck bandwidth, each channel using what the
+ * earlier ones left on every link; ties go to fewer, wider channels, which
+ * are then split over the NICs when there are more NICs than channels.
+ * Channels take in turn the usable NICs nearest the GPUs searched (RDMA
+ * NICs when there are any; of those, the ones with the best path kind to any
+ * of the GPUs). Each channel starts at the GPU nearest its NIC and ends at
+ * the nearest of the others. Bounded time (a step budget); deterministic. With no GPU the
+ * result has 0 channels. */
+xcclResult_t topo_search_channels(const topo_system_t *sys, const int *gpus, int ngpus,
+                                  int max_channels, topo_channels_t *out);
+/* One line for the INFO log: "2 channels x 150.0 GB/s (NVL): [0 1 2 3] nic
+ * mlx5_0; [...]". Returns buf (truncated to len). */
+char *topo_channels_describe(const topo_system_t *sys, const topo_channels_t *chs, char *buf,
+                             size_t len);
+
+/* ---- For communicator init --------------------------------------------- */
+
+/* Order of the nlocal ranks of this node in a ring. gpu_of_rank[r] is the
+ * GPU index rank r drives (or NULL / any -1: ranks without GPUs). With GPUs:
+ * channel 0 of the search over those GPUs (ranks sharing a GPU stay
+ * together). Without: ranks grouped by NUMA domain (numa_of_rank[r], -1
+ * unknown), domains of one socket together, so the ring crosses each socket
+ * link as few times as possible; ties by rank. order_out[i] = the rank at
+ * position i. sys may be NULL (then NUMA ids are taken as they are).
+ * desc (may be NULL) gets the INFO sentence describing the choice. */
+xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const int *numa_of_rank,
+                                   const int *gpu_of_rank, int *order_out, char *desc,
+                                   size_t desclen);
+/* Across nodes: node rings are chained in node order. local_orders[n] holds
+ * node n's ring (global ranks, nlocal[n] of them); global_out gets them one
+ * after the other (sum of nlocal entries). */
+void topo_chain_rings(int nnodes, const int *nlocal, const int *const *local_orders,
+                      int *global_out);
+
+/* NUMA domain (OS index) this process runs on: its CPU binding when bound
+ * inside one domain, else where its thread last ran. -1 when unknown (an
+ * error only when hwloc cannot start). */
+xcclResult_t topo_process_numa(int *numa_p);
+
+/* ---- Output ------------------------------------------------------------ */
+
+typedef enum { TOPO_FMT_TEXT, TOPO_FMT_MATRIX, TOPO_FMT_XML, TOPO_FMT_JSON, TOPO_FMT_DOT } topo_format_t;
+
+/* "text", "matrix", "xml", "json", "dot" -> 0 and *fmt_p; -1 otherwise. */
+int topo_format_parse(const char *name, topo_format_t *fmt_p);
+/* Writes sys in format fmt; chs (may be NULL) adds the channels to text,
+ * json and dot. Returns xcclSystemError on a write error. */
+xcclResult_t topo_write(const topo_system_t *sys, const topo_channels_t *chs, topo_format_t fmt,
+                        FILE *out);
+/* Renders into a new heap string (*text_p, caller frees). */
+xcclResult_t topo_render(const topo_system_t *sys, const topo_channels_t *chs, topo_format_t fmt,
+                         char **text_p);
+/* For XCCL_TOPO_DUMP_FILE: NCCL's <system> XML, written to path. */
+xcclResult_t topo_dump_file(const topo_system_t *sys, const char *path);
+
+#endif

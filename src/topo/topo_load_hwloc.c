@@ -1,0 +1,510 @@
+/*
+ * topo_load_hwloc.c — an hwloc topology (an XML export, or this machine)
+ * into the graph.
+ *
+ * Kept: one CPU node per NUMA domain; the GPUs (NVIDIA display/3D
+ * controllers, AMD accelerators, any PCI device carrying a CUDA, NVML, RSMI
+ * or OpenCL OS device), the NICs (network or InfiniBand class, or carrying a
+ * network / OpenFabrics OS device), and the PCI bridges above them, a
+ * switch's upstream and downstream ports merged into one node (ports of one
+ * switch share vendor:device). Host bridges are the CPU node itself. NVLinks
+ * come from hwloc's "NVLinkBandwidth" distances (MB/s), the NVSwitches in it
+ * merged into one fabric node.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+#include "topo_constants.h"
+#include "topo_graph.h"
+#include "topo_load.h"
+
+int topo_guess_sm(const char *model, int device_id) {
+  static const struct {
+    const char *word;
+    int sm;
+  } words[] = {{"B200", 100}, {"B100", 100}, {"GB200", 100}, {"H100", 90}, {"H200", 90}, {"H800", 90},
+               {"H20", 90},   {"A100", 80},  {"A800", 80},   {"A30", 80},  {"V100", 70}, {"P100", 60},
+               {"A6000", 86}, {"A40", 86},   {"A10", 86},    {"3090", 86}, {"L40", 89},  {"4090", 89}};
+  if (model)
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+      if (strstr(model, words[i].word)) return words[i].sm;
+  if (device_id >= 0x2900 && device_id <= 0x29ff) return 100;
+  if (device_id >= 0x2300 && device_id <= 0x233f) return 90;
+  if (device_id >= 0x20b0 && device_id <= 0x20bf) return 80;
+  if (device_id >= 0x1db0 && device_id <= 0x1dbf) return 70;
+  if (device_id >= 0x15f0 && device_id <= 0x15ff) return 60;
+  return -1;
+}
+
+typedef struct {
+  hwloc_topology_t topo;
+  topo_system_t *sys;
+  int live;
+} hw_ctx_t;
+
+/* Node index stored in obj->userdata as index + 1. */
+static int node_of(hwloc_obj_t o) { return o->userdata ? (int)(intptr_t)o->userdata - 1 : -1; }
+static void set_node(hwloc_obj_t o, int n) { o->userdata = (void *)(intptr_t)(n + 1); }
+
+static int64_t pci_busid(hwloc_obj_t o) {
+  const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+  return ((int64_t)p->domain << 24) | ((int64_t)p->bus << 16) | ((int64_t)p->dev << 8) | p->func;
+}
+
+static const char *info(hwloc_obj_t o, const char *name) {
+  for (; o; o = o->parent) {
+    const char *v = hwloc_obj_get_info_by_name(o, name);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+static int osdev_is_gpu(hwloc_obj_t os) {
+  if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC) return 1;
+  static const char *pfx[] = {"cuda", "nvml", "rsmi", "opencl"};
+  for (size_t i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+    if (os->name && strncmp(os->name, pfx[i], strlen(pfx[i])) == 0) return 1;
+  return 0;
+}
+
+/* What a PCI device is to us: 'G' GPU, 'N' NIC, 'S' NVSwitch, 0 nothing. */
+static int pci_kind(hwloc_obj_t o) {
+  const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+  int cls = p->class_id;
+  if (p->vendor_id == 0x10de && cls == 0x0680) return 'S';
+  for (hwloc_obj_t k = o->io_first_child; k; k = k->next_sibling) {
+    if (k->type != HWLOC_OBJ_OS_DEVICE) continue;
+    if (osdev_is_gpu(k)) return 'G';
+    if (k->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK || k->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) return 'N';
+  }
+  if (p->vendor_id == 0x10de && (cls >> 8) == 0x03) return 'G';
+  if (p->vendor_id == 0x1002 && (cls == 0x0380 || cls == 0x1200)) return 'G';
+  if ((cls >> 8) == 0x02 || cls == 0x0c06) return 'N';
+  return 0;
+}
+
+static int cpu_node_for(hw_ctx_t *c, hwloc_obj_t o) {
+  hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(c->topo, o);
+  if (a && a->nodeset) {
+    int numa = hwloc_bitmap_first(a->nodeset);
+    int n = numa >= 0 ? topo_graph_find_cpu(c->sys, numa) : -1;
+    if (n >= 0) return n;
+  }
+  return topo_graph_find_cpu(c->sys, 0) >= 0 ? topo_graph_find_cpu(c->sys, 0) : c->sys->nnodes > 0 ? 0 : -1;
+}
+
+static void fill_pci(topo_node_t *x, hwloc_obj_t o) {
+  const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+  x->busid = pci_busid(o);
+  x->pci_class = p->class_id << 8;
+  x->vendor = p->vendor_id;
+  x->device = p->device_id;
+  x->subvendor = p->subvendor_id;
+  x->subdevice = p->subdevice_id;
+  topo_pcie_from_bw(p->linkspeed, &x->link_gts, &x->link_width);
+}
+
+
+/* The graph node above PCI object o: a bridge node (made on first use) or
+ * the CPU. */
+static int parent_node(hw_ctx_t *c, hwloc_obj_t o) {
+  hwloc_obj_t up = o->parent;
+  if (!up || up->type != HWLOC_OBJ_BRIDGE || up->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI)
+    return cpu_node_for(c, o);
+  if (node_of(up) >= 0) return node_of(up);
+  int above = parent_node(c, up);
+  if (above < 0) return -1;
+  /* A downstream port of the switch whose upstream port is its parent. */
+  const struct hwloc_pcidev_attr_s *p = &up->attr->bridge.upstream.pci;
+  hwloc_obj_t upp = up->parent;
+  if (upp && upp->type == HWLOC_OBJ_BRIDGE && upp->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI &&
+      upp->attr->bridge.upstream.pci.vendor_id == p->vendor_id &&
+      upp->attr->bridge.upstream.pci.device_id == p->device_id && p->vendor_id != 0 && p->vendor_id != 0xffff) {
+    set_node(up, above);
+    return above;
+  }
+  int n = topo_graph_add_node(c->sys, TOPO_PCI, above);
+  if (n < 0) return -1;
+  topo_node_t *x = &c->sys->nodes[n];
+  x->busid = ((int64_t)p->domain << 24) | ((int64_t)p->bus << 16) | ((int64_t)p->dev << 8) | p->func;
+  x->pci_class = p->class_id << 8;
+  x->vendor = p->vendor_id;
+  x->device = p->device_id;
+  x->subvendor = p->subvendor_id;
+  x->subdevice = p->subdevice_id;
+  topo_pcie_from_bw(p->linkspeed, &x->link_gts, &x->link_width);
+  /* From the rate and width hwloc's figure stands for, so that the NCCL XML
+   * dump (which has only those) gives the same graph back. */
+  double bw = topo_pcie_bw(x->link_gts, x->link_width);
+  if (topo_graph_add_link(c->sys, n, above, TOPO_LINK_PCI, bw, 1) != xcclSuccess) return -1;
+  set_node(up, n);
+  return n;
+}
+
+static xcclResult_t add_cpus(hw_ctx_t *c) {
+  int nn = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_NUMANODE);
+  const char *arch = info(hwloc_get_root_obj(c->topo), "Architecture");
+  for (int i = 0; i < nn; i++) {
+    hwloc_obj_t numa = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    if (topo_graph_find_cpu(c->sys, (int)numa->os_index) >= 0) continue;
+    int n = topo_graph_add_node(c->sys, TOPO_CPU, -1);
+    if (n < 0) return xcclInvalidArgument;
+    topo_node_t *x = &c->sys->nodes[n];
+    x->numa = (int)numa->os_index;
+    hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, numa);
+    if (!pkg && numa->cpuset && !hwloc_bitmap_iszero(numa->cpuset))
+      pkg = hwloc_get_next_obj_covering_cpuset_by_type(c->topo, numa->cpuset, HWLOC_OBJ_PACKAGE, NULL);
+    x->package = pkg ? (int)pkg->logical_index : -1;
+    hwloc_obj_t where = pkg ? pkg : numa;
+    const char *v;
+    if (arch) snprintf(x->arch, sizeof(x->arch), "%s", arch);
+    if ((v = info(where, "CPUVendor"))) snprintf(x->cpu_vendor, sizeof(x->cpu_vendor), "%s", v);
+    if ((v = info(where, "CPUFamilyNumber"))) x->family = atoi(v);
+    if ((v = info(where, "CPUModelNumber"))) x->model = atoi(v);
+    if ((v = info(where, "CPUModel")) && strstr(v, "POWER")) {
+      if (!x->arch[0]) snprintf(x->arch, sizeof(x->arch), "ppc64");
+      x->model = strstr(v, "POWER8") ? 8 : strstr(v, "POWER9") ? 9 : 10;
+      if (!x->cpu_vendor[0]) snprintf(x->cpu_vendor, sizeof(x->cpu_vendor), "IBM");
+    }
+    /* NCCL's affinity: 32-bit hex words, most significant first. */
+    if (numa->cpuset && !hwloc_bitmap_iszero(numa->cpuset) && hwloc_bitmap_last(numa->cpuset) >= 0) {
+      int last = hwloc_bitmap_last(numa->cpuset);
+      int words = last / 32 + 1;
+      char *aff = malloc((size_t)words * 9 + 1);
+      if (!aff) return err_set(xcclSystemError, LOG_TOPO, "out of memory");
+      size_t o = 0;
+      for (int w = words - 1; w >= 0; w--) {
+        unsigned v32 = 0;
+        for (int b = 0; b < 32; b++)
+          if (hwloc_bitmap_isset(numa->cpuset, (unsigned)(w * 32 + b))) v32 |= 1u << b;
+        o += (size_t)sprintf(aff + o, "%s%08x", w == words - 1 ? "" : ",", v32);
+      }
+      x->affinity = aff;
+    }
+  }
+  if (c->sys->nnodes == 0) { /* no NUMA object: one domain */
+    int n = topo_graph_add_node(c->sys, TOPO_CPU, -1);
+    if (n < 0) return xcclInvalidArgument;
+    c->sys->nodes[n].numa = 0;
+  }
+  return xcclSuccess;
+}
+
+static xcclResult_t add_device(hw_ctx_t *c, hwloc_obj_t o, int kind) {
+  int parent = parent_node(c, o);
+  if (parent < 0) return err_prefix(xcclInvalidArgument, "%s", c->sys->source);
+  topo_node_type_t t = kind == 'G' ? TOPO_GPU : TOPO_NIC;
+  int n = topo_graph_add_node(c->sys, t, parent);
+  if (n < 0) return xcclInvalidArgument;
+  topo_node_t *x = &c->sys->nodes[n];
+  fill_pci(x, o);
+  set_node(o, n);
+  const char *ibdev = NULL, *netdev = NULL;
+  for (hwloc_obj_t k = o->io_first_child; k; k = k->next_sibling) {
+    if (k->type != HWLOC_OBJ_OS_DEVICE || !k->name) continue;
+    if (t == TOPO_GPU) {
+      int d;
+      if (x->dev < 0 && (sscanf(k->name, "cuda%d", &d) == 1 || sscanf(k->name, "nvml%d", &d) == 1 ||
+                         sscanf(k->name, "rsmi%d", &d) == 1))
+        x->dev = d;
+      const char *m = hwloc_obj_get_info_by_name(k, "GPUModel");
+      if (x->sm < 0 && m) x->sm = topo_guess_sm(m, x->device);
+    } else if (k->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !ibdev) {
+      ibdev = k->name;
+    } else if (k->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !netdev) {
+      netdev = k->name;
+    }
+  }
+  if (t == TOPO_GPU) {
+    x->has_gpu_elem = 1;
+    snprintf(x->gpu_vendor, sizeof(x->gpu_vendor), "%s", x->vendor == 0x1002 ? "amd" : "nvidia");
+    if (x->sm < 0 && x->vendor == 0x10de) x->sm = topo_guess_sm(NULL, x->device);
+  } else {
+    x->nic_elem = 1;
+    if (ibdev) snprintf(x->name, sizeof(x->name), "%s", ibdev);
+    else if (netdev) snprintf(x->name, sizeof(x->name), "%s", netdev);
+    else topo_busid_format(x->busid, x->name, sizeof(x->name));
+    x->rdma = ibdev != NULL || topo_pci_is_rdma(x->pci_class, x->vendor, x->device);
+    if (c->live) x->speed_mbps = topo_sysfs_nic_speed(ibdev, netdev);
+  }
+  x = &c->sys->nodes[n];
+  return topo_graph_add_link(c->sys, n, parent, TOPO_LINK_PCI, topo_pcie_bw(x->link_gts, x->link_width), 1);
+}
+
+/* The graph node an object of the NVLinkBandwidth matrix stands for. */
+static int nvlink_node(hw_ctx_t *c, hwloc_obj_t o, int *is_switch) {
+  *is_switch = 0;
+  if (o->type == HWLOC_OBJ_OS_DEVICE) o = o->parent;
+  if (!o) return -1;
+  if (o->type == HWLOC_OBJ_PCI_DEVICE) {
+    if (pci_kind(o) == 'S') {
+      *is_switch = 1;
+      return -1;
+    }
+    return node_of(o) >= 0 && c->sys->nodes[node_of(o)].type == TOPO_GPU ? node_of(o) : -1;
+  }
+  if (o->type == HWLOC_OBJ_PACKAGE || o->type == HWLOC_OBJ_NUMANODE) {
+    int numa = o->nodeset ? hwloc_bitmap_first(o->nodeset) : -1;
+    return numa >= 0 ? topo_graph_find_cpu(c->sys, numa) : -1;
+  }
+  return -1;
+}
+
+static xcclResult_t add_nvlinks(hw_ctx_t *c) {
+  unsigned nr = 0;
+  if (hwloc_distances_get_by_name(c->topo, "NVLinkBandwidth", &nr, NULL, 0) < 0 || nr == 0) return xcclSuccess;
+  struct hwloc_distances_s **d = calloc(nr, sizeof(*d));
+  if (!d) return err_set(xcclSystemError, LOG_TOPO, "out of memory");
+  xcclResult_t res = xcclSuccess;
+  if (hwloc_distances_get_by_name(c->topo, "NVLinkBandwidth", &nr, d, 0) < 0) nr = 0;
+  for (unsigned m = 0; m < nr; m++) {
+    unsigned k = d[m]->nbobjs;
+    c->sys->nvlink_data = 1;
+    for (unsigned i = 0; i < k && res == xcclSuccess; i++) {
+      for (unsigned j = i + 1; j < k && res == xcclSuccess; j++) {
+        hwloc_uint64_t v = d[m]->values[i * k + j] > d[m]->values[j * k + i] ? d[m]->values[i * k + j]
+                                                                             : d[m]->values[j * k + i];
+        if (v == 0 || v > 100000000ull) continue; /* none, or the diagonal-like "infinite" */
+        int si, sj;
+        int a = nvlink_node(c, d[m]->objs[i], &si), b = nvlink_node(c, d[m]->objs[j], &sj);
+        if (si && sj) continue; /* switch to switch: inside the fabric */
+        double bw = (double)v / 1000.0;
+        if (si || sj) {
+          int g = si ? b : a;
+          if (g < 0 || c->sys->nodes[g].type != TOPO_GPU) continue;
+          if (c->sys->nvs < 0) {
+            int nv = topo_graph_add_node(c->sys, TOPO_NVS, -1);
+            if (nv < 0) {
+              res = xcclInvalidArgument;
+              break;
+            }
+            c->sys->nvs = nv;
+            hwloc_obj_t so = si ? d[m]->objs[i] : d[m]->objs[j];
+            if (so->type == HWLOC_OBJ_OS_DEVICE) so = so->parent;
+            topo_busid_format(pci_busid(so), c->sys->nodes[nv].name, sizeof(c->sys->nodes[nv].name));
+          }
+          double per = topo_nvlink_bw(c->sys->nodes[g].sm);
+          int count = (int)lround(bw / per);
+          res = topo_graph_add_link(c->sys, g, c->sys->nvs, TOPO_LINK_NVL, bw, count > 0 ? count : 1);
+          continue;
+        }
+        if (a < 0 || b < 0) continue;
+        int g = c->sys->nodes[a].type == TOPO_GPU ? a : b;
+        double per = topo_nvlink_bw(c->sys->nodes[g].sm);
+        int count = (int)lround(bw / per);
+        if (!topo_graph_find_link(c->sys, a, b, TOPO_LINK_NVL))
+          res = topo_graph_add_link(c->sys, a, b, TOPO_LINK_NVL, bw, count > 0 ? count : 1);
+      }
+    }
+    hwloc_distances_release(c->topo, d[m]);
+  }
+  free(d);
+  return res;
+}
+
+/* Builds the graph from a loaded topology (not finalized). */
+static xcclResult_t from_hwloc(hwloc_topology_t topo, const char *source, int live, topo_system_t **sys_p) {
+  hw_ctx_t c = {.topo = topo, .live = live};
+  c.sys = topo_graph_new(source);
+  if (!c.sys) return err_set(xcclSystemError, LOG_TOPO, "out of memory");
+  xcclResult_t res = add_cpus(&c);
+  for (hwloc_obj_t o = NULL; res == xcclSuccess && (o = hwloc_get_next_pcidev(topo, o));) o->userdata = NULL;
+  for (hwloc_obj_t o = NULL; res == xcclSuccess && (o = hwloc_get_next_bridge(topo, o));) o->userdata = NULL;
+  for (hwloc_obj_t o = NULL; res == xcclSuccess && (o = hwloc_get_next_pcidev(topo, o));) {
+    int kind = pci_kind(o);
+    if (kind == 'G' || kind == 'N') res = add_device(&c, o, kind);
+  }
+  if (res == xcclSuccess) res = add_nvlinks(&c);
+  if (res != xcclSuccess) {
+    topo_system_free(c.sys);
+    return res;
+  }
+  *sys_p = c.sys;
+  return xcclSuccess;
+}
+
+/* hwloc 3.0 XML -> 2.0, for the hwloc 2 reader: the version, and osdev_type
+ * from a bitmask (storage 1, memory 2, GPU 4, coproc 8, network 16,
+ * openfabrics 32, DMA 64) to 2.x's enumeration. */
+static int osdev_v3_to_v2(long m) {
+  if (m & 8) return HWLOC_OBJ_OSDEV_COPROC;
+  if (m & 4) return HWLOC_OBJ_OSDEV_GPU;
+  if (m & 32) return HWLOC_OBJ_OSDEV_OPENFABRICS;
+  if (m & 16) return HWLOC_OBJ_OSDEV_NETWORK;
+  if (m & 64) return HWLOC_OBJ_OSDEV_DMA;
+  return HWLOC_OBJ_OSDEV_BLOCK;
+}
+
+static void v3_fix_tree(xmlNode *n, int depth) {
+  for (; n && depth < 512; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE) continue;
+    xmlChar *t = xmlGetProp(n, (const xmlChar *)"osdev_type");
+    if (t) {
+      char buf[16];
+      snprintf(buf, sizeof(buf), "%d", osdev_v3_to_v2(strtol((const char *)t, NULL, 10)));
+      xmlSetProp(n, (const xmlChar *)"osdev_type", (const xmlChar *)buf);
+      xmlFree(t);
+    }
+    v3_fix_tree(n->children, depth + 1);
+  }
+}
+
+static void silent(void *ctx, xmlErrorPtr e) { (void)ctx, (void)e; }
+
+/* hwloc 2.9 trusts an export's structure and can crash on a broken one
+ * (an object with a cpuset but no complete_cpuset, for one), so each
+ * <object> is checked first: its bitmaps come in pairs and look like hwloc
+ * bitmaps ("0x0000ffff,0x1", "0xf...f"). */
+static int bitmap_text_ok(const char *v) {
+  if (!*v) return 0;
+  for (const char *p = v; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F') || *p == 'x' || *p == ',' ||
+          *p == '.'))
+      return 0;
+  return 1;
+}
+
+static xcclResult_t check_objects(xmlNode *n, int depth, const char *name) {
+  static const char *pairs[][2] = {{"cpuset", "complete_cpuset"}, {"nodeset", "complete_nodeset"}};
+  static const char *bitmaps[] = {"cpuset", "complete_cpuset", "online_cpuset", "allowed_cpuset", "nodeset",
+                                  "complete_nodeset", "allowed_nodeset"};
+  for (; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE) continue;
+    if (depth > 256)
+      return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: objects nested deeper than 256", name, (int)xmlGetLineNo(n));
+    if (strcmp((const char *)n->name, "object") == 0) {
+      for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        int a = xmlHasProp(n, (const xmlChar *)pairs[i][0]) != NULL, b = xmlHasProp(n, (const xmlChar *)pairs[i][1]) != NULL;
+        if (a != b)
+          return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <object> has %s without %s", name, (int)xmlGetLineNo(n),
+                         a ? pairs[i][0] : pairs[i][1], a ? pairs[i][1] : pairs[i][0]);
+      }
+      for (size_t i = 0; i < sizeof(bitmaps) / sizeof(bitmaps[0]); i++) {
+        xmlChar *v = xmlGetProp(n, (const xmlChar *)bitmaps[i]);
+        int ok = !v || bitmap_text_ok((const char *)v);
+        if (v) xmlFree(v);
+        if (!ok)
+          return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <object %s=...> is not an hwloc bitmap", name,
+                         (int)xmlGetLineNo(n), bitmaps[i]);
+      }
+    }
+    TRY(check_objects(n->children, depth + 1, name));
+  }
+  return xcclSuccess;
+}
+
+/* Parses and checks the export; a 3.0 one is rewritten as 2.0 into *out_p. */
+static xcclResult_t prepare_xml(const char *data, size_t len, const char *name, int v3, char **out_p, int *outlen_p) {
+  xmlInitParser();
+  xmlSetStructuredErrorFunc(NULL, silent);
+  xmlDocPtr doc = xmlReadMemory(data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (!doc) {
+    xmlErrorPtr e = xmlGetLastError();
+    return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: not well-formed XML (hwloc export)", name, e ? e->line : 0);
+  }
+  xmlNode *root = xmlDocGetRootElement(doc);
+  xcclResult_t res = root ? check_objects(root->children, 0, name) : xcclSuccess;
+  if (res != xcclSuccess || !v3) {
+    xmlFreeDoc(doc);
+    return res;
+  }
+  xmlSetProp(root, (const xmlChar *)"version", (const xmlChar *)"2.0");
+  v3_fix_tree(root->children, 0);
+  xmlChar *mem = NULL;
+  int size = 0;
+  xmlDocDumpMemory(doc, &mem, &size);
+  xmlFreeDoc(doc);
+  if (!mem) return err_set(xcclSystemError, LOG_TOPO, "%s: out of memory", name);
+  char *copy = malloc((size_t)size + 1);
+  if (copy) {
+    memcpy(copy, mem, (size_t)size);
+    copy[size] = 0;
+  }
+  xmlFree(mem);
+  if (!copy) return err_set(xcclSystemError, LOG_TOPO, "%s: out of memory", name);
+  *out_p = copy;
+  *outlen_p = size;
+  return xcclSuccess;
+}
+
+/* Does the <topology> start tag (within the first 4 KiB) say version="3.x"? */
+static int is_v3(const char *data, size_t len) {
+  size_t n = len < 4096 ? len : 4096;
+  const char *tag = memmem(data, n, "<topology", 9);
+  if (!tag) return 0;
+  const char *end = memchr(tag, '>', n - (size_t)(tag - data));
+  size_t tl = end ? (size_t)(end - tag) : n - (size_t)(tag - data);
+  return memmem(tag, tl, "version=\"3.", 11) != NULL;
+}
+
+xcclResult_t topo_load_hwloc_xml(const char *data, size_t len, const char *name, topo_system_t **sys_p) {
+  char *buf = NULL;
+  int buflen = 0;
+  if (len >= TOPO_MAX_FILE_BYTES) return err_set(xcclInvalidArgument, LOG_TOPO, "%s: larger than %u bytes", name, TOPO_MAX_FILE_BYTES);
+  int v3 = is_v3(data, len);
+  TRY(prepare_xml(data, len, name, v3, &buf, &buflen));
+  if (!v3) {
+    buf = malloc(len + 1);
+    if (!buf) return err_set(xcclSystemError, LOG_TOPO, "%s: out of memory", name);
+    memcpy(buf, data, len);
+    buf[len] = 0;
+    buflen = (int)len;
+  }
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) < 0) {
+    free(buf);
+    return err_set(xcclSystemError, LOG_TOPO, "hwloc_topology_init failed");
+  }
+  xcclResult_t res = xcclSuccess;
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_set_xmlbuffer(topo, buf, buflen + 1) < 0 || hwloc_topology_load(topo) < 0) {
+    res = err_set(xcclInvalidArgument, LOG_TOPO,
+                  "%s: hwloc cannot read it as an XML export (malformed or unsupported; "
+                  "HWLOC_XML_VERBOSE=1 tells why)", name);
+    goto out;
+  }
+  char src[300];
+  snprintf(src, sizeof(src), "%s (hwloc XML)", name);
+  topo_system_t *sys = NULL;
+  res = from_hwloc(topo, src, 0, &sys);
+  if (res == xcclSuccess) {
+    res = topo_graph_finalize(sys);
+    if (res != xcclSuccess) topo_system_free(sys);
+    else *sys_p = sys;
+  }
+out:
+  hwloc_topology_destroy(topo);
+  free(buf);
+  return res;
+}
+
+xcclResult_t topo_load_hwloc_live(topo_system_t **sys_p) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) < 0) return err_set(xcclSystemError, LOG_TOPO, "hwloc_topology_init failed");
+  xcclResult_t res = xcclSuccess;
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (hwloc_topology_load(topo) < 0) {
+    res = err_set(xcclSystemError, LOG_TOPO, "hwloc cannot discover this machine: %s", strerror(errno));
+    goto out;
+  }
+  topo_system_t *sys = NULL;
+  res = from_hwloc(topo, "hwloc (this machine)", 1, &sys);
+  if (res != xcclSuccess) goto out;
+  int gpus = 0;
+  for (int i = 0; i < sys->nnodes; i++) gpus += sys->nodes[i].type == TOPO_GPU;
+  if (!sys->nvlink_data && gpus > 0) topo_nvml_add_links(sys);
+  res = topo_graph_finalize(sys);
+  if (res != xcclSuccess) topo_system_free(sys);
+  else *sys_p = sys;
+out:
+  hwloc_topology_destroy(topo);
+  return res;
+}

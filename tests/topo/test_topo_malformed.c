@@ -1,0 +1,122 @@
+/*
+ * test_topo_malformed.c DATA_DIR — broken input gives a clear error, never a
+ * crash or a half-built system: truncated XML (NCCL and hwloc), wrong types,
+ * cycles (an NVLink to itself, a bus id twice, nesting beyond reason), absurd
+ * numbers, a million devices, elements in the wrong place, not XML at all.
+ * Each case must fail, leave the output NULL, and say the words given.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "test_util.h"
+#include "topo.h"
+
+static void refused(const char *what, const char *data, size_t len, const char *words) {
+  topo_system_t *sys = NULL;
+  err_quiet(1);
+  xcclResult_t r = topo_system_load_buffer(data, len, what, &sys);
+  err_quiet(0);
+  CHECK(r != xcclSuccess, "%s: accepted", what);
+  CHECK(sys == NULL, "%s: output written on failure", what);
+  CHECK(strstr(err_last(), words) != NULL, "%s: message '%s' lacks '%s'", what, err_last(), words);
+  topo_system_free(sys);
+}
+
+static void refused_s(const char *what, const char *xml, const char *words) { refused(what, xml, strlen(xml), words); }
+
+#define CPU_OPEN "<system version=\"1\"><cpu numaid=\"0\">"
+#define CPU_CLOSE "</cpu></system>"
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *len = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc(*len + 1);
+  if (s && fread(s, 1, *len, f) != *len) *len = 0;
+  fclose(f);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  char p[1100];
+  size_t len = 0;
+  /* Truncated: every tenth cut of a real NCCL file and of a real hwloc file. */
+  snprintf(p, sizeof(p), "%s/nccl/aliyun-simai-hgxa100-ice-lake-topo_8A100_4CX6.xml", argv[1]);
+  char *nccl = slurp(p, &len);
+  CHECK(nccl != NULL, "cannot read %s", p);
+  for (int k = 1; nccl && k < 10; k++) refused("truncated NCCL XML", nccl, len * (size_t)k / 10, "truncated NCCL XML");
+  free(nccl);
+  snprintf(p, sizeof(p), "%s/hwloc/hwloc-ibm-power8-minsky-4xP100-nvlink-v2fmt.xml", argv[1]);
+  char *hw = slurp(p, &len);
+  for (int k = 1; hw && k < 10; k++) refused("truncated hwloc XML", hw, len * (size_t)k / 10, "truncated hwloc XML");
+  free(hw);
+  snprintf(p, sizeof(p), "%s/hwloc/hwloc-nvidia-dgx2h-16xV100-v3fmt.xml", argv[1]);
+  hw = slurp(p, &len);
+  if (hw) refused("truncated hwloc 3.0 XML", hw, len / 2, "truncated hwloc 3.0 XML");
+  free(hw);
+
+  refused_s("empty", "", "neither an hwloc XML export");
+  refused_s("not XML", "\x7f" "ELF\x01\x02\x03 binary", "neither an hwloc XML export");
+  refused_s("other root", "<html><body/></html>", "neither");
+  refused_s("no cpu", "<system version=\"1\"></system>", "no CPU");
+  /* Wrong types */
+  refused_s("numaid text", "<system version=\"1\"><cpu numaid=\"abc\"/></system>", "not an integer");
+  refused_s("busid text", CPU_OPEN "<pci busid=\"zz:yy\"/>" CPU_CLOSE, "not a PCI bus id");
+  refused_s("class text", CPU_OPEN "<pci busid=\"0000:01:00.0\" class=\"GPU\"/>" CPU_CLOSE, "not an integer");
+  refused_s("speed text", CPU_OPEN "<pci busid=\"0000:01:00.0\" link_speed=\"fast\"/>" CPU_CLOSE, "link_speed");
+  refused_s("gpu outside cpu", "<system version=\"1\"><gpu dev=\"0\"/></system>", "must be inside a <cpu>");
+  refused_s("cpu inside pci", CPU_OPEN "<pci busid=\"0000:01:00.0\"><cpu/></pci>" CPU_CLOSE, "not allowed inside <pci>");
+  refused_s("missing busid", CPU_OPEN "<pci class=\"0x030200\"/>" CPU_CLOSE, "busid");
+  /* Absurd numbers */
+  refused_s("width", CPU_OPEN "<pci busid=\"0000:01:00.0\" link_width=\"100000\"/>" CPU_CLOSE, "out of range");
+  refused_s("negative speed", CPU_OPEN "<pci busid=\"0000:01:00.0\" link_speed=\"-8 GT/s\"/>" CPU_CLOSE, "link_speed");
+  refused_s("nvlink count",
+            CPU_OPEN "<pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu dev=\"0\" sm=\"80\">"
+                     "<nvlink target=\"0000:02:00.0\" count=\"1000000\"/></gpu></pci>" CPU_CLOSE,
+            "out of range");
+  refused_s("nic speed", CPU_OPEN "<nic><net name=\"mlx5_0\" speed=\"1e300\"/></nic>" CPU_CLOSE, "speed");
+  refused_s("numaid", "<system version=\"1\"><cpu numaid=\"99999999999\"/></system>", "out of range");
+  refused_s("sm", CPU_OPEN "<pci busid=\"0000:01:00.0\"><gpu sm=\"-7\"/></pci>" CPU_CLOSE, "out of range");
+  /* Cycles and repeats */
+  refused_s("nvlink to itself",
+            CPU_OPEN "<pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu dev=\"0\" sm=\"80\">"
+                     "<nvlink target=\"0000:01:00.0\" count=\"2\" tclass=\"0x030200\"/></gpu></pci>" CPU_CLOSE,
+            "NVLink to itself");
+  refused_s("busid twice", CPU_OPEN "<pci busid=\"0000:01:00.0\"/><pci busid=\"0000:01:00.0\"/>" CPU_CLOSE, "named twice");
+  refused_s("numaid twice", "<system version=\"1\"><cpu numaid=\"0\"/><cpu numaid=\"0\"/></system>", "two <cpu>");
+  {
+    /* PCI nesting 200 deep: beyond any machine (and libxml2's own limits). */
+    size_t cap = 200 * 64 + 256, o = 0;
+    char *deep = malloc(cap);
+    o += (size_t)snprintf(deep + o, cap - o, CPU_OPEN);
+    for (int d = 0; d < 200; d++) o += (size_t)snprintf(deep + o, cap - o, "<pci busid=\"0000:%02x:00.0\">", d);
+    for (int d = 0; d < 200; d++) o += (size_t)snprintf(deep + o, cap - o, "</pci>");
+    o += (size_t)snprintf(deep + o, cap - o, CPU_CLOSE);
+    refused("deep nesting", deep, o, "deeper than 64");
+    free(deep);
+  }
+  {
+    /* A million devices. */
+    size_t n = 1000000, cap = n * 48 + 256, o = 0;
+    char *big = malloc(cap);
+    CHECK(big != NULL, "malloc");
+    if (big) {
+      o += (size_t)snprintf(big + o, cap - o, CPU_OPEN);
+      for (size_t d = 0; d < n; d++)
+        o += (size_t)snprintf(big + o, cap - o, "<pci busid=\"%04zx:%02zx:00.0\"/>", d >> 8, d & 0xff);
+      o += (size_t)snprintf(big + o, cap - o, CPU_CLOSE);
+      refused("a million devices", big, o, "more than");
+      free(big);
+    }
+  }
+  /* hwloc: wrong types and absurd values inside an otherwise fine export. */
+  refused_s("hwloc garbage", "<?xml version=\"1.0\"?><topology version=\"2.0\"><object type=\"Banana\"/></topology>",
+            "hwloc cannot read it");
+  refused_s("hwloc future", "<topology version=\"9.0\"><object type=\"Machine\"/></topology>", "hwloc cannot read it");
+  return test_finish("topo_malformed");
+}

@@ -1,0 +1,29 @@
+# Topology tests (issue 5): saved machines from tests/data/topologies, the
+# channel search, malformed input, xccl-topo, and a search benchmark.
+# Labels: topo and unit. XCCL_REGEN=1 rewrites the expected outputs
+# (tests/data/topologies/expected) instead of comparing with them.
+set(XCCL_TOPO_DATA ${PROJECT_SOURCE_DIR}/tests/data/topologies)
+foreach(t fixtures hardware roundtrip malformed search)
+  xccl_add_test(NAME topo_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_${t}.c
+    LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
+  target_include_directories(topo_${t} PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+endforeach()
+
+# The 16-GPU search, timed (median of 20); the bound is generous on purpose.
+add_executable(topo_bench_search ${CMAKE_CURRENT_LIST_DIR}/bench_topo_search.c)
+target_link_libraries(topo_bench_search PRIVATE xccl_internal)
+add_test(NAME topo_bench_search_16gpu COMMAND topo_bench_search
+  ${XCCL_TOPO_DATA}/hwloc/hwloc-nvidia-dgx2h-16xV100-v2fmt.xml --iters 20 --max-ms 100)
+set_tests_properties(topo_bench_search_16gpu PROPERTIES LABELS "topo;unit" TIMEOUT 60)
+
+# xccl-topo on this machine (no GPU here: the CPU/NUMA/PCI/NIC picture) and
+# on files, every format.
+add_test(NAME topo_tool_live COMMAND xccl-topo)
+set_tests_properties(topo_tool_live PROPERTIES LABELS "topo;unit" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "CPU [0-9]+ \\(NUMA")
+find_program(XCCL_SH_EXECUTABLE NAMES sh bash)
+add_test(NAME topo_tool_formats COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_tool.sh
+  $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
+set_tests_properties(topo_tool_formats PROPERTIES LABELS "topo;unit" TIMEOUT 120)
+
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz.cmake OPTIONAL)

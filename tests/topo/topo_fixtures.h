@@ -1,0 +1,46 @@
+/* topo_fixtures.h — the saved machines of tests/data/topologies, for the
+ * topo tests: counts.tsv lists each file with its GPU, NIC, RDMA NIC and NUMA
+ * counts and whether it has an NVSwitch, as counted from the XML by count.py. */
+#ifndef XCCL_TEST_TOPO_FIXTURES_H
+#define XCCL_TEST_TOPO_FIXTURES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char file[256]; /* relative to the data folder */
+  char path[1024];
+  int gpus, nics, rdma_nics, numa, nvswitch;
+} fixture_t;
+
+/* Reads dir/counts.tsv into *list_p; returns the count, -1 on error. */
+static inline int fixtures_read(const char *dir, fixture_t **list_p) {
+  char p[1024];
+  snprintf(p, sizeof(p), "%s/counts.tsv", dir);
+  FILE *f = fopen(p, "r");
+  if (!f) {
+    perror(p);
+    return -1;
+  }
+  fixture_t *list = NULL;
+  *list_p = NULL;
+  int n = 0;
+  char line[1024];
+  while (fgets(line, sizeof(line), f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    fixture_t x;
+    memset(&x, 0, sizeof(x));
+    if (sscanf(line, "%255s %d %d %d %d %d", x.file, &x.gpus, &x.nics, &x.rdma_nics, &x.numa, &x.nvswitch) != 6) continue;
+    snprintf(x.path, sizeof(x.path), "%s/%s", dir, x.file);
+    fixture_t *nl = realloc(list, (size_t)(n + 1) * sizeof(*nl));
+    if (!nl) break;
+    list = nl;
+    list[n++] = x;
+  }
+  fclose(f);
+  *list_p = list;
+  return n;
+}
+
+#endif
