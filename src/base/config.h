@@ -44,7 +44,7 @@
     "and not loopback or a container bridge, else loopback.")                                      \
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
   X(NSOCKS, INT, "2", 1, 16, "TCP streams per socket-transport connection.")                       \
-  X(NET, STR, "", 0, 0, "Force a network transport by name (socket).")                             \
+  X(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   X(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
   X(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
@@ -74,7 +74,26 @@
     "(lstopo --of xml; formats 1.x, 2.x, 3.0) or NCCL topology XML (full dump or hint file).")    \
   X(TOPO_DUMP_FILE, STR, "", 0, 0,                                                                 \
     "At communicator init, write the topology xccl sees to this file as NCCL topology XML, "       \
-    "which NCCL (NCCL_TOPO_FILE) and XCCL_TOPO_FILE read back.")
+    "which NCCL (NCCL_TOPO_FILE) and XCCL_TOPO_FILE read back.")                                   \
+  /* ---- ib transport (src/net/net_ib*.c) ---- */                                                \
+  X(IB_HCA, STR, "", 0, 0,                                                                         \
+    "Verbs devices and ports the ib transport may use: mlx5_0:1,mlx5_1 (prefixes, optional "       \
+    "port); =name for exact names; ^ to exclude. Default: every active port with an IP address.") \
+  X(IB_GID_INDEX, INT, "-1", -1, 1024,                                                             \
+    "GID table index whose address connections use (rdma_cm resolves from it). -1: the first "    \
+    "RoCE v2 IPv4 GID, else the first address of the port's network interface.")                   \
+  X(IB_TC, INT, "0", 0, 255, "Traffic class (IP TOS on RoCE) of ib connections.")                  \
+  X(IB_SL, INT, "-1", -1, 15, "InfiniBand service level of ib connections; -1: the route's.")      \
+  X(IB_PKEY, INT, "0", 0, 65535,                                                                   \
+    "InfiniBand partition key of ib connections; 0: the route's (that of the IPoIB interface).")    \
+  X(IB_TIMEOUT, INT, "18", 1, 31,                                                                  \
+    "ib ack timeout exponent: a packet is retried after 4.096 us * 2^value without an ack.")        \
+  X(IB_RETRY_CNT, INT, "7", 0, 7, "ib transport retries before a send fails with retry exceeded.") \
+  X(IB_QPS_PER_CONNECTION, INT, "1", 1, 16,                                                        \
+    "Queue pairs per ib connection; a message is split across them.")                              \
+  X(IB_FAULT_RKEY, BOOL, "0", 0, 1,                                                                \
+    "Test only: the ib receiver advertises a wrong remote key, so the sender's RDMA write fails "  \
+    "with a remote access error.")
 
 typedef enum {
 #define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,

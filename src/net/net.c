@@ -49,7 +49,12 @@ static const xccl_net_ops_v1_t net_defaults = {
     .poll_fds = def_poll_fds,
 };
 
-static const xccl_net_ops_v1_t *const net_builtin[] = {&net_socket_ops};
+/* ib first: it is chosen when it has devices, socket otherwise. */
+static const xccl_net_ops_v1_t *const net_builtin[] = {
+#ifdef XCCL_HAVE_IB
+    &net_ib_ops,
+#endif
+    &net_socket_ops};
 #define NET_NBUILTIN (sizeof(net_builtin) / sizeof(net_builtin[0]))
 
 static xccl_net_ops_v1_t net_complete[NET_NBUILTIN];
@@ -95,6 +100,12 @@ xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p) {
   pthread_mutex_unlock(&net_lock);
   if (res != xcclSuccess) return err_prefix(res, "network transport '%s' failed to start", *want ? want : "socket");
   if (*want)
-    return err_set(xcclInvalidUsage, LOG_NET, "XCCL_NET=%s: no such transport with a usable device (built in: socket)", want);
+    return err_set(xcclInvalidUsage, LOG_NET, "XCCL_NET=%s: no such transport with a usable device (built in: %s)", want,
+#ifdef XCCL_HAVE_IB
+                   "ib, socket"
+#else
+                   "socket"
+#endif
+    );
   return err_set(xcclSystemError, LOG_NET, "no network transport has a usable device");
 }

@@ -110,5 +110,6 @@ xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p);
 
 /* The tables of the transports built in. */
 extern const xccl_net_ops_v1_t net_socket_ops;
+extern const xccl_net_ops_v1_t net_ib_ops; /* verbs + rdma_cm, when built (XCCL_HAVE_IB) */
 
 #endif

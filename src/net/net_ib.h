@@ -1,0 +1,198 @@
+/*
+ * net_ib.h — the ib transport's private interface (net_ib_*.c).
+ *
+ * Files, along the lifecycle:
+ *   net_ib_init.c     devices and ports, XCCL_IB_HCA, properties, the ops table
+ *   net_ib_connect.c  listen/connect/accept through rdma_cm, comms, close
+ *   net_ib_data.c     isend/irecv/test: clear-to-send fifo + RDMA write with imm
+ *   net_ib_reg.c      memory registration cache, reg_mr/dereg_mr
+ *   net_ib_async.c    the async-event thread of each device
+ *
+ * The protocol, per connection (a send comm and its recv comm):
+ *  - nqps RC queue pairs (XCCL_IB_QPS_PER_CONNECTION), each made by its own
+ *    rdma_cm id, so address, route and GID come from rdma_cm (IB and RoCE).
+ *  - The sender owns a fifo of NET_MAX_REQUESTS clear-to-send entries,
+ *    registered for remote write; its address and key travel in the connect
+ *    request's private data.
+ *  - irecv posts one receive per QP, then RDMA-writes the entry {address,
+ *    key, capacity, seq} into fifo[seq % NET_MAX_REQUESTS] on QP 0 (inline,
+ *    signalled only every IB_CTS_SIGNAL-th time).
+ *  - isend waits (NULL request) until entry seq is there, then writes its
+ *    message split across the QPs, each part an RDMA write with immediate
+ *    whose immediate is the message size (inline when small). A message
+ *    larger than the receive's capacity goes as empty writes whose immediate
+ *    still says the size: the receiver fails it, the sender too.
+ *  - A request is complete when all its nqps completions are in.
+ *  - A completion error, a disconnect event or an async QP error fails the
+ *    comm for good (xcclRemoteError with the verbs status and the peer).
+ */
+#ifndef XCCL_NET_IB_H
+#define XCCL_NET_IB_H
+
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "net.h"
+
+#define IB_MAX_DEVS 32
+#define IB_MAX_QPS 16
+#define IB_CTS_SIGNAL 8          /* every n-th clear-to-send write is signalled */
+#define IB_MAX_MSG (1u << 31)    /* the immediate carries the size */
+#define IB_SPLIT_MIN 16384       /* messages below this go on QP 0 alone (the others carry empty writes) */
+
+/* ---- devices (net_ib_init.c) ---- */
+
+typedef struct ib_reg ib_reg_t;
+
+/* One verbs context (an HCA) as rdma_cm opened it: its protection domain,
+ * registration cache and async-event thread. Made on first use. */
+typedef struct ib_ctx {
+  struct ibv_context *verbs;
+  struct ibv_pd *pd;
+  pthread_mutex_t lock; /* the cache */
+  ib_reg_t **regs;
+  int nregs, cap;
+  int async_started;
+} ib_ctx_t;
+
+typedef union {
+  struct sockaddr sa;
+  struct sockaddr_in in;
+  struct sockaddr_in6 in6;
+} ib_sockaddr_t;
+
+/* One usable port: what the transport calls a device. */
+typedef struct {
+  struct ibv_context *verbs;
+  char name[64]; /* "rxe0" */
+  int port;
+  int link_layer; /* IBV_LINK_LAYER_* */
+  int speed_mbps;
+  int gid_index;
+  ib_sockaddr_t addr; /* where rdma_cm listens and connects from */
+  char ifname[64];
+  char pci_path[256];
+} ib_dev_t;
+
+extern int ib_ndevs;
+extern ib_dev_t ib_devs[IB_MAX_DEVS];
+
+/* The ib_ctx_t of a verbs context, made (PD, async thread) on first use. */
+xcclResult_t ib_ctx_get(struct ibv_context *verbs, ib_ctx_t **ctx_p);
+const char *ib_addr_str(const ib_sockaddr_t *a, char *buf, size_t len);
+
+/* ---- registration (net_ib_reg.c) ---- */
+
+struct ib_reg {
+  ib_ctx_t *ctx;
+  uintptr_t start, end; /* page-aligned range */
+  struct ibv_mr *mr;
+  int refs;
+};
+
+/* A registration that covers [addr, addr + size), from the cache or new;
+ * takes a reference. */
+xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, ib_reg_t **reg_p);
+void ib_reg_put(ib_reg_t *reg);
+xcclResult_t ib_reg_mr(void *comm, void *data, size_t size, int ptr_type, void **mhandle_p);
+xcclResult_t ib_dereg_mr(void *comm, void *mhandle);
+
+/* ---- async events (net_ib_async.c) ---- */
+
+xcclResult_t ib_async_start(ib_ctx_t *ctx);
+
+/* ---- comms (net_ib_connect.c, net_ib_data.c) ---- */
+
+/* A clear-to-send entry, written by the receiver into the sender's fifo.
+ * seq1 and marker are seq + 1: the entry is whole when both are. */
+typedef struct {
+  uint64_t seq1;
+  uint64_t addr;
+  uint32_t rkey;
+  uint32_t size;
+  uint64_t marker;
+} ib_cts_t;
+
+struct ib_comm;
+
+typedef struct {
+  struct ib_comm *comm;
+  uint64_t seq;
+  int in_use;
+  int ncomp, nwant; /* completions in / expected */
+  char *data;
+  size_t size;      /* send: the message; recv: the posted capacity */
+  size_t got;       /* recv: the size that arrived */
+  size_t too_big;   /* send: the receive it met was this small (+1) */
+} ib_req_t;
+
+/* Private data of a connect request (fits rdma_cm's 56 bytes). */
+typedef struct {
+  uint32_t magic;
+  uint16_t qp_index, nqps;
+  uint64_t conn_id;
+  uint64_t fifo_addr;
+  uint32_t fifo_rkey;
+  uint32_t pad;
+} ib_conn_priv_t;
+
+typedef struct ib_comm {
+  int is_send;
+  ib_ctx_t *ctx;
+  struct rdma_event_channel *chan; /* disconnects arrive here */
+  int nqps;
+  struct rdma_cm_id *ids[IB_MAX_QPS];
+  int established[IB_MAX_QPS];
+  struct ibv_cq *cq;
+  uint32_t max_inline;
+  /* send side: the fifo the receiver writes into */
+  ib_cts_t *fifo;
+  struct ibv_mr *fifo_mr;
+  /* recv side: the sender's fifo, and the entries written from here */
+  uint64_t rfifo_addr;
+  uint32_t rfifo_rkey;
+  ib_cts_t *cts;
+  struct ibv_mr *cts_mr;
+  uint64_t cts_written;
+  int fault_rkey;
+  uint64_t posted; /* requests posted */
+  uint64_t qp_comp[IB_MAX_QPS]; /* data completions per QP */
+  ib_req_t reqs[NET_MAX_REQUESTS];
+  /* registrations made for NULL mhandles; kept until close */
+  ib_reg_t **regs;
+  int nregs, cap;
+  ib_reg_t *last_reg;
+  /* failure: the first one is final */
+  xcclResult_t failed;
+  char fail_msg[320];
+  _Atomic int async_failed; /* set by the async thread */
+  char async_msg[160];
+  uint64_t next_event_ns; /* when to look at the event channel again */
+  int peer_gone;          /* a disconnect event arrived */
+  char gone_why[48];
+  char peer[64];
+} ib_comm_t;
+
+/* Records the comm's first failure (logs it) and returns it. */
+xcclResult_t ib_comm_fail(ib_comm_t *c, xcclResult_t res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Reads pending rdma_cm events of an established comm (disconnects). */
+void ib_comm_events(ib_comm_t *c);
+
+xcclResult_t ib_listen(int dev, net_handle_t *handle_p, void **listen_comm_p);
+xcclResult_t ib_connect(int dev, net_handle_t *handle, void **send_comm_p);
+xcclResult_t ib_accept(void *listen_comm, void **recv_comm_p);
+xcclResult_t ib_close_comm(void *comm);
+xcclResult_t ib_close_listen(void *listen_comm);
+xcclResult_t ib_shutdown(void *comm);
+xcclResult_t ib_connect_abandon(void *handle);
+
+xcclResult_t ib_isend(void *send_comm, void *data, size_t size, void *mhandle, void **req_p);
+xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, void **req_p);
+xcclResult_t ib_test(void *req, int *done_p, size_t *size_p);
+
+#endif

@@ -1,0 +1,57 @@
+/* net_ib_hca.c — the XCCL_IB_HCA device filter (see net_ib_hca.h). */
+#include "net_ib_hca.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ib_hca_parse(const char *spec, ib_hca_filter_t *f, char *why, size_t whylen) {
+  ib_hca_filter_t t;
+  memset(&t, 0, sizeof(t));
+  const char *p = spec ? spec : "";
+  while (*p == ' ') p++;
+  if (*p == '^') t.exclude = 1, p++;
+  if (*p == '=') t.exact = 1, p++;
+  while (*p) {
+    if (*p == ',' || *p == ' ') { /* empty entries and spaces between them */
+      p++;
+      continue;
+    }
+    size_t len = strcspn(p, ",");
+    if (t.n == IB_HCA_MAX) return snprintf(why, whylen, "more than %d entries", IB_HCA_MAX), -1;
+    const char *colon = memchr(p, ':', len);
+    size_t nlen = colon ? (size_t)(colon - p) : len;
+    while (nlen > 0 && p[nlen - 1] == ' ') nlen--;
+    if (nlen == 0) return snprintf(why, whylen, "an entry has no device name"), -1;
+    if (nlen >= sizeof(t.e[0].name)) return snprintf(why, whylen, "device name '%.*s' too long", (int)nlen, p), -1;
+    memcpy(t.e[t.n].name, p, nlen);
+    t.e[t.n].name[nlen] = 0;
+    if (colon) {
+      char num[16] = "";
+      size_t plen = len - (size_t)(colon + 1 - p);
+      if (plen == 0 || plen >= sizeof(num))
+        return snprintf(why, whylen, "'%.*s': the port after ':' is missing or too long", (int)len, p), -1;
+      memcpy(num, colon + 1, plen);
+      char *end;
+      long port = strtol(num, &end, 10);
+      if (*end != 0 || port < 1 || port > 255)
+        return snprintf(why, whylen, "'%.*s': port '%s' is not a number from 1 to 255", (int)len, p, num), -1;
+      t.e[t.n].port = (int)port;
+    }
+    t.n++;
+    p += len;
+  }
+  *f = t;
+  return 0;
+}
+
+int ib_hca_match(const ib_hca_filter_t *f, const char *dev, int port) {
+  if (f->n == 0) return 1;
+  int hit = 0;
+  for (int i = 0; i < f->n && !hit; i++) {
+    const char *name = f->e[i].name;
+    int name_ok = f->exact ? strcmp(dev, name) == 0 : strncmp(dev, name, strlen(name)) == 0;
+    hit = name_ok && (f->e[i].port == 0 || f->e[i].port == port);
+  }
+  return f->exclude ? !hit : hit;
+}

@@ -1,0 +1,36 @@
+/*
+ * net_ib_hca.h — XCCL_IB_HCA, the verbs devices and ports the ib transport
+ * may use, written as NCCL users write NCCL_IB_HCA:
+ *
+ *   mlx5_0:1,mlx5_1     device mlx5_0 port 1, and every port of mlx5_1
+ *   mlx5                every device whose name starts with mlx5
+ *   =mlx5_1             exact names only (mlx5_10 does not match)
+ *   ^mlx5_2             every device but mlx5_2 (^= for exact exclusion)
+ *
+ * Pure string handling, no verbs: built and unit-tested everywhere.
+ */
+#ifndef XCCL_NET_IB_HCA_H
+#define XCCL_NET_IB_HCA_H
+
+#include <stddef.h>
+
+#define IB_HCA_MAX 32
+
+typedef struct {
+  int exclude; /* ^: the list says what not to use */
+  int exact;   /* =: names match whole, not as prefixes */
+  int n;       /* entries; 0 = no filter */
+  struct {
+    char name[64];
+    int port; /* 0 = every port */
+  } e[IB_HCA_MAX];
+} ib_hca_filter_t;
+
+/* Parses spec ("" or NULL: no filter). Returns 0 and writes *f, or -1 with
+ * a sentence in why (f untouched). */
+int ib_hca_parse(const char *spec, ib_hca_filter_t *f, char *why, size_t whylen);
+
+/* 1 when device `dev`, port `port` passes the filter. */
+int ib_hca_match(const ib_hca_filter_t *f, const char *dev, int port);
+
+#endif

@@ -1,0 +1,41 @@
+# What the Soft-RoCE VM runs, sourced by its /init (vm_init.sh defines t and
+# tx). $B is the build tree (same path as on the host). Every rank runs in the
+# one VM on the one rxe0 device; XCCL_SHM_DISABLE keeps ranks off shared
+# memory, so every connection goes through the ib transport. Sizes are kept
+# small: under emulation rxe moves ~100 Mbit/s.
+RUN="$B/tools/xccl-run --grace 10"
+export XCCL_SOCKET_IFNAME=va XCCL_TIMEOUT=60
+IB="env XCCL_NET=ib XCCL_SHM_DISABLE=1"
+
+# 1. The transport's contract (tests/net), with one QP and with three.
+t net_conformance_ib env XCCL_NET=ib "$B/tests/test_net_conformance"
+t net_conformance_ib_qps3 env XCCL_NET=ib XCCL_IB_QPS_PER_CONNECTION=3 "$B/tests/test_net_conformance" \
+  sizes ordered smaller_recv inflight kill_sender
+# Device choice and connection settings from the configuration table.
+t net_conformance_ib_settings env XCCL_NET=ib XCCL_IB_HCA==rxe0:1 XCCL_IB_GID_INDEX=1 XCCL_IB_TC=32 \
+  XCCL_IB_TIMEOUT=14 XCCL_IB_RETRY_CNT=3 "$B/tests/test_net_conformance" handshake sizes
+tx net_ib_hca_excludes_all "XCCL_IB_HCA lets through" env XCCL_NET=ib XCCL_IB_HCA=^rxe0 \
+  "$B/tests/test_net_conformance" handshake
+# 2. Every collective on 2 and 4 ranks.
+for n in 2 4; do
+  t allreduce_repeat_ib_n$n $IB $RUN -n $n "$B/tests/test_allreduce" repeat
+  t allreduce_bytes_ib_n$n $IB $RUN -n $n "$B/tests/test_allreduce" bytes
+  t collectives_matrix_ib_n$n $IB $RUN -n $n "$B/tests/test_collectives" matrix
+  t sendrecv_ib_n$n $IB $RUN -n $n "$B/tests/test_p2p" sendrecv
+  t alltoall_ib_n$n $IB $RUN -n $n "$B/tests/test_p2p" alltoall
+  t gatherscatter_ib_n$n $IB $RUN -n $n "$B/tests/test_p2p" gatherscatter
+  t barrier_ib_n$n $IB $RUN -n $n "$B/tests/test_barrier"
+done
+t allreduce_qps4_ib_n2 env XCCL_IB_QPS_PER_CONNECTION=4 $IB $RUN -n 2 "$B/tests/test_allreduce" repeat
+# ib is the default when a verbs device is there.
+t allreduce_default_net_n2 env XCCL_SHM_DISABLE=1 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET \
+  XCCL_DEBUG_FILE=/tmp/default-net-%p.log $RUN -n 2 "$B/tests/test_allreduce" bytes
+t default_net_is_ib sh -c 'grep -h "device 0 is\|using network transport" /tmp/default-net-*.log &&
+  [ $(grep -l "using network transport .ib." /tmp/default-net-*.log | wc -l) = 2 ]'
+# 3. Failures: a rank killed mid-transfer, a wrong remote key.
+t fault_kill_ib env XCCL_NET=ib XCCL_TRANSPORT=socket "$B/tests/test_fault" kill
+tx allreduce_bad_rkey_ib_n2 "remote access error" env XCCL_IB_FAULT_RKEY=1 $IB $RUN -n 2 \
+  "$B/tests/test_allreduce" repeat
+# 4. Figures under emulation (no target: the VM proves correctness, not speed).
+T_TAIL=30 t perf_allreduce_ib_n2 $IB $RUN -n 2 "$B/tools/xccl-perf" allreduce -b 8 -e 4M -f 8 -n 5 -w 1
+T_TAIL=30 t perf_sendrecv_ib_n2 $IB $RUN -n 2 "$B/tools/xccl-perf" sendrecv -b 8 -e 4M -f 8 -n 5 -w 1

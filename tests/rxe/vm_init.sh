@@ -1,0 +1,87 @@
+#!/bin/sh
+# /init of the Soft-RoCE VM (built by rxe_vm.sh). Brings up rdma_rxe on a
+# VM-internal veth link, runs /plan.sh, and reports on the serial console:
+#   XCCL-RXE-RESULT <name> PASS|FAIL rc=<n> <seconds>s   one line per test
+#   XCCL-RXE-EXIT <failures>                                  at the very end
+# then powers off. Nothing here talks to the outside: the VM has no NIC.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/shm /tmp
+mount -t tmpfs -o size=1g tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+dmesg -n 1
+hostname xccl-vm
+. /rxe_env
+
+say() { echo "XCCL-RXE $*"; }
+for m in $(cat /modules.list); do
+  insmod /lib/modules/$m.ko || say "insmod $m failed"
+done
+"$IP" link set lo up
+"$IP" link add va type veth peer name vb
+"$IP" addr add 169.254.1.1/24 dev va
+"$IP" link set va up
+"$IP" link set vb up
+"$RDMA" link add rxe0 type rxe netdev va || say "rdma link add failed"
+say "kernel $(uname -r), $(nproc) cpus; verbs devices: $(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')"
+
+fails=0
+ran=0
+# t NAME CMD...: runs CMD; PASS on 0, FAIL otherwise (a skip, 77, is a failure
+# here: the VM exists to have what tests skip for elsewhere).
+t() {
+  name=$1
+  shift
+  say "START $name"
+  start=$(date +%s)
+  timeout "${T_LIMIT:-300}" "$@" >/tmp/out 2>&1
+  rc=$?
+  tail -n "${T_TAIL:-60}" /tmp/out
+  case $rc in
+    0) st=PASS ;;
+    *) st=FAIL; fails=$((fails + 1)) ;;
+  esac
+  ran=$((ran + 1))
+  echo "XCCL-RXE-RESULT $name $st rc=$rc $(($(date +%s) - start))s"
+}
+# tx NAME PATTERN CMD...: CMD must fail, and its output must contain PATTERN.
+tx() {
+  name=$1
+  pat=$2
+  shift 2
+  say "START $name (must fail with: $pat)"
+  start=$(date +%s)
+  timeout "${T_LIMIT:-300}" "$@" >/tmp/out 2>&1
+  rc=$?
+  grep -m 3 -i -- "$pat" /tmp/out
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -i -- "$pat" /tmp/out; then
+    st=PASS
+  else
+    st=FAIL
+    fails=$((fails + 1))
+    tail -n "${T_TAIL:-60}" /tmp/out
+  fi
+  ran=$((ran + 1))
+  echo "XCCL-RXE-RESULT $name $st rc=$rc $(($(date +%s) - start))s"
+}
+
+if [ -d /sys/class/infiniband/rxe0 ]; then
+  . /plan.sh
+else
+  say "no rxe0 device: Soft-RoCE did not come up"
+  fails=$((fails + 1))
+fi
+
+if [ -n "${GCDA_DIR:-}" ]; then
+  # Coverage counters travel out as base64 of a tar.gz, between two markers.
+  cd "$GCDA_DIR" && find . -name '*.gcda' >/tmp/gcda.list
+  say "gcda files: $(wc -l </tmp/gcda.list)"
+  echo "XCCL-RXE-GCDA-BEGIN"
+  tar czf - $(cat /tmp/gcda.list) | base64 # busybox tar has no -T
+  echo "XCCL-RXE-GCDA-END"
+fi
+echo "XCCL-RXE-EXIT $fails ran=$ran"
+sync
+poweroff -f

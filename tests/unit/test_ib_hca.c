@@ -1,0 +1,48 @@
+/* test_ib_hca.c — XCCL_IB_HCA parsing and matching (net_ib_hca.h). */
+#include <string.h>
+
+#include "net_ib_hca.h"
+#include "test_util.h"
+
+static int use(const char *spec, const char *dev, int port) {
+  ib_hca_filter_t f;
+  char why[128];
+  if (ib_hca_parse(spec, &f, why, sizeof(why)) != 0) {
+    CHECK(0, "'%s' did not parse: %s", spec, why);
+    return -1;
+  }
+  return ib_hca_match(&f, dev, port);
+}
+
+static void bad(const char *spec, const char *needle) {
+  ib_hca_filter_t f;
+  f.n = 99;
+  char why[128] = "";
+  CHECK(ib_hca_parse(spec, &f, why, sizeof(why)) == -1, "'%s' parsed", spec);
+  CHECK(f.n == 99, "'%s': the filter was written on failure", spec);
+  CHECK(strstr(why, needle) != NULL, "'%s': reason '%s' lacks '%s'", spec, why, needle);
+}
+
+int main(void) {
+  CHECK(use("", "mlx5_0", 1) == 1, "empty: all");
+  CHECK(use(NULL, "rxe0", 1) == 1, "NULL: all");
+  CHECK(use("mlx5_0:1,mlx5_1", "mlx5_0", 1) == 1, "device and port");
+  CHECK(use("mlx5_0:1,mlx5_1", "mlx5_0", 2) == 0, "other port");
+  CHECK(use("mlx5_0:1,mlx5_1", "mlx5_1", 2) == 1, "any port of mlx5_1");
+  CHECK(use("mlx5_0:1,mlx5_1", "mlx4_0", 1) == 0, "not listed");
+  CHECK(use("mlx5", "mlx5_3", 1) == 1, "prefix");
+  CHECK(use("mlx5_1", "mlx5_10", 1) == 1, "prefix matches mlx5_10");
+  CHECK(use("=mlx5_1", "mlx5_10", 1) == 0, "exact does not match mlx5_10");
+  CHECK(use("=mlx5_1", "mlx5_1", 1) == 1, "exact");
+  CHECK(use("^mlx5_2", "mlx5_2", 1) == 0, "excluded");
+  CHECK(use("^mlx5_2", "mlx5_0", 1) == 1, "not excluded");
+  CHECK(use("^mlx5_2:1", "mlx5_2", 2) == 1, "other port not excluded");
+  CHECK(use("^=rxe", "rxe0", 1) == 1, "exact exclusion by a prefix name");
+  CHECK(use("^=rxe0", "rxe0", 1) == 0, "exact exclusion");
+  CHECK(use(" rxe0 , ,mlx5_0:1", "rxe0", 1) == 1, "spaces and empty entries");
+  bad("mlx5_0:x", "port");
+  bad("mlx5_0:0", "port");
+  bad("mlx5_0:", "port");
+  bad(":1", "no device name");
+  return test_finish("test_ib_hca");
+}
