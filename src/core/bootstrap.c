@@ -282,14 +282,20 @@ static xcclResult_t rank_form_ring(bootstrap_t *bs, int listen_fd, const sock_ad
   int next = (bs->rank + 1) % bs->nranks;
   char s[SOCK_ADDR_STRLEN], why[512], peer[128];
   snprintf(peer, sizeof(peer), "rank %d at %s", next, sock_addr_str(&bs->addrs[next], s, sizeof(s)));
-  bs_conn_t cands[16];
+  enum { MAX_CANDS = 16 };
+  bs_conn_t cands[MAX_CANDS];
   int ncands = 0, next_done = 0;
+  char who[48];
+  snprintf(who, sizeof(who), "bootstrap rank %d", bs->rank);
   xcclResult_t res = xcclSuccess;
   TRY(sock_connect_retry(&bs->addrs[next], &bs->next.fd, deadline, (const volatile int *)bs->abort_flag));
   while (!next_done || bs->prev.fd < 0) {
-    struct pollfd pf[18];
+    struct pollfd pf[MAX_CANDS + 2];
     int np = 0;
-    pf[np++] = (struct pollfd){.fd = bs->prev.fd < 0 ? listen_fd : -1, .events = POLLIN};
+    /* A full table leaves new connections in the kernel's backlog until one
+     * of ours completes or goes stale (conn_table_room). */
+    int room = bs->prev.fd < 0 && conn_table_room(cands, &ncands, MAX_CANDS, who);
+    pf[np++] = (struct pollfd){.fd = room ? listen_fd : -1, .events = POLLIN};
     pf[np++] = (struct pollfd){.fd = next_done ? -1 : bs->next.fd, .events = POLLIN};
     for (int k = 0; k < ncands; k++) pf[np++] = (struct pollfd){.fd = cands[k].fd, .events = POLLIN};
     if (bs->abort_flag && atomic_load(bs->abort_flag)) {
@@ -342,8 +348,8 @@ static xcclResult_t rank_form_ring(bootstrap_t *bs, int listen_fd, const sock_ad
       }
       cands[k] = cands[--ncands];
     }
-    if (bs->prev.fd < 0 && (pf[0].revents & POLLIN) && ncands < 16) {
-      bs_conn_t c = {.fd = -1};
+    if (bs->prev.fd < 0 && (pf[0].revents & POLLIN) && ncands < MAX_CANDS) {
+      bs_conn_t c = {.fd = -1, .accepted_ns = clock_ns()};
       if (sock_accept(listen_fd, &c.fd, &c.from) == xcclSuccess && c.fd >= 0) {
         err_quiet(1);
         if (send_challenge(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)

@@ -29,6 +29,28 @@ void conn_close(bs_conn_t *c) {
   sock_close(&c->fd);
 }
 
+static void table_drop(bs_conn_t *tab, int *n, int k, const char *who, double silent_s) {
+  char s[SOCK_ADDR_STRLEN];
+  WARN(BOOTSTRAP, "%s dropped a connection from %s that sent nothing whole in %.1f s", who,
+       sock_addr_str(&tab[k].from, s, sizeof(s)), silent_s);
+  conn_close(&tab[k]);
+  tab[k] = tab[--*n];
+}
+
+int conn_table_room(bs_conn_t *tab, int *n, int max, const char *who) {
+  uint64_t now = clock_ns();
+  for (int k = *n - 1; k >= 0; k--)
+    if ((double)(now - tab[k].accepted_ns) / 1e9 > BS_IDLE_S) table_drop(tab, n, k, who, BS_IDLE_S);
+  if (*n < max) return 1;
+  int oldest = 0;
+  for (int k = 1; k < *n; k++)
+    if (tab[k].accepted_ns < tab[oldest].accepted_ns) oldest = k;
+  double age = (double)(now - tab[oldest].accepted_ns) / 1e9;
+  if (age < BS_GIVEWAY_S) return 0;
+  table_drop(tab, n, oldest, who, age);
+  return 1;
+}
+
 /* Reads what is available. *ready = 1 once a whole, authentic frame is in
  * c->frame. -1 with why on a closed connection or a bad frame. */
 int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl) {

@@ -18,9 +18,20 @@ typedef struct {
   uint8_t *frame;  /* header + payload + MAC once the header is known */
   size_t frame_len;
   bs_hdr_t h;
+  uint64_t accepted_ns; /* when the acceptor took it (clock_ns) */
 } bs_conn_t;
 
 void conn_reset_frame(bs_conn_t *c);
+
+/* Accepted connections that have not yet sent a whole frame are held in
+ * small tables. Makes room in tab[0..*n) for one more: closes those silent
+ * for BS_IDLE_S, then, if the table is still full, the oldest when it has
+ * been silent for BS_GIVEWAY_S. Returns whether there is room. So idle
+ * connections (a flood, a port scanner) cannot keep real peers out for
+ * long. `who` names the owner in the log ("bootstrap rank 3"). */
+#define BS_IDLE_S 10.0
+#define BS_GIVEWAY_S 1.0
+int conn_table_room(bs_conn_t *tab, int *n, int max, const char *who);
 void conn_close(bs_conn_t *c);
 /* Reads what is available. *ready = 1 once a whole, authentic frame is in
  * c->frame. -1 with why on a closed connection or a bad frame. */

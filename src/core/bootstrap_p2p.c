@@ -62,7 +62,12 @@ static void incoming_take(bootstrap_t *bs, int k) {
 static short p2p_poll(bootstrap_t *bs, int fd, short events, int ms) {
   struct pollfd pf[BS_MAX_INCOMING + 2];
   int n = 0;
-  pf[n++] = (struct pollfd){.fd = bs->nincoming < BS_MAX_INCOMING ? bs->listen_fd : -1, .events = POLLIN};
+  /* A full table leaves new connections waiting in the kernel's backlog
+   * until one of ours completes or goes stale (conn_table_room). */
+  char who[48];
+  snprintf(who, sizeof(who), "bootstrap rank %d", bs->rank);
+  int room = conn_table_room(bs->incoming, &bs->nincoming, BS_MAX_INCOMING, who);
+  pf[n++] = (struct pollfd){.fd = room ? bs->listen_fd : -1, .events = POLLIN};
   pf[n++] = (struct pollfd){.fd = fd, .events = events};
   for (int k = 0; k < bs->nincoming; k++) pf[n++] = (struct pollfd){.fd = bs->incoming[k].fd, .events = POLLIN};
   if (poll(pf, (nfds_t)n, ms) <= 0) return 0;
@@ -76,7 +81,7 @@ static short p2p_poll(bootstrap_t *bs, int fd, short events, int ms) {
       incoming_take(bs, k);
   }
   if ((pf[0].revents & POLLIN) && bs->nincoming < BS_MAX_INCOMING) {
-    bs_conn_t c = {.fd = -1};
+    bs_conn_t c = {.fd = -1, .accepted_ns = clock_ns()};
     if (sock_accept(bs->listen_fd, &c.fd, &c.from) == xcclSuccess && c.fd >= 0) {
       err_quiet(1);
       if (send_challenge(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)

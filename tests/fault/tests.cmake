@@ -13,3 +13,13 @@ add_test(NAME fault_shm_too_small COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/shm_small
          $<TARGET_FILE:test_allreduce>)
 set_tests_properties(fault_shm_too_small PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77
   ENVIRONMENT "XCCL_SOCKET_IFNAME=lo;XCCL_TIMEOUT=60")
+
+# Hostile input (issue 7): the bootstrap's wire and environment parsers under
+# libFuzzer, and a connection flood against the bootstrap ports during a job.
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_bootstrap.cmake)
+
+xccl_add_test(NAME fault_flood TARGET test_flood SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flood.c
+              LABELS fault TIMEOUT 90)
+# Only silent connections, held longer than XCCL_TIMEOUT: listeners must drop the oldest to let peers in.
+xccl_add_test(NAME fault_flood_idle TARGET test_flood SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flood.c ARGS idle
+              LABELS fault TIMEOUT 120)

@@ -1,0 +1,59 @@
+# libFuzzer targets for the bootstrap's wire input (issue 7): frames, HMAC,
+# the streaming reader, hello/address/id payloads (fuzz_bootstrap_msg), and
+# the rendezvous read from the environment (fuzz_unique_id). Built like
+# fuzz.cmake's: a separate clang invocation with ASan and UBSan over the
+# sources they need; the bounded runs report SKIPPED (77) without clang and
+# libFuzzer. Seeds: tests/fuzz/corpus/*, written by fuzz_gen_corpus.
+# Labels: fuzz, fault.
+find_program(XCCL_CLANG NAMES clang-14 clang)
+find_program(XCCL_SH_EXECUTABLE NAMES sh bash)
+set(_fzb_ok OFF)
+if(XCCL_CLANG)
+  set(_fzb_probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz_bootstrap_probe.c)
+  file(WRITE ${_fzb_probe} "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
+  execute_process(COMMAND ${XCCL_CLANG} -fsanitize=fuzzer ${_fzb_probe} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_bootstrap_probe
+    RESULT_VARIABLE _fzb_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_fzb_rc EQUAL 0)
+    set(_fzb_ok ON)
+  endif()
+endif()
+if(NOT _fzb_ok)
+  message(STATUS "xccl: clang with libFuzzer not found: the bootstrap fuzz runs will be skipped")
+endif()
+
+set(_fzb_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
+set(_fzb_src ${PROJECT_SOURCE_DIR}/src)
+file(GLOB _fzb_base ${_fzb_src}/base/*.c)
+set(_fzb_common ${_fzb_base} ${_fzb_src}/net/sock.c ${_fzb_src}/core/bootstrap_msg.c)
+set(_fzb_extra_bootstrap_msg ${_fzb_src}/core/bootstrap_conn.c)
+set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c)
+set(_fzb_link_unique_id -Wl,--wrap=getaddrinfo) # numeric hosts only: no input waits on DNS
+set(_fzb_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/kernels
+  -I${_fzb_src}/proxy)
+set(_fzb_targets)
+foreach(kind bootstrap_msg unique_id)
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/fuzz_${kind})
+  if(_fzb_ok)
+    add_custom_command(OUTPUT ${_out}
+      COMMAND ${XCCL_CLANG} ${_fzb_flags} ${_fzb_dir}/fuzz_${kind}.c ${_fzb_common} ${_fzb_extra_${kind}}
+        -o ${_out} ${_fzb_link_${kind}} -lcrypto -lpthread -lm
+      DEPENDS ${_fzb_dir}/fuzz_${kind}.c ${_fzb_dir}/fuzz_keys.h ${_fzb_common} ${_fzb_extra_${kind}}
+      COMMENT "Building libFuzzer target fuzz_${kind} with clang")
+    list(APPEND _fzb_targets ${_out})
+  endif()
+endforeach()
+if(_fzb_targets)
+  add_custom_target(bootstrap_fuzzers ALL DEPENDS ${_fzb_targets})
+endif()
+
+# Regenerates the seeds: fuzz_gen_corpus tests/fuzz/corpus
+add_executable(fuzz_gen_corpus ${_fzb_dir}/gen_corpus.c)
+target_link_libraries(fuzz_gen_corpus PRIVATE xccl_testlib)
+
+foreach(kind bootstrap_msg unique_id)
+  file(GLOB _fzb_seeds CONFIGURE_DEPENDS ${_fzb_dir}/corpus/${kind}/*)
+  add_test(NAME fuzz_${kind} COMMAND ${XCCL_SH_EXECUTABLE} ${_fzb_dir}/run_fuzz.sh
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_${kind} 15 ${_fzb_seeds})
+  set_tests_properties(fuzz_${kind} PROPERTIES LABELS "fuzz;fault" TIMEOUT 90 SKIP_RETURN_CODE 77)
+endforeach()
