@@ -68,6 +68,10 @@
     "Microseconds a caller waiting for a peer polls the slot counters before it sleeps (-1: 50). "   \
     "When this host runs more ranks than the process may use cores, the caller gives its core away " \
     "(sched_yield) between polls, so the peer it waits for can run.") \
+  X(FAULT, STR, "", 0, 0,                                                                          \
+    "Fault injection rules for failure tests, e.g. rank=2,op=allreduce,seq=10,step=3,action=close; "  \
+    "several separated by ';'. Actions: close, delay:<ms>, stall, corrupt, error, kill; p=<prob> "   \
+    "with seed=<n> for random faults that replay exactly. See src/base/fault.h.")                  \
   /* ---- topology (src/topo) ---- */                                                              \
   X(TOPO_FILE, STR, "", 0, 0,                                                                      \
     "Read this node's topology from this file instead of detecting it: an hwloc XML export "       \

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fault.h"
 #include "log.h"
 #include "topo.h"
 
@@ -376,6 +377,8 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
+  TRY_GOTO(fault_check_config(), fail);
+  fault_set_rank(rank);
   comm->check = config_bool(CFG_CHECK);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "log.h"
 #include "reduce.h"
 
@@ -298,6 +299,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
   if (res != xcclSuccess) goto out;
   if ((res = group_build(&g, ops, n)) != xcclSuccess || g.nitems == 0) goto out;
   for (int c = 0; c < g.ncomms; c++) proxy_op_begin(g.comms[c]->proxy);
+  fault_set_op(ops[0].coll.name, ops[0].seq); /* what XCCL_FAULT rules match (a group: its first operation) */
   kern_failure_t fail;
   res = kern_run(g.items, g.nitems, &fail);
   for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);

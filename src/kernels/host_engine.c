@@ -49,7 +49,7 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   int32_t pid = f && f->shared ? (on_recv ? f->producer_pid : f->consumer_pid) : 0;
   int gone = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
   if (err || gone) {
-    if (on_recv ? atomic_load_explicit(&f->tail, memory_order_acquire) > step
+    if (on_recv ? slot_fifo_ready(f, step) /* the kernels' own test: tail may run ahead of a skipped slot */
                 : atomic_load_explicit(&f->head, memory_order_acquire) + (it->finished ? 0 : XCCL_STEPS) > step)
       return 0; /* the slot is ready after all: the next pass moves it */
     fail->kind = KERN_FAIL_CONN;

@@ -61,7 +61,33 @@ static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
   if (atomic_load(&f->sleepers)) syscall(SYS_futex, low_half(c), FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
 
+/* XCCL_FAULT on shared memory, where no transport call exists to wrap: the
+ * action for this message; 0 when it must not be published. */
+static int fault_shm_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
+  if (atomic_load_explicit(&f->error, memory_order_acquire)) return 0; /* closed: nothing more goes through */
+  char where[64];
+  snprintf(where, sizeof(where), "shared memory to pid %d", (int)f->consumer_pid);
+  int ms = 0;
+  switch (fault_match(&f->fault, where, &ms)) {
+    case FAULT_CLOSE:
+    case FAULT_ERROR: /* the consumer sees the connection fail; so, soon, does this rank */
+      slot_fifo_fail(f, xcclRemoteError, "fault injection (XCCL_FAULT) closed this shared-memory connection");
+      return 0;
+    case FAULT_KILL: fault_kill_self(); break;
+    case FAULT_STALL: fault_stall_self(); break;
+    case FAULT_CORRUPT: fault_corrupt(slot_fifo_slot(f, step), bytes); break;
+    case FAULT_DELAY: {
+      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+      break;
+    }
+    case FAULT_NONE: break;
+  }
+  return 1;
+}
+
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
+  if (f->shared && fault_enabled() && !fault_shm_publish(f, step, bytes)) return;
   slot_hdr_t *h = slot_fifo_hdr(f, step);
   h->size = bytes;
   atomic_store_explicit(&h->seq, step + 1, memory_order_release);

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
+
 #define XCCL_STEPS 8
 #define SLOT_ERROR_MAX 256
 
@@ -41,6 +43,7 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t tail; /* slots filled, written by the producer */
   _Atomic uint64_t bytes;             /* bytes published since creation */
   _Atomic uint64_t head_seen;         /* the producer's own last look at head */
+  fault_stream_t fault;               /* the producer's: XCCL_FAULT's count of messages (shared memory) */
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
   _Atomic uint32_t sleepers;          /* threads in slot_fifo_wait on this fifo */

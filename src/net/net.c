@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "fault.h"
 #include "error.h"
 #include "log.h"
 
@@ -91,7 +92,7 @@ xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p) {
     res = net_complete[i].devices(&ndev);
     if (res == xcclSuccess && ndev > 0) {
       INFO(NET, "using network transport '%s' (%d device%s)", net_complete[i].name, ndev, ndev > 1 ? "s" : "");
-      *ops_p = &net_complete[i];
+      *ops_p = fault_enabled() ? net_fault_wrap(&net_complete[i]) : &net_complete[i];
       pthread_mutex_unlock(&net_lock);
       return xcclSuccess;
     }

@@ -108,6 +108,9 @@ typedef struct xccl_net_ops_v1 {
  */
 xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p);
 
+/* The fault-injection decorator around inner (net_fault.c; XCCL_FAULT). */
+const xccl_net_ops_v1_t *net_fault_wrap(const xccl_net_ops_v1_t *inner);
+
 /* The tables of the transports built in. */
 extern const xccl_net_ops_v1_t net_socket_ops;
 extern const xccl_net_ops_v1_t net_ib_ops; /* verbs + rdma_cm, when built (XCCL_HAVE_IB) */

@@ -103,16 +103,20 @@ xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int p
 }
 
 /* A transport call failed: the fifo is marked failed so that a kernel that
- * waits on it stops with this reason. Nothing else is torn down here: a peer
- * that finished its part of an operation and closed is normal, and the other
- * connections may still carry data that peers need. Only a failed operation
- * or an abort shuts everything down (proxy_shutdown_connections). */
+ * waits on it stops with this reason, and the connection itself is shut so
+ * that the peer learns at once instead of waiting out XCCL_TIMEOUT (a send
+ * that failed here leaves the peer waiting for data that will not come).
+ * Nothing else is torn down: a peer that finished its part of an operation
+ * and closed is normal, and the other connections may still carry data that
+ * peers need. Only a failed operation or an abort shuts everything down
+ * (proxy_shutdown_connections). */
 static void proxy_fail(proxy_t *p, proxy_conn_t *c, xcclResult_t res) {
   char msg[SLOT_ERROR_MAX];
   snprintf(msg, sizeof(msg), "%s %s: %s", c->is_send ? "sending to" : "receiving from", c->peer_desc, err_last());
   INFO(PROXY, "%s", msg);
   c->failed = 1;
   slot_fifo_fail(c->fifo, res, msg);
+  p->net->shutdown(c->net_comm);
   int expected = 0;
   if (atomic_compare_exchange_strong(&p->error, &expected, (int)res)) {
     pthread_mutex_lock(&p->lock);

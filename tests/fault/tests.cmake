@@ -23,3 +23,10 @@ xccl_add_test(NAME fault_flood TARGET test_flood SOURCES ${CMAKE_CURRENT_LIST_DI
 # Only silent connections, held longer than XCCL_TIMEOUT: listeners must drop the oldest to let peers in.
 xccl_add_test(NAME fault_flood_idle TARGET test_flood SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flood.c ARGS idle
               LABELS fault TIMEOUT 120)
+
+# The fault matrix (XCCL_FAULT): every action over shared memory and sockets.
+add_executable(fault_victim ${CMAKE_CURRENT_LIST_DIR}/fault_victim.c)
+target_link_libraries(fault_victim PRIVATE xccl_internal)
+add_test(NAME fault_matrix COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fault_matrix.sh $<TARGET_FILE:xccl-run>
+         $<TARGET_FILE:fault_victim>)
+set_tests_properties(fault_matrix PROPERTIES LABELS fault TIMEOUT 900 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")

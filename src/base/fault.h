@@ -1,0 +1,94 @@
+/*
+ * fault.h — fault injection rules (XCCL_FAULT), for people who test how a
+ * job survives failures.
+ *
+ *   XCCL_FAULT="rank=2,op=allreduce,seq=10,step=3,action=close; rank=0,p=0.01,seed=7,action=delay:20"
+ *
+ * Rules are separated by ';', fields by ','. A rule fires when a message is
+ * sent (a slot handed to a transport or written into a peer's shared memory)
+ * and every field it names matches:
+ *   rank=R      the sending rank (default: any)
+ *   op=NAME     the operation: allreduce, allgather, reducescatter, broadcast,
+ *               reduce, send, recv, gather, scatter, alltoall (default: any)
+ *   seq=N       the operation's sequence number on its communicator, from 1
+ *   step=N      the message's index within the operation on that connection, from 0
+ *   p=P         fire with probability P at each match (default 1), drawn from
+ *   seed=S      a generator seeded with S (default 1) and the rank, so a run replays exactly
+ *   action=     close        shut the connection (both sides see it fail)
+ *               delay:MS     hold the message MS milliseconds, then send it
+ *               stall        stop the process (SIGSTOP): it neither sends nor answers
+ *               corrupt      flip one bit of the message
+ *               error        fail the send as a transport completion error would
+ *               kill         SIGKILL the process
+ * A rule without p fires once; with p it may fire at every match.
+ *
+ * The network path applies rules in a decorator around the transport
+ * (net_fault.c); shared memory, which has no transport calls, through
+ * fault_shm_send() in the kernels. Both ask fault_match().
+ */
+#ifndef XCCL_BASE_FAULT_H
+#define XCCL_BASE_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xccl.h"
+
+typedef enum { FAULT_NONE = 0, FAULT_CLOSE, FAULT_DELAY, FAULT_STALL, FAULT_CORRUPT, FAULT_ERROR, FAULT_KILL } fault_action_t;
+
+#define FAULT_MAX_RULES 16
+#define FAULT_OP_CHARS 16
+
+typedef struct {
+  int rank;                 /* -1: any */
+  char op[FAULT_OP_CHARS];  /* "": any */
+  int64_t seq, step;        /* -1: any */
+  double p;                 /* 0: once */
+  uint64_t seed;
+  fault_action_t action;
+  int delay_ms;
+  /* state */
+  int fired;
+  uint64_t rng;
+} fault_rule_t;
+
+/* Parses text into at most max rules. On error: a message naming the rule
+ * and the field, *n_p untouched. */
+xcclResult_t fault_parse(const char *text, fault_rule_t *rules, int max, int *n_p);
+
+/* Whether XCCL_FAULT holds any rule (parsed once per process; a malformed
+ * value is reported by fault_check_config). */
+int fault_enabled(void);
+/* Parses XCCL_FAULT; xcclInvalidArgument with the reason when malformed. */
+xcclResult_t fault_check_config(void);
+
+/* The context a rule matches against: the rank of this process (set at
+ * communicator init), and the operation the calling thread runs now. */
+void fault_set_rank(int rank);
+void fault_set_op(const char *op, uint64_t seq);
+
+/* Where a sender is in the current operation on one connection (owned by
+ * the sender: a transport comm, or the producer's side of a fifo). */
+typedef struct {
+  uint64_t seq;  /* the operation it last counted */
+  uint64_t step; /* messages sent in it so far */
+} fault_stream_t;
+
+/* Counts one message on stream s and says what to do with it: FAULT_NONE,
+ * or the action of the first rule that fires (delay_ms_p filled for
+ * FAULT_DELAY). Logs each firing at WARN naming the rule, op, seq and step;
+ * `where` says which connection ("to rank 3", "socket send"). */
+fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p);
+
+/* Flips one bit of data (the middle byte's lowest bit). */
+void fault_corrupt(void *data, size_t bytes);
+
+/* What stall and kill do to this process. */
+void fault_stall_self(void);
+void fault_kill_self(void);
+
+/* The operation's name and number as fault_set_op stored them (for messages). */
+const char *fault_op_name(void);
+uint64_t fault_op_seq(void);
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The fault matrix: each XCCL_FAULT action x each transport between the
+# ranks (shared memory, sockets), on 3 ranks running six all-reduces
+# (fault_victim). The rule hits rank 1 in all-reduce #3, at its second
+# message on a connection. Prints one row per case and checks the outcome:
+#   delay:300            every rank right, only slower
+#   corrupt              a rank sees a wrong result (no checksum yet: undetected)
+#   close, error, kill,
+#   stall                every surviving rank returns an error within
+#                        XCCL_TIMEOUT + grace that names all-reduce #3 and a rank
+#   fault_matrix.sh XCCL_RUN FAULT_VICTIM
+set -u
+run=$1 victim=$2
+timeout_s=5 grace_s=4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+printf "%-10s %-7s %-34s %s\n" fault transport "outcome (ranks 0 1 2)" "slowest error (s)"
+for transport in shm socket; do
+  for action in delay:300 corrupt close error kill stall; do
+    out="$tmp/out"
+    start=$(date +%s.%N)
+    XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT=$transport XCCL_DEBUG=NONE \
+      XCCL_FAULT="rank=1,op=allreduce,seq=3,step=1,action=$action" \
+      timeout 120 "$run" -n 3 --grace 30 "$victim" >"$out" 2>&1
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    outcome=""
+    for r in 0 1 2; do
+      line=$(grep "^rank $r:" "$out" | head -1)
+      case "$line" in
+        *": OK"*) o=ok ;;
+        *": ERROR"*) o=error ;;
+        *": WRONG"*) o=wrong ;;
+        *) o=gone ;;
+      esac
+      outcome="$outcome $o"
+    done
+    slowest=$(sed -n 's/^rank [02]: ERROR after \([0-9.]*\) s.*/\1/p' "$out" | sort -g | tail -1)
+    printf "%-10s %-7s %-34s %s\n" "$action" "$transport" "$outcome" "${slowest:--}"
+    bad=""
+    case "$action" in
+      delay:*) [ "$outcome" = " ok ok ok" ] || bad="expected every rank right" ;;
+      corrupt)
+        grep -q "ERROR" "$out" && bad="a corrupted message must not fail a call (no checksum)"
+        grep -q "WRONG" "$out" || bad="the corrupted bit reached no result" ;;
+      *)
+        for r in 0 2; do
+          line=$(grep "^rank $r:" "$out" | head -1)
+          case "$line" in
+            *": ERROR after"*)
+              echo "$line" | grep -q "allreduce #3" || bad="rank $r's error does not name allreduce #3: $line"
+              echo "$line" | grep -Eq "rank [0-9]" || bad="rank $r's error names no peer: $line"
+              t=$(echo "$line" | sed -n 's/.*ERROR after \([0-9.]*\) s.*/\1/p')
+              [ "$(echo "$t <= $timeout_s + $grace_s" | bc)" = 1 ] || bad="rank $r took $t s to fail"
+              ;;
+            *) bad="rank $r did not return an error: ${line:-no output}" ;;
+          esac
+        done ;;
+    esac
+    if [ -n "$bad" ]; then
+      echo "FAIL: $action over $transport: $bad"
+      sed 's/^/    /' "$out" | tail -n 12
+      fail=1
+    fi
+  done
+done
+exit $fail
