@@ -145,9 +145,9 @@ xcclResult_t fault_check_config(void) {
 
 void fault_set_rank(int rank) { atomic_store(&fault_rank, rank); }
 
-void fault_set_op(const char *op, uint64_t seq) {
-  atomic_store(&fault_op, op);
-  atomic_store(&fault_seq, seq);
+void fault_set_op(const char *op, uint64_t seq) { /* once per operation: no fence */
+  atomic_store_explicit(&fault_op, op, memory_order_relaxed);
+  atomic_store_explicit(&fault_seq, seq, memory_order_release);
 }
 
 const char *fault_op_name(void) { return atomic_load(&fault_op); }

@@ -106,9 +106,9 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
     if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));
     submit = a->count > 0 && comm->nranks > 1;
   }
+  if (res == xcclSuccess && submit) res = group_add_held(&op);
   comm_release(comm);
-  if (res != xcclSuccess) return comm_record(comm, res);
-  return submit ? group_add(&op) : xcclSuccess;
+  return res == xcclSuccess ? res : comm_record(comm, res);
 }
 
 /* The number of ranks, read before the communicator is checked: only used to

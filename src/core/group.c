@@ -280,12 +280,13 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
   return xcclSuccess;
 }
 
-static xcclResult_t group_launch(const group_op_t *ops, int n) {
+/* held: the caller already holds the (one) communicator (comm_acquire). */
+static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
   group_run_t g = {0};
   if (n <= 0) return xcclSuccess;
   xcclResult_t res = xcclSuccess;
   int acquired = 0;
-  for (; acquired < n; acquired++)
+  for (; acquired < n && !held; acquired++)
     if ((res = comm_acquire(ops[acquired].comm)) != xcclSuccess) goto out;
   if (!group_tables(&g, ops, n)) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
@@ -319,13 +320,13 @@ static xcclResult_t group_launch(const group_op_t *ops, int n) {
 out:
   for (int i = 0; i < n; i++) {
     if (i < acquired) comm_release(ops[i].comm);
-    comm_record(ops[i].comm, res);
+    if (res != xcclSuccess) comm_record(ops[i].comm, res);
   }
   return res;
 }
 
 xcclResult_t group_add(const group_op_t *op) {
-  if (group_depth == 0) return group_launch(op, 1);
+  if (group_depth == 0) return group_launch(op, 1, 0);
   if (group_nops == group_cap) {
     int cap = group_cap ? 2 * group_cap : 16;
     group_op_t *o = realloc(group_ops, sizeof(*o) * (size_t)cap);
@@ -335,6 +336,11 @@ xcclResult_t group_add(const group_op_t *op) {
   }
   group_ops[group_nops++] = *op;
   return xcclSuccess;
+}
+
+xcclResult_t group_add_held(const group_op_t *op) {
+  if (group_depth == 0) return group_launch(op, 1, 1);
+  return group_add(op);
 }
 
 int group_mark(void) { return group_nops; }
@@ -351,7 +357,7 @@ xcclResult_t xcclGroupStart(void) {
 xcclResult_t xcclGroupEnd(void) {
   if (group_depth == 0) return err_set(xcclInvalidUsage, LOG_COLL, "xcclGroupEnd without a matching xcclGroupStart");
   if (--group_depth > 0) return xcclSuccess;
-  xcclResult_t res = group_nops ? group_launch(group_ops, group_nops) : xcclSuccess;
+  xcclResult_t res = group_nops ? group_launch(group_ops, group_nops, 0) : xcclSuccess;
   group_nops = 0;
   return res;
 }

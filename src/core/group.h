@@ -43,6 +43,9 @@ int coll_has_root(const coll_args_t *a);
 /* Takes an operation whose arguments were checked: runs it now (no group
  * open on this thread) or queues it for xcclGroupEnd. */
 xcclResult_t group_add(const group_op_t *op);
+/* The same, called while holding op->comm (comm_acquire): a call outside a
+ * group runs without taking the registry lock again. */
+xcclResult_t group_add_held(const group_op_t *op);
 
 /* For operations made of several: the queue's length now, and dropping what
  * was queued after it (when a later part is refused, none of it runs). */
