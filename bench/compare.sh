@@ -138,3 +138,29 @@ for n in 2 4 8; do
     }'
   done
 done
+
+# --- the socket transport between two network namespaces joined by a veth
+# pair, beside iperf3's single stream on the same link (needs root) ---
+echo
+here=$(cd "$(dirname "$0")/.." && pwd)
+if (. "$here/tests/netns/netns.sh" && netns_need_root >/dev/null); then
+  (
+    . "$here/tests/netns/netns.sh"
+    netns_up 2 veth || exit 1
+    netns_exec 1 iperf3 -s -1 -p 5299 >/dev/null 2>&1 &
+    sleep 0.5
+    vtcp=$(netns_exec 0 timeout 20 iperf3 -c "$(netns_addr 1)" -p 5299 -t 3 -J 2>/dev/null |
+      python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))' 2>/dev/null)
+    : >"$tmp/v"
+    for ((k = 0; k < rounds; k++)); do
+      NETNS_LOG="$tmp/vlog" netns_launch 1 300 "$perf" allreduce -b 16M -e 16M -n 10 -w 3 -c 0 >/dev/null 2>&1
+      awk '$1 ~ /^[0-9]+$/ {print $8}' "$tmp/vlog.0" >>"$tmp/v"
+    done
+    vbus=$(median <"$tmp/v")
+    echo "# two namespaces over veth, 2 ranks (one each), socket transport, all-reduce 16 MiB:"
+    awk -v b="$vbus" -v t="${vtcp:-0}" 'BEGIN {
+      printf "#   xccl busbw %.3f GB/s, iperf3 one stream %.3f GB/s, ratio %.2f\n", b, t, (t > 0 ? b / t : 0) }'
+  )
+else
+  echo "# two namespaces over veth: skipped (needs root to make network namespaces)"
+fi

@@ -43,7 +43,7 @@
     "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
     "and not loopback or a container bridge, else loopback.")                                      \
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
-  X(NSOCKS, INT, "2", 1, 16, "TCP streams per socket-transport connection.")                       \
+  X(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
   X(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   X(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \

@@ -379,14 +379,14 @@ static void scenario_fallbacks(void) {
   setenv("XCCL_ZZZZZZZZZZZZ", "1", 1);
   config_reset_for_test();
 
-  CHECK(config_int(CFG_NSOCKS) == 2, "NSOCKS=17 gave %lld, want default 2", (long long)config_int(CFG_NSOCKS));
+  CHECK(config_int(CFG_NSOCKS) == 4, "NSOCKS=17 gave %lld, want default 4", (long long)config_int(CFG_NSOCKS));
   CHECK(config_size(CFG_CHUNK_SIZE) == 512 * 1024, "CHUNK_SIZE=-5 gave %zu", config_size(CFG_CHUNK_SIZE));
   CHECK(config_int(CFG_NCHANNELS) == 2 && config_is_set(CFG_NCHANNELS), "empty NCHANNELS: %lld set=%d",
         (long long)config_int(CFG_NCHANNELS), config_is_set(CFG_NCHANNELS));
   CHECK(config_double(CFG_TIMEOUT) == 0.5, "TIMEOUT=0.5 gave %g", config_double(CFG_TIMEOUT));
 
   char *log = slurp(logf);
-  CHECK(strstr(log, "XCCL_NSOCKS=17 is outside [1, 16]; using the default 2"), "NSOCKS warning; log:\n%s", log);
+  CHECK(strstr(log, "XCCL_NSOCKS=17 is outside [1, 16]; using the default 4"), "NSOCKS warning; log:\n%s", log);
   CHECK(strstr(log, "XCCL_CHUNK_SIZE=-5 is not a size"), "CHUNK_SIZE warning; log:\n%s", log);
   CHECK(strstr(log, "XCCL_NCHANNELS= is not an integer"), "empty NCHANNELS warning; log:\n%s", log);
   CHECK(strstr(log, "XCCL_TIMEOUT") == NULL, "warning about the valid TIMEOUT; log:\n%s", log);
