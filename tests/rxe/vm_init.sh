@@ -10,7 +10,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/shm /tmp
 mount -t tmpfs -o size=1g tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# /tmp stays part of the initramfs (already in memory): a build tree under
+# /tmp (a CI clone there) was copied in at its own path and must stay visible.
 dmesg -n 1
 hostname xccl-vm
 . /rxe_env
