@@ -17,16 +17,21 @@
 
 #define FAULT_COMM_MAGIC 0x46434f4du /* "FCOM" */
 
+typedef struct fault_req fault_req_t;
+
 typedef struct {
   uint32_t magic;
   int is_send;
   void *inner;
   fault_stream_t stream; /* send comms: where in the current operation */
+  fault_req_t *reqs;     /* requests not yet reported done: freed at close if never tested again */
 } fault_comm_t;
 
-typedef struct {
+struct fault_req {
   void *inner;
-} fault_req_t;
+  fault_comm_t *comm;
+  fault_req_t *prev, *next;
+};
 
 static const xccl_net_ops_v1_t *inner_ops;
 static xccl_net_ops_v1_t fault_ops;
@@ -49,16 +54,25 @@ static xcclResult_t wrap_comm(void *inner, int is_send, void **out_p) {
   return xcclSuccess;
 }
 
-static xcclResult_t wrap_req(void *inner, void **req_p) {
+static xcclResult_t wrap_req(fault_comm_t *c, void *inner, void **req_p) {
   if (!inner) { /* no resources: the caller retries */
     *req_p = NULL;
     return xcclSuccess;
   }
   fault_req_t *r = malloc(sizeof(*r));
   if (!r) return err_set(xcclSystemError, LOG_NET, "out of memory for a fault-injection request");
-  r->inner = inner;
+  *r = (fault_req_t){.inner = inner, .comm = c, .next = c->reqs};
+  if (c->reqs) c->reqs->prev = r;
+  c->reqs = r;
   *req_p = r;
   return xcclSuccess;
+}
+
+static void req_free(fault_req_t *r) {
+  if (r->prev) r->prev->next = r->next;
+  else r->comm->reqs = r->next;
+  if (r->next) r->next->prev = r->prev;
+  free(r);
 }
 
 static xcclResult_t f_init(void) { return xcclSuccess; } /* the inner one is initialised */
@@ -107,32 +121,33 @@ static xcclResult_t f_isend(void *comm, void *data, size_t size, void *mh, void 
   }
   void *inner = NULL;
   TRY(inner_ops->isend(c->inner, data, size, mh, &inner));
-  return wrap_req(inner, req_p);
+  return wrap_req(c, inner, req_p);
 }
 
 static xcclResult_t f_irecv(void *comm, void *data, size_t size, void *mh, void **req_p) {
   void *inner = NULL;
   TRY(inner_ops->irecv(unwrap(comm), data, size, mh, &inner));
-  return wrap_req(inner, req_p);
+  return wrap_req(comm, inner, req_p);
 }
 
 static xcclResult_t f_test(void *req, int *done_p, size_t *size_p) {
   fault_req_t *r = req;
   xcclResult_t res = inner_ops->test(r->inner, done_p, size_p);
-  if (res != xcclSuccess || *done_p) free(r); /* the inner request is gone either way */
+  if (res != xcclSuccess || *done_p) req_free(r); /* the inner request is gone either way */
   return res;
 }
 
 static xcclResult_t f_iflush(void *c, void *d, size_t s, void *m, void **req_p) {
   void *inner = NULL;
   TRY(inner_ops->iflush(unwrap(c), d, s, m, &inner));
-  return wrap_req(inner, req_p);
+  return wrap_req(c, inner, req_p);
 }
 
 static xcclResult_t f_close(void *comm) {
   fault_comm_t *c = comm;
   if (!c) return xcclSuccess;
   xcclResult_t res = c->is_send ? inner_ops->close_send(c->inner) : inner_ops->close_recv(c->inner);
+  while (c->reqs) req_free(c->reqs); /* the inner comm took its requests with it */
   free(c);
   return res;
 }
