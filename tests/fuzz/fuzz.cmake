@@ -2,20 +2,7 @@
 # clang invocation (the project's compiler may be gcc) with ASan and UBSan
 # over src/base and src/topo. The bounded runs report SKIPPED (77) when clang
 # or libFuzzer is missing. Labels: topo, unit, fuzz.
-find_program(XCCL_CLANG NAMES clang-14 clang)
-set(XCCL_FUZZ_OK OFF)
-if(XCCL_CLANG)
-  set(_probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe.c)
-  file(WRITE ${_probe} "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
-  execute_process(COMMAND ${XCCL_CLANG} -fsanitize=fuzzer ${_probe} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe
-    RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
-  if(_rc EQUAL 0)
-    set(XCCL_FUZZ_OK ON)
-  endif()
-endif()
-if(NOT XCCL_FUZZ_OK)
-  message(STATUS "xccl: clang with libFuzzer not found: the topo fuzz runs will be skipped")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/probe.cmake)
 
 set(_fz_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
 file(GLOB _fz_base ${PROJECT_SOURCE_DIR}/src/base/*.c)

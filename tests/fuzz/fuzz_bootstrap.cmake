@@ -5,21 +5,7 @@
 # sources they need; the bounded runs report SKIPPED (77) without clang and
 # libFuzzer. Seeds: tests/fuzz/corpus/*, written by fuzz_gen_corpus.
 # Labels: fuzz, fault.
-find_program(XCCL_CLANG NAMES clang-14 clang)
-find_program(XCCL_SH_EXECUTABLE NAMES sh bash)
-set(_fzb_ok OFF)
-if(XCCL_CLANG)
-  set(_fzb_probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz_bootstrap_probe.c)
-  file(WRITE ${_fzb_probe} "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
-  execute_process(COMMAND ${XCCL_CLANG} -fsanitize=fuzzer ${_fzb_probe} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_bootstrap_probe
-    RESULT_VARIABLE _fzb_rc OUTPUT_QUIET ERROR_QUIET)
-  if(_fzb_rc EQUAL 0)
-    set(_fzb_ok ON)
-  endif()
-endif()
-if(NOT _fzb_ok)
-  message(STATUS "xccl: clang with libFuzzer not found: the bootstrap fuzz runs will be skipped")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/probe.cmake)
 
 set(_fzb_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
 set(_fzb_src ${PROJECT_SOURCE_DIR}/src)
@@ -34,7 +20,7 @@ set(_fzb_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 set(_fzb_targets)
 foreach(kind bootstrap_msg unique_id)
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/fuzz_${kind})
-  if(_fzb_ok)
+  if(XCCL_FUZZ_OK)
     add_custom_command(OUTPUT ${_out}
       COMMAND ${XCCL_CLANG} ${_fzb_flags} ${_fzb_dir}/fuzz_${kind}.c ${_fzb_common} ${_fzb_extra_${kind}}
         -o ${_out} ${_fzb_link_${kind}} -lcrypto -lpthread -lm
