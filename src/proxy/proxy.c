@@ -234,12 +234,15 @@ static void proxy_sleep(proxy_t *p, int shut) {
     n = proxy_collect_fds(p, pfd, NULL, 1, MAX_FDS);
     pthread_mutex_unlock(&p->progress_lock);
   }
-  if (n < 0) { /* a transport without fds: nap briefly instead */
+  int no_fds = n < 0;
+  if (no_fds) { /* a transport without fds (ib today): nap briefly instead */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
     n = 1;
   }
-  poll(pfd, (nfds_t)n, active ? 100 : 1000);
+  /* Without fds nothing but the wake fd would end the poll: keep it short, or
+   * a peer's data could sit untouched for a second. */
+  poll(pfd, (nfds_t)n, no_fds ? 1 : active ? 100 : 1000);
   uint64_t drain;
   if (read(p->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN) { /* nothing to do */
   }
