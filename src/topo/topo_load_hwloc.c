@@ -364,12 +364,27 @@ static void silent(void *ctx, xmlErrorPtr e) { (void)ctx, (void)e; }
  * <object> is checked first: its bitmaps come in pairs and look like hwloc
  * bitmaps ("0x0000ffff,0x1", "0xf...f"). */
 static int bitmap_text_ok(const char *v) {
+  /* What hwloc writes: comma-separated "0x" + 1..8 hex digits (empty groups
+   * allowed: zero words), the first possibly "0xf...f" (infinite); at most
+   * 4096 groups. hwloc 2.9 asserts on other shapes instead of refusing them. */
+  int groups = 0;
   if (!*v) return 0;
-  for (const char *p = v; *p; p++)
-    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F') || *p == 'x' || *p == ',' ||
-          *p == '.'))
-      return 0;
-  return 1;
+  for (const char *p = v;; p++) {
+    if (++groups > 4096) return 0;
+    if (*p == ',') continue; /* an empty group */
+    if (*p == '\0') return 1;
+    if (p[0] != '0' || p[1] != 'x') return 0;
+    p += 2;
+    if (groups == 1 && strncmp(p, "f...f", 5) == 0) {
+      p += 5;
+    } else {
+      int digits = 0;
+      while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')) p++, digits++;
+      if (digits < 1 || digits > 8) return 0;
+    }
+    if (*p == '\0') return 1;
+    if (*p != ',') return 0;
+  }
 }
 
 static xcclResult_t check_objects(xmlNode *n, int depth, const char *name) {
