@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -192,6 +193,21 @@ void fault_corrupt(void *data, size_t bytes) {
   if (bytes) ((unsigned char *)data)[bytes / 2] ^= 1;
 }
 
-void fault_stall_self(void) { raise(SIGSTOP); }
-
-void fault_kill_self(void) { raise(SIGKILL); }
+fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes) {
+  int ms = 0;
+  fault_action_t act = fault_match(s, where, &ms);
+  switch (act) {
+    case FAULT_CLOSE:
+    case FAULT_ERROR: return act;
+    case FAULT_KILL: raise(SIGKILL); break;
+    case FAULT_STALL: raise(SIGSTOP); break;
+    case FAULT_CORRUPT: fault_corrupt(data, bytes); break;
+    case FAULT_DELAY: { /* in order: later messages on this connection wait behind it */
+      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+      break;
+    }
+    case FAULT_NONE: break;
+  }
+  return FAULT_NONE;
+}

@@ -80,12 +80,14 @@ typedef struct {
  * `where` says which connection ("to rank 3", "socket send"). */
 fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p);
 
+/* fault_match, then does what the action asks of the sender itself:
+ * delay sleeps, stall stops and kill ends the process, corrupt flips a bit
+ * of data. Returns FAULT_CLOSE or FAULT_ERROR when the caller must fail the
+ * connection (as its transport would), else FAULT_NONE: send as usual. */
+fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes);
+
 /* Flips one bit of data (the middle byte's lowest bit). */
 void fault_corrupt(void *data, size_t bytes);
-
-/* What stall and kill do to this process. */
-void fault_stall_self(void);
-void fault_kill_self(void);
 
 /* The operation's name and number as fault_set_op stored them (for messages). */
 const char *fault_op_name(void);

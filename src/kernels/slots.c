@@ -67,21 +67,10 @@ static int fault_shm_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
   if (atomic_load_explicit(&f->error, memory_order_acquire)) return 0; /* closed: nothing more goes through */
   char where[64];
   snprintf(where, sizeof(where), "shared memory to pid %d", (int)f->consumer_pid);
-  int ms = 0;
-  switch (fault_match(&f->fault, where, &ms)) {
-    case FAULT_CLOSE:
-    case FAULT_ERROR: /* the consumer sees the connection fail; so, soon, does this rank */
-      slot_fifo_fail(f, xcclRemoteError, "fault injection (XCCL_FAULT) closed this shared-memory connection");
-      return 0;
-    case FAULT_KILL: fault_kill_self(); break;
-    case FAULT_STALL: fault_stall_self(); break;
-    case FAULT_CORRUPT: fault_corrupt(slot_fifo_slot(f, step), bytes); break;
-    case FAULT_DELAY: {
-      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
-      break;
-    }
-    case FAULT_NONE: break;
+  if (fault_on_send(&f->fault, where, slot_fifo_slot(f, step), bytes) != FAULT_NONE) {
+    /* close or error: the consumer sees the connection fail; so, soon, does this rank */
+    slot_fifo_fail(f, xcclRemoteError, "fault injection (XCCL_FAULT) closed this shared-memory connection");
+    return 0;
   }
   return 1;
 }

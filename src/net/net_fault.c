@@ -8,7 +8,6 @@
  * shutdown(), reg_mr() and test() can tell them apart.
  */
 #include <stdlib.h>
-#include <time.h>
 
 #include "error.h"
 #include "fault.h"
@@ -99,9 +98,7 @@ static xcclResult_t f_dereg_mr(void *c, void *m) { return inner_ops->dereg_mr(un
 
 static xcclResult_t f_isend(void *comm, void *data, size_t size, void *mh, void **req_p) {
   fault_comm_t *c = comm;
-  int ms = 0;
-  fault_action_t act = fault_match(&c->stream, inner_ops->name, &ms);
-  switch (act) {
+  switch (fault_on_send(&c->stream, inner_ops->name, data, size)) {
     case FAULT_CLOSE:
       inner_ops->shutdown(c->inner);
       return err_set(xcclRemoteError, LOG_NET, "fault injection (XCCL_FAULT) closed this %s connection",
@@ -109,15 +106,7 @@ static xcclResult_t f_isend(void *comm, void *data, size_t size, void *mh, void 
     case FAULT_ERROR:
       return err_set(xcclSystemError, LOG_NET, "fault injection (XCCL_FAULT) failed a %s send as a completion error",
                      inner_ops->name);
-    case FAULT_KILL: fault_kill_self(); break;
-    case FAULT_STALL: fault_stall_self(); break;
-    case FAULT_CORRUPT: fault_corrupt(data, size); break;
-    case FAULT_DELAY: { /* in order: later messages on this comm wait behind it */
-      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
-      break;
-    }
-    case FAULT_NONE: break;
+    default: break;
   }
   void *inner = NULL;
   TRY(inner_ops->isend(c->inner, data, size, mh, &inner));
