@@ -86,7 +86,9 @@ fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p
  * connection (as its transport would), else FAULT_NONE: send as usual. */
 fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes);
 
-/* Flips one bit of data (the middle byte's lowest bit). */
+/* Flips one bit of data: the middle byte's highest. (Its lowest was often
+ * lost to rounding: a 1-ulp change of a float vanishes when a later step of
+ * the reduction adds a larger value.) */
 void fault_corrupt(void *data, size_t bytes);
 
 /* The operation's name and number as fault_set_op stored them (for messages). */
