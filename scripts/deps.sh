@@ -5,12 +5,13 @@
 #   iproute2     — `ip`, for the tests that build network namespaces
 #   libhwloc-dev, libxml2-dev — topology: hwloc (machine, hwloc XML), libxml2 (NCCL XML)
 #   graphviz     — xccl-topo --png; clang, libclang-rt-14-dev — the topo libFuzzer runs
+#   libisal-dev  — ISA-L's CRC32C for XCCL_CHECKSUM
 #   libibverbs-dev, librdmacm-dev — the ib transport (verbs + rdma_cm); the rxe VM test
 #                  installs its own (qemu, busybox-static, ...) when run as root
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 need=()
-for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev; do
+for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -58,6 +58,9 @@
   X(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring or rd (recursive doubling), for every collective it serves or per "  \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
+  X(CHECKSUM, BOOL, "0", 0, 1,                                                                     \
+    "1: every chunk carries a CRC32C of its data, checked by the receiving rank; a mismatch fails "  \
+    "the call naming the peer and chunk. Every rank must use the same value.")                      \
   X(CHECK, BOOL, "0", 0, 1,                                                                        \
     "Before each collective, compare what every rank called (collective, count, type, op, root) "   \
     "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \

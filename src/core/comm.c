@@ -236,6 +236,10 @@ static xcclResult_t comm_check_peers(struct xcclComm *comm) {
                      "every rank must use the same values",
                      comm_peer_desc(comm, r, d, sizeof(d)), p->nchannels, (unsigned long long)p->chunk_size,
                      comm->rank, me->nchannels, (unsigned long long)me->chunk_size);
+    if (p->checksum != me->checksum)
+      return err_set(xcclInvalidUsage, LOG_INIT,
+                     "%s runs with XCCL_CHECKSUM=%d but rank %d with %d: every rank must use the same value",
+                     comm_peer_desc(comm, r, d, sizeof(d)), p->checksum, comm->rank, me->checksum);
   }
   return xcclSuccess;
 }
@@ -376,6 +380,13 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   me->nchannels = comm->nchannels;
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
+  me->checksum = config_bool(CFG_CHECKSUM);
+  if (me->checksum && !slot_checksum_available()) {
+    res = err_set(xcclInvalidUsage, LOG_INIT,
+                  "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
+                  "and rebuild)");
+    goto fail;
+  }
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
   TRY_GOTO(fault_check_config(), fail);
   fault_set_rank(rank);

@@ -31,6 +31,7 @@ typedef struct {
   char host[COMM_HOST_BYTES];
   int32_t nchannels;
   int32_t numa; /* NUMA domain the process runs on, -1 when unknown */
+  int32_t checksum; /* XCCL_CHECKSUM */
   uint64_t chunk_size;
   /* listen handles of this rank's receive side, one per channel */
   unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];

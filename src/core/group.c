@@ -60,6 +60,11 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
       return err_set(res, LOG_COLL, "%s: %s", where, f->msg);
     case KERN_FAIL_ABORT:
       return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
+    case KERN_FAIL_CHECKSUM:
+      return err_set(xcclRemoteError, LOG_COLL,
+                     "%s: the chunk of %zu bytes from %s (its message %llu on this connection) failed its CRC32C "
+                     "check: computed %08x, sent %08x. The data was corrupted between the ranks (XCCL_CHECKSUM=1)",
+                     where, f->want_bytes, peer, (unsigned long long)f->step, f->crc_computed, f->crc_carried);
     case KERN_FAIL_PROTOCOL:
       return err_set(xcclInvalidUsage, LOG_COLL,
                      "%s: %s sent %zu bytes where %zu were expected: the ranks called %s with different counts, "

@@ -116,12 +116,13 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
         while (!it->finished && (rc = it->ops->step(it, fail)) != 0) {
           if (rc < 0) {
             fail->item = i;
-            fail->kind = KERN_FAIL_PROTOCOL;
+            fail->peer = it->peer; /* -1: the ring's previous rank, which the caller knows */
+            if (fail->kind != KERN_FAIL_CHECKSUM) fail->kind = KERN_FAIL_PROTOCOL;
             fail->channel = it->channel;
             fail->action = it->action;
             fail->loop = it->loop;
             fail->waiting_on_recv = 1;
-            return xcclInvalidUsage;
+            return fail->kind == KERN_FAIL_CHECKSUM ? xcclRemoteError : xcclInvalidUsage;
           }
           moved = it->progressed = 1;
         }

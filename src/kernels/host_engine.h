@@ -40,7 +40,8 @@ typedef enum {
   KERN_FAIL_TIMEOUT,  /* no progress for timeout_s */
   KERN_FAIL_CONN,     /* a fifo was marked failed by the proxy or peer */
   KERN_FAIL_ABORT,    /* abort_flag was raised */
-  KERN_FAIL_PROTOCOL  /* the peer's slot did not have the size the schedule expects */
+  KERN_FAIL_PROTOCOL, /* the peer's slot did not have the size the schedule expects */
+  KERN_FAIL_CHECKSUM  /* XCCL_CHECKSUM: a message's data did not match its CRC32C */
 } kern_fail_kind_t;
 
 typedef struct {
@@ -54,6 +55,8 @@ typedef struct {
   size_t got_bytes, want_bytes; /* PROTOCOL */
   char msg[SLOT_ERROR_MAX];     /* CONN: the fifo's error text */
   int conn_result;              /* CONN: the fifo's xcclResult_t */
+  uint32_t crc_computed, crc_carried; /* CHECKSUM: over want_bytes of data; step = the fifo's step */
+  uint64_t step;                      /* CHECKSUM: the message's step on its fifo */
 } kern_failure_t;
 
 typedef struct kern_item kern_item_t;

@@ -1,6 +1,8 @@
 /* host_p2p.c — send and receive work items (host_p2p.h). */
 #include "host_p2p.h"
 
+#include "kern_recv.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -14,14 +16,10 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
   if (p->is_send) {
     if (!slot_fifo_room(f, *p->step)) return 0;
     memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
-    slot_fifo_publish(f, (*p->step)++, n);
+    slot_fifo_send(f, (*p->step)++, n);
   } else {
     if (!slot_fifo_ready(f, *p->step)) return 0;
-    if (slot_fifo_size(f, *p->step) != n) {
-      fail->got_bytes = slot_fifo_size(f, *p->step);
-      fail->want_bytes = n;
-      return -1;
-    }
+    if (!kern_recv_check(f, *p->step, n, fail)) return -1;
     memcpy(p->buf + p->off, slot_fifo_slot(f, (uint64_t)s), n);
     slot_fifo_release(f, (*p->step)++);
   }

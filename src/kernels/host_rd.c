@@ -1,6 +1,8 @@
 /* host_rd.c — recursive-doubling all-reduce as a host work item (host_rd.h). */
 #include "host_rd.h"
 
+#include "kern_recv.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -77,7 +79,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
       if (!slot_fifo_room(f, *step)) return 0;
       int s = (int)(*step % XCCL_STEPS);
       memcpy(slot_fifo_slot(f, (uint64_t)s), acc, bytes);
-      slot_fifo_publish(f, (*step)++, bytes);
+      slot_fifo_send(f, (*step)++, bytes);
       break;
     }
     default: { /* a receive */
@@ -85,11 +87,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
       uint64_t *step = a->recv_step[peer];
       if (!slot_fifo_ready(f, *step)) return 0;
       int s = (int)(*step % XCCL_STEPS);
-      if (slot_fifo_size(f, *step) != bytes) {
-        fail->got_bytes = slot_fifo_size(f, *step);
-        fail->want_bytes = bytes;
-        return -1;
-      }
+      if (!kern_recv_check(f, *step, bytes, fail)) return -1;
       if (kind == RD_RECV_COPY)
         memcpy(acc, slot_fifo_slot(f, (uint64_t)s), bytes);
       else if (a->rank < peer) /* lower rank's operand first: same bits on both */

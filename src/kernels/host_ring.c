@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "host_ring.h"
+#include "kern_recv.h"
 #include "reduce.h"
 #include "ring_schedule.h"
 
@@ -89,11 +90,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   if (flags & RING_RECV) {
     int rs = (int)(*ch->recv_step % XCCL_STEPS);
     recv_slot = slot_fifo_slot(ch->recv, (uint64_t)rs);
-    if (slot_fifo_size(ch->recv, *ch->recv_step) != bytes) {
-      fail->got_bytes = slot_fifo_size(ch->recv, *ch->recv_step);
-      fail->want_bytes = bytes;
-      return -1;
-    }
+    if (!kern_recv_check(ch->recv, *ch->recv_step, bytes, fail)) return -1;
   }
 
   if (flags & RING_REDUCE) {
@@ -107,7 +104,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
     if (send_slot) memcpy(send_slot, src, bytes);
   }
 
-  if (flags & RING_SEND) slot_fifo_publish(ch->send, (*ch->send_step)++, bytes);
+  if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes);
   if (flags & RING_RECV) slot_fifo_release(ch->recv, (*ch->recv_step)++);
 
   if (++it->action == ring_nactions(a->coll, k)) {

@@ -8,10 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+#ifdef XCCL_HAVE_ISAL
+#include <isa-l/crc.h>
+#endif
+
 #define SLOT_DATA_OFF ((sizeof(slot_fifo_t) + 4095) / 4096 * 4096) /* slots start on a page */
 
-/* A slot's header and data, rounded up to whole cache lines. */
-static size_t slot_stride(size_t slot_size) { return (SLOT_HDR_BYTES + slot_size + 63) / 64 * 64; }
+/* A slot's header, data and room for a CRC, rounded up to whole cache lines. */
+static size_t slot_stride(size_t slot_size) { return (SLOT_HDR_BYTES + slot_size + SLOT_CRC_BYTES + 63) / 64 * 64; }
 
 size_t slot_fifo_bytes(size_t slot_size) { return SLOT_DATA_OFF + slot_stride(slot_size) * XCCL_STEPS; }
 
@@ -21,6 +26,9 @@ slot_fifo_t *slot_fifo_init_at(void *mem, size_t slot_size) {
   f->slot_size = slot_size;
   f->slot_stride = slot_stride(slot_size);
   f->data_off = SLOT_DATA_OFF;
+  /* Every rank runs with the same value (comm init checks), so both sides of
+   * a fifo agree whoever lays it out. */
+  f->checksum = config_bool(CFG_CHECKSUM);
   for (int s = 0; s < XCCL_STEPS; s++) memset(slot_fifo_hdr(f, (uint64_t)s), 0, sizeof(slot_hdr_t));
   return f;
 }
@@ -85,6 +93,50 @@ void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
                         memory_order_relaxed);
   atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
   fifo_wake(f, &f->tail);
+}
+
+uint32_t slot_crc32c(const void *data, size_t n) {
+#ifdef XCCL_HAVE_ISAL
+  /* ISA-L's iSCSI CRC without the final inversion; slots never exceed INT_MAX. */
+  return ~crc32_iscsi((unsigned char *)data, (int)n, 0xFFFFFFFFu);
+#else
+  (void)data, (void)n;
+  return 0;
+#endif
+}
+
+int slot_checksum_available(void) {
+#ifdef XCCL_HAVE_ISAL
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes) {
+  if (f->checksum) {
+    uint32_t crc = slot_crc32c(slot_fifo_slot(f, step), bytes);
+    memcpy(slot_fifo_slot(f, step) + bytes, &crc, sizeof(crc)); /* x86/arm: little-endian on every rank */
+    bytes += SLOT_CRC_BYTES;
+  }
+  slot_fifo_publish(f, step, bytes);
+}
+
+slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t *got, uint64_t *carried) {
+  size_t size = slot_fifo_size(f, step);
+  size_t data = f->checksum ? (size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : 0) : size;
+  if (data != want || (f->checksum && size < SLOT_CRC_BYTES)) {
+    *got = data;
+    return SLOT_MSG_SIZE;
+  }
+  if (!f->checksum) return SLOT_MSG_OK;
+  uint32_t crc;
+  memcpy(&crc, slot_fifo_slot(f, step) + data, sizeof(crc));
+  uint32_t here = slot_crc32c(slot_fifo_slot(f, step), data);
+  if (here == crc) return SLOT_MSG_OK;
+  *got = here;
+  *carried = crc;
+  return SLOT_MSG_CRC;
 }
 
 void slot_fifo_release(slot_fifo_t *f, uint64_t step) {

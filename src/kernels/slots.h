@@ -51,6 +51,7 @@ typedef struct {
   size_t slot_stride;                 /* from one slot's header to the next */
   size_t data_off;                    /* from the fifo's first byte to slot 0's header */
   int shared;      /* in shared memory, moved by the peer's kernel (no proxy) */
+  int checksum;    /* XCCL_CHECKSUM: each message ends with the CRC32C of its data (slot_fifo_send) */
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
   char error_msg[SLOT_ERROR_MAX];
 } slot_fifo_t;
@@ -65,6 +66,11 @@ typedef struct {
   uint64_t size;        /* its bytes */
 } slot_hdr_t;
 #define SLOT_HDR_BYTES 16
+/* With XCCL_CHECKSUM a message is its data and then the data's CRC32C
+ * (little-endian), which travels with it through any transport: the proxy
+ * and the transports move `size` bytes without knowing. Every slot has room
+ * for it after slot_size bytes of data. */
+#define SLOT_CRC_BYTES 4
 
 static inline slot_hdr_t *slot_fifo_hdr(slot_fifo_t *f, uint64_t step) {
   return (slot_hdr_t *)((char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_stride);
@@ -101,8 +107,30 @@ static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
   return head + XCCL_STEPS > step;
 }
 
-/* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1). */
+/* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1).
+ * Moves messages as they are (the proxy's receive side): kernels use
+ * slot_fifo_send. */
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes);
+/* A kernel's send: slot `step` holds `bytes` of data; adds their CRC32C when
+ * f->checksum, then publishes. */
+void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes);
+/* The most bytes one message of f takes on the wire (data and CRC). */
+static inline size_t slot_fifo_wire_max(const slot_fifo_t *f) {
+  return f->slot_size + (f->checksum ? SLOT_CRC_BYTES : 0);
+}
+
+/* What a kernel finds in a ready slot that should hold `want` data bytes. */
+typedef enum { SLOT_MSG_OK = 0, SLOT_MSG_SIZE, SLOT_MSG_CRC } slot_msg_t;
+/* Checks message `step` (ready) against the `want` data bytes the schedule
+ * expects and, when f->checksum, its CRC32C. On SLOT_MSG_SIZE *got is the
+ * data bytes found; on SLOT_MSG_CRC *got is the CRC computed here and
+ * *carried the one that came with the data. */
+slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t *got, uint64_t *carried);
+
+/* CRC32C (Castagnoli, as iSCSI and ext4 use) of n bytes; 0 when xccl was
+ * built without it (slot_checksum_available says which). */
+uint32_t slot_crc32c(const void *data, size_t n);
+int slot_checksum_available(void);
 /* The consumer's side: slot `step` is free again (head = step + 1). */
 void slot_fifo_release(slot_fifo_t *f, uint64_t step);
 /* Sleeps (futex, works across processes) until tail (is_recv) or head of f

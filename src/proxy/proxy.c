@@ -162,7 +162,7 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   while (c->posted < head + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
-    xcclResult_t res = p->net->irecv(c->net_comm, slot_fifo_slot(f, (uint64_t)s), f->slot_size, NULL, &req);
+    xcclResult_t res = p->net->irecv(c->net_comm, slot_fifo_slot(f, (uint64_t)s), slot_fifo_wire_max(f), NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
     c->reqs[s] = req;

@@ -4,7 +4,10 @@
 # (fault_victim). The rule hits rank 1 in all-reduce #3, at its second
 # message on a connection. Prints one row per case and checks the outcome:
 #   delay:300            every rank right, only slower
-#   corrupt              a rank sees a wrong result (no checksum yet: undetected)
+#   corrupt              a rank sees a wrong result (undetected without a checksum)
+#   corrupt+crc          the same with XCCL_CHECKSUM=1: the receiver of the
+#                        bad chunk fails naming rank 1 and the CRC; no rank
+#                        returns a wrong result
 #   close, error, kill,
 #   stall                every surviving rank returns an error within
 #                        XCCL_TIMEOUT + grace that names all-reduce #3 and a rank
@@ -15,12 +18,14 @@ timeout_s=5 grace_s=4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-printf "%-10s %-7s %-34s %s\n" fault transport "outcome (ranks 0 1 2)" "slowest error (s)"
+printf "%-11s %-7s %-34s %s\n" fault transport "outcome (ranks 0 1 2)" "slowest error (s)"
 for transport in shm socket; do
-  for action in delay:300 corrupt close error kill stall; do
+  for fault in delay:300 corrupt corrupt+crc close error kill stall; do
+    action=${fault%+crc} checksum=0
+    [ "$fault" = corrupt+crc ] && checksum=1
     out="$tmp/out"
     start=$(date +%s.%N)
-    XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT=$transport XCCL_DEBUG=NONE \
+    XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT=$transport XCCL_DEBUG=NONE XCCL_CHECKSUM=$checksum \
       XCCL_FAULT="rank=1,op=allreduce,seq=3,step=1,action=$action" \
       timeout 120 "$run" -n 3 --grace 30 "$victim" >"$out" 2>&1
     wall=$(echo "$(date +%s.%N) - $start" | bc)
@@ -36,13 +41,17 @@ for transport in shm socket; do
       outcome="$outcome $o"
     done
     slowest=$(sed -n 's/^rank [02]: ERROR after \([0-9.]*\) s.*/\1/p' "$out" | sort -g | tail -1)
-    printf "%-10s %-7s %-34s %s\n" "$action" "$transport" "$outcome" "${slowest:--}"
+    printf "%-11s %-7s %-34s %s\n" "$fault" "$transport" "$outcome" "${slowest:--}"
     bad=""
-    case "$action" in
+    case "$fault" in
       delay:*) [ "$outcome" = " ok ok ok" ] || bad="expected every rank right" ;;
       corrupt)
         grep -q "ERROR" "$out" && bad="a corrupted message must not fail a call (no checksum)"
         grep -q "WRONG" "$out" || bad="the corrupted bit reached no result" ;;
+      corrupt+crc)
+        grep -q "WRONG" "$out" && bad="a corrupted chunk reached a result despite XCCL_CHECKSUM=1"
+        grep -q "failed its CRC32C check" "$out" || bad="no rank reported the CRC32C mismatch"
+        grep "CRC32C" "$out" | grep -q "from rank 1 " || bad="the CRC32C error does not name rank 1, the sender" ;;
       *)
         for r in 0 2; do
           line=$(grep "^rank $r:" "$out" | head -1)
@@ -58,7 +67,7 @@ for transport in shm socket; do
         done ;;
     esac
     if [ -n "$bad" ]; then
-      echo "FAIL: $action over $transport: $bad"
+      echo "FAIL: $fault over $transport: $bad"
       sed 's/^/    /' "$out" | tail -n 12
       fail=1
     fi

@@ -30,3 +30,18 @@ target_link_libraries(fault_victim PRIVATE xccl_internal)
 add_test(NAME fault_matrix COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fault_matrix.sh $<TARGET_FILE:xccl-run>
          $<TARGET_FILE:fault_victim>)
 set_tests_properties(fault_matrix PROPERTIES LABELS fault TIMEOUT 900 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")
+
+# XCCL_CHECKSUM=1 (issue 7): a CRC32C travels with every chunk. The data paths
+# stay right with it on (ring, recursive doubling, point-to-point; shared
+# memory and sockets); fault_matrix shows a corrupted chunk caught; a rank
+# that differs is refused at init.
+set(mp ${PROJECT_SOURCE_DIR}/tests/multiproc)
+xccl_add_test(NAME fault_checksum_allreduce TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3 ARGS matrix
+              LABELS fault TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1")
+xccl_add_test(NAME fault_checksum_collectives_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
+              ARGS matrix LABELS fault TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1;XCCL_TRANSPORT=socket")
+xccl_add_test(NAME fault_checksum_p2p TARGET test_p2p SOURCES ${mp}/test_p2p.c RANKS 3 ARGS mixed
+              LABELS fault TIMEOUT 180 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1")
+add_test(NAME fault_checksum_mismatch COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/checksum_mismatch.sh
+         $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_allreduce>)
+set_tests_properties(fault_checksum_mismatch PROPERTIES LABELS fault TIMEOUT 120 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")
