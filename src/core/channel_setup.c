@@ -10,11 +10,12 @@
 #include "comm.h"
 #include "config.h"
 #include "log.h"
+#include "net_select.h"
 
 xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, void **listen_comms) {
   for (int c = 0; c < comm->nchannels; c++) {
     net_handle_t h;
-    TRY(comm->net->listen(0, &h, &listen_comms[c]));
+    TRY(comm->net->listen(comm->chan_dev[c], &h, &listen_comms[c]));
     memcpy(me->handles[c], h.data, NET_HANDLE_PUBLIC);
   }
   return xcclSuccess;
@@ -40,7 +41,7 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, c
     int moved = 0;
     for (int c = 0; c < n && res == xcclSuccess; c++) {
       if (!send_comms[c] && !skip_send[c]) {
-        res = comm->net->connect(0, &handles[c], &send_comms[c]);
+        res = comm->net->connect(comm->chan_dev[c], &handles[c], &send_comms[c]);
         if (res != xcclSuccess) err_prefix(res, "channel %d: connecting to %s", c, next_desc);
         else if (send_comms[c]) pending--, moved = 1;
       }

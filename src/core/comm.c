@@ -3,6 +3,7 @@
  * destroy and abort.
  */
 #include "comm.h"
+#include "net_select.h"
 #include "tuning.h"
 
 #include <limits.h>
@@ -318,6 +319,7 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
   comm_peer_info_t *me = &comm->peers[comm->rank];
   xcclResult_t res;
   TRY(net_get(&comm->net));
+  TRY(comm_pick_net_devs(comm));
   comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
   if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
   for (int c = 0; c < comm->nchannels; c++) {

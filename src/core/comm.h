@@ -65,6 +65,7 @@ struct xcclComm {
   const xccl_net_ops_v1_t *net;
   proxy_t *proxy;
   int nchannels;
+  int chan_dev[XCCL_MAX_CHANNELS]; /* net device of each channel (net_select.h) */
   comm_channel_t *channels;
   comm_peer_info_t *peers;
   /* Point-to-point connections per peer, in separate sets so that an

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "comm.h"
 #include "log.h"
+#include "net_select.h"
 
 #define P2P_TAG_HANDLE 0x50325031u /* + set: "this is where to send me your data" */
 #define P2P_TAG_ACK 0x50324b31u    /* + set: "mapped your segment, unlink it" */
@@ -80,7 +81,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
     }
     if (w.kind == 'N') {
       net_handle_t h;
-      res = comm->net->listen(0, &h, &listens[p]);
+      res = comm->net->listen(comm_p2p_dev(comm, p), &h, &listens[p]);
       memcpy(w.data, h.data, NET_HANDLE_PUBLIC);
     }
     if (res == xcclSuccess) res = bootstrap_send(comm->bs, p, tag, &w, sizeof(w));
@@ -114,7 +115,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
     for (int i = 0; i < nsend && res == xcclSuccess; i++) {
       int p = send_peers[i];
       if (psend[p].ready || send_comms[p] || seen_before(send_peers, i)) continue; /* ready: shared memory */
-      res = comm->net->connect(0, &handles[p], &send_comms[p]);
+      res = comm->net->connect(comm_p2p_dev(comm, p), &handles[p], &send_comms[p]);
       pending |= !send_comms[p];
     }
     for (int i = 0; i < nrecv && res == xcclSuccess; i++) {

@@ -27,3 +27,9 @@ add_test(NAME topo_tool_formats COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LI
 set_tests_properties(topo_tool_formats PROPERTIES LABELS "topo;unit" TIMEOUT 120)
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz.cmake OPTIONAL)
+
+# The NIC each channel uses (src/core/net_select.c) is checked against a saved
+# dual-socket machine.
+if(TARGET unit_test_net_select)
+  target_compile_definitions(unit_test_net_select PRIVATE XCCL_TEST_TOPO_DIR="${XCCL_TOPO_DATA}")
+endif()

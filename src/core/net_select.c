@@ -1,0 +1,76 @@
+/* net_select.c — a network device per channel, nearest first (net_select.h). */
+#include "net_select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "log.h"
+#include "topo.h"
+
+int net_pick_devs(int ndev, const int *dev_numa, int my_numa, int nch, int *dev_of_channel) {
+  int near[XCCL_MAX_CHANNELS * 4], nnear = 0;
+  for (int d = 0; d < ndev && nnear < (int)(sizeof(near) / sizeof(near[0])); d++)
+    if (my_numa >= 0 && dev_numa[d] == my_numa) near[nnear++] = d;
+  if (nnear == 0) /* nothing on this domain, or nothing known: every device is as near */
+    for (int d = 0; d < ndev && nnear < (int)(sizeof(near) / sizeof(near[0])); d++) near[nnear++] = d;
+  for (int c = 0; c < nch; c++) dev_of_channel[c] = nnear ? near[c % nnear] : 0;
+  return nch < nnear ? nch : nnear;
+}
+
+/* A topology NIC is named as its verbs device or interface; "mlx5_0:1" is
+ * port 1 of mlx5_0. */
+int net_dev_numa(const topo_system_t *sys, const net_props_t *p) {
+  size_t len = strcspn(p->name, ":");
+  for (int n = 0; sys && n < topo_nnics(sys); n++) {
+    const char *name = topo_nic_name(sys, n);
+    if (strlen(name) == len && strncmp(name, p->name, len) == 0) return topo_nic_numa(sys, n);
+  }
+  if (!p->pci_path[0]) return -1;
+  char path[300];
+  snprintf(path, sizeof(path), "%s/numa_node", p->pci_path);
+  FILE *f = fopen(path, "r");
+  int numa = -1;
+  if (f) {
+    if (fscanf(f, "%d", &numa) != 1) numa = -1;
+    fclose(f);
+  }
+  return numa;
+}
+
+xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
+  int ndev = 0;
+  for (int c = 0; c < XCCL_MAX_CHANNELS; c++) comm->chan_dev[c] = 0;
+  if (comm->net->devices(&ndev) != xcclSuccess || ndev <= 1) return xcclSuccess; /* nothing to choose */
+  int *numa = malloc(sizeof(int) * (size_t)ndev);
+  net_props_t *props = calloc((size_t)ndev, sizeof(*props));
+  if (!numa || !props) {
+    free(numa);
+    free(props);
+    return err_set(xcclSystemError, LOG_INIT, "out of memory for %d network devices", ndev);
+  }
+  /* The topology only when there is a choice to make: loading it costs. */
+  topo_system_t *sys = NULL;
+  if (topo_system_load(&sys) != xcclSuccess) sys = NULL;
+  for (int d = 0; d < ndev; d++) {
+    if (comm->net->get_properties(d, &props[d]) != xcclSuccess) snprintf(props[d].name, sizeof(props[d].name), "%d", d);
+    numa[d] = net_dev_numa(sys, &props[d]);
+  }
+  if (sys) topo_system_free(sys);
+  int my_numa = comm->peers[comm->rank].numa;
+  int used = net_pick_devs(ndev, numa, my_numa, comm->nchannels, comm->chan_dev);
+  char line[512];
+  int n = 0;
+  for (int c = 0; c < comm->nchannels && n < (int)sizeof(line) - 80; c++)
+    n += snprintf(line + n, sizeof(line) - (size_t)n, " %d:%s", c, props[comm->chan_dev[c]].name);
+  INFO(INIT, "rank %d: %s devices for %d channels (rank on NUMA %d; %d of %d devices near):%s", comm->rank,
+       comm->net->name, comm->nchannels, my_numa, used, ndev, line);
+  free(numa);
+  free(props);
+  return xcclSuccess;
+}
+
+int comm_p2p_dev(const struct xcclComm *comm, int peer) {
+  return comm->nchannels > 0 ? comm->chan_dev[peer % comm->nchannels] : 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * net_select.h — which network device each ring channel and each
+ * point-to-point peer uses: the devices nearest the rank (same NUMA domain,
+ * as the topology or, failing it, sysfs says), taken in turn, so a node with
+ * a NIC per socket sends each rank's traffic through its own socket's NIC and
+ * a rank with several near NICs spreads its channels over them.
+ */
+#ifndef XCCL_CORE_NET_SELECT_H
+#define XCCL_CORE_NET_SELECT_H
+
+#include "net.h"
+#include "topo.h"
+#include "xccl.h"
+
+struct xcclComm;
+
+/* The choice itself, a pure function: device of channel c for c < nch, from
+ * ndev devices whose NUMA domains are dev_numa[] (-1 unknown). Devices on
+ * my_numa are used in turn; when none is (or my_numa is -1), all are.
+ * Returns how many devices the channels use. */
+int net_pick_devs(int ndev, const int *dev_numa, int my_numa, int nch, int *dev_of_channel);
+
+/* The NUMA domain of net device p: the topology's NIC of the same name
+ * (sys may be NULL), else the kernel's numa_node of its PCI device; -1. */
+int net_dev_numa(const topo_system_t *sys, const net_props_t *p);
+
+/* Fills comm->chan_dev[] for comm->nchannels channels from the transport's
+ * devices (comm->net set), logging the choice at INFO when there is one. */
+xcclResult_t comm_pick_net_devs(struct xcclComm *comm);
+
+/* The device for point-to-point connections with peer. */
+int comm_p2p_dev(const struct xcclComm *comm, int peer);
+
+#endif
