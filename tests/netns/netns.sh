@@ -49,6 +49,10 @@ netns_exec() {
   shift
   ip netns exec "$(netns_name "$node")" "$@"
 }
+# bridge mode: the namespace holding the bridge, and NODE's port on it (the
+# switch side of its cable; taking it down leaves the node's side up).
+netns_bridge() { echo "${NETNS_PREFIX}br"; }
+netns_port() { echo "${NETNS_PREFIX}h$1"; }
 
 netns_up() {
   local n=$1 mode=${2:-bridge} i
@@ -117,6 +121,44 @@ netns_launch() {
   done
   local status=0 s
   for ((r = 0; r < n; r++)); do
+    wait "${NETNS_PIDS[r]}"
+    s=$?
+    [ $status -eq 0 ] && [ $s -ne 0 ] && status=$s
+  done
+  return $status
+}
+
+# netns_start RANKS_PER_NODE TIMEOUT_S prog args...
+# Like netns_launch, but returns at once, so the caller can act on the job
+# while it runs (the fault tests stop, kill or cut it). NETNS_PIDS[rank] is
+# the pid of that rank's `timeout` wrapper (the rank is its child);
+# NETNS_PORT, when set, is the rendezvous port. Wait with netns_wait.
+netns_start() {
+  local per=$1 limit=$2 i l r
+  shift 2
+  local n=$((NETNS_NODES * per)) port=${NETNS_PORT:-$((20000 + $$ % 20000))}
+  local secret
+  secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  NETNS_LOG=${NETNS_LOG:-$(mktemp -d)/rank}
+  NETNS_PIDS=()
+  for ((i = 0; i < NETNS_NODES; i++)); do
+    for ((l = 0; l < per; l++)); do
+      r=$((i * per + l))
+      [ "${NETNS_PLACEMENT:-block}" = cyclic ] && r=$((l * NETNS_NODES + i))
+      netns_exec "$i" env XCCL_RANK=$r XCCL_NRANKS=$n XCCL_LOCAL_RANK=$l \
+        XCCL_ROOT="$(netns_addr 0):$port" XCCL_SECRET="$secret" \
+        XCCL_SOCKET_IFNAME="=$(netns_dev "$i")" timeout -k 2 "$limit" "$@" >"$NETNS_LOG.$r" 2>&1 &
+      NETNS_PIDS[r]=$!
+    done
+  done
+}
+
+# netns_wait [RANK...]: waits for those ranks (all of NETNS_PIDS without
+# arguments); returns 0 if all exited 0, else the first failure's status.
+netns_wait() {
+  local ranks=("$@") status=0 s r
+  [ ${#ranks[@]} -gt 0 ] || ranks=("${!NETNS_PIDS[@]}")
+  for r in "${ranks[@]}"; do
     wait "${NETNS_PIDS[r]}"
     s=$?
     [ $status -eq 0 ] && [ $s -ne 0 ] && status=$s

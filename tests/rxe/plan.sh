@@ -39,3 +39,9 @@ tx allreduce_bad_rkey_ib_n2 "remote access error" env XCCL_IB_FAULT_RKEY=1 $IB $
 # 4. Figures under emulation (no target: the VM proves correctness, not speed).
 T_TAIL=30 t perf_allreduce_ib_n2 $IB $RUN -n 2 "$B/tools/xccl-perf" allreduce -b 8 -e 4M -f 8 -n 5 -w 1
 T_TAIL=30 t perf_sendrecv_ib_n2 $IB $RUN -n 2 "$B/tools/xccl-perf" sendrecv -b 8 -e 4M -f 8 -n 5 -w 1
+# 5. The netem cells of the external-fault matrix (tests/netns/netns_faults.sh): two network
+# namespaces over a veth pair, one rank each, socket transport, tc netem delay, loss and
+# reordering on both ends. Every result must be right; the rows (time per call against no
+# netem) go to the console as "XCCL-RXE netem: ..." lines.
+T_LIMIT=120 t netem_socket env NETEM_CALLS=40 "$BASH_BIN" /netns/netns_faults.sh "$B" netem
+grep -E '^(fault|baseline|delay|loss|reorder) ' /tmp/out | sed 's/^/XCCL-RXE netem: /'

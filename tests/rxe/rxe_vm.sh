@@ -5,7 +5,9 @@
 #
 # Boots Debian's stock kernel under qemu (software emulation, no NIC), with an
 # initramfs that holds busybox, the RDMA kernel modules, rdma-core's libraries
-# and the rxe provider, and the test programs of BUILD_DIR at the same paths.
+# and the rxe provider, and the test programs of BUILD_DIR at the same paths;
+# also sch_netem, tc and bash, for the netem cells of tests/netns/netns_faults.sh
+# (the host kernel may have no netem; this one has it as a module).
 # Its /init (vm_init.sh) brings up rxe0 on a veth link inside the VM and runs
 # PLAN (default: plan.sh beside this script), which prints one
 # "XCCL-RXE-RESULT name PASS|FAIL" line per test and a final
@@ -93,11 +95,11 @@ kmod=$cache/k/lib/modules/$kv/kernel
 # ---- Initramfs ----------------------------------------------------------------
 work=$B/rxe-vm
 root=$work/root
-rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc,lib/modules,root} || fail "cannot create $root"
+rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc,lib/modules,root,run} || fail "cannot create $root"
 modules="crypto/crc32_generic drivers/net/veth drivers/infiniband/core/ib_core drivers/infiniband/core/ib_uverbs
   net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel drivers/infiniband/sw/rxe/rdma_rxe fs/configfs/configfs
   drivers/infiniband/core/ib_cm drivers/infiniband/core/iw_cm drivers/infiniband/core/rdma_cm
-  drivers/infiniband/core/rdma_ucm"
+  drivers/infiniband/core/rdma_ucm net/sched/sch_netem"
 : >"$root/modules.list"
 for m in $modules; do
   f=$kmod/$m.ko
@@ -118,12 +120,15 @@ copy_elf() {
   done
 }
 copy_elf "$(command -v ip)" "$(command -v rdma)" "$rxe_provider"
+# tc and bash for the netem cells (tests/netns/netns_faults.sh netem; sch_netem is above).
+command -v tc >/dev/null || fail "no tc (iproute2) on this host"
+copy_elf "$(command -v tc)" "$(command -v bash)"
 libgcc=$(ls $multiarch/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1 2>/dev/null | head -n 1)
 [ -n "$libgcc" ] && copy_elf "$libgcc" # pthread_exit loads it at run time
 mkdir -p "$root/etc/libibverbs.d" && cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/" ||
   fail "no /etc/libibverbs.d/rxe.driver (ibverbs-providers)"
 for p in tests/test_net_conformance tests/test_allreduce tests/test_collectives tests/test_p2p tests/test_barrier \
-  tests/test_fault tools/xccl-run tools/xccl-perf tools/xccl-info; do
+  tests/test_fault tests/netns_victim tools/xccl-run tools/xccl-perf tools/xccl-info; do
   [ -x "$B/$p" ] || fail "$B/$p is not built (build everything before this test)"
   copy_elf "$B/$p"
 done
@@ -142,9 +147,11 @@ for applet in $(/bin/busybox --list); do
 done
 cp "$here/vm_init.sh" "$root/init" && chmod +x "$root/init" || fail "cannot write /init"
 cp "$plan" "$root/plan.sh" || fail "cannot copy the plan"
+mkdir -p "$root/netns" && cp "$here/../netns/netns.sh" "$here/../netns/netns_faults.sh" "$root/netns/" ||
+  fail "cannot copy tests/netns/netns.sh and netns_faults.sh"
 # Full paths: busybox's shell runs its own applets before anything on PATH.
-printf 'B=%s\nGCDA_DIR=%s\nIP=%s\nRDMA=%s\nexport B\n' "$B" "$gcda_dir" "$(command -v ip)" "$(command -v rdma)" \
-  >"$root/rxe_env"
+printf 'B=%s\nGCDA_DIR=%s\nIP=%s\nRDMA=%s\nBASH_BIN=%s\nexport B\n' "$B" "$gcda_dir" "$(command -v ip)" \
+  "$(command -v rdma)" "$(command -v bash)" >"$root/rxe_env"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz" || fail "cannot pack the initramfs"
 say "initramfs $(du -h "$work/initrd.gz" | cut -f1), kernel $kv"
 
