@@ -131,9 +131,19 @@ xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
 /* ---- Helpers ---- */
 
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len) {
-  if (comm->peers && peer >= 0 && peer < comm->nranks)
-    snprintf(buf, len, "rank %d (host %s pid %u)", peer, comm->peers[peer].host, comm->peers[peer].pid);
-  else
+  if (comm->peers && peer >= 0 && peer < comm->nranks) {
+    /* The bootstrap address tells nodes apart where host names do not (containers, namespaces). */
+    char at[SOCK_ADDR_STRLEN + 4] = "";
+    const sock_addr_t *a = comm->bs ? bootstrap_addr(comm->bs, peer) : NULL;
+    if (a && a->sa.sa_family != AF_UNSPEC) {
+      char s[SOCK_ADDR_STRLEN];
+      sock_addr_str(a, s, sizeof(s));
+      char *port = strrchr(s, ':');
+      if (port && port != s) *port = '\0';
+      snprintf(at, sizeof(at), " at %s", s);
+    }
+    snprintf(buf, len, "rank %d (host %s pid %u%s)", peer, comm->peers[peer].host, comm->peers[peer].pid, at);
+  } else
     snprintf(buf, len, "rank %d", peer);
   return buf;
 }

@@ -57,6 +57,8 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
         return err_set(res, LOG_COLL, "%s: no data from %s for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
       return err_set(res, LOG_COLL, "%s: %s did not take data for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
     case KERN_FAIL_CONN:
+      if (!strstr(f->msg, "rank ")) /* shared memory's checks know the peer's pid, not its rank */
+        return err_set(res, LOG_COLL, "%s: %s: %s", where, peer, f->msg);
       return err_set(res, LOG_COLL, "%s: %s", where, f->msg);
     case KERN_FAIL_ABORT:
       return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
