@@ -64,7 +64,7 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
   int n = 0;
   for (int c = 0; c < comm->nchannels && n < (int)sizeof(line) - 80; c++)
     n += snprintf(line + n, sizeof(line) - (size_t)n, " %d:%s", c, props[comm->chan_dev[c]].name);
-  INFO(INIT, "rank %d: %s devices for %d channels (rank on NUMA %d; %d of %d devices near):%s", comm->rank,
+  INFO(INIT, "rank %d: %s devices for %d channels (rank on NUMA %d; %d of %d devices used):%s", comm->rank,
        comm->net->name, comm->nchannels, my_numa, used, ndev, line);
   free(numa);
   free(props);

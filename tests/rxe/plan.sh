@@ -45,3 +45,11 @@ T_TAIL=30 t perf_sendrecv_ib_n2 $IB $RUN -n 2 "$B/tools/xccl-perf" sendrecv -b 8
 # netem) go to the console as "XCCL-RXE netem: ..." lines.
 T_LIMIT=120 t netem_socket env NETEM_CALLS=40 "$BASH_BIN" /netns/netns_faults.sh "$B" netem
 grep -E '^(fault|baseline|delay|loss|reorder) ' /tmp/out | sed 's/^/XCCL-RXE netem: /'
+# 6. Two verbs devices (rxe0 on va, rxe1 on a second veth pair): with no NUMA domain to prefer,
+# a rank's channels take the devices in turn (src/core/net_select.c), and the data is right.
+"$IP" link add vc type veth peer name vd && "$IP" addr add 169.254.2.1/24 dev vc && "$IP" link set vc up &&
+  "$IP" link set vd up && "$RDMA" link add rxe1 type rxe netdev vc || say "could not add rxe1"
+t allreduce_two_devices_ib_n2 env XCCL_NCHANNELS=2 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=INIT \
+  XCCL_DEBUG_FILE=/tmp/two-dev-%p.log $IB $RUN -n 2 "$B/tests/test_allreduce" bytes
+t two_devices_one_per_channel sh -c 'grep -h "devices for" /tmp/two-dev-*.log &&
+  [ $(grep -l "devices for 2 channels.* 0:rxe0:1 1:rxe1:1" /tmp/two-dev-*.log | wc -l) = 2 ]'
