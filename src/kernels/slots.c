@@ -87,10 +87,12 @@ void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
   if (f->shared && fault_enabled() && !fault_shm_publish(f, step, bytes)) return;
   slot_hdr_t *h = slot_fifo_hdr(f, step);
   h->size = bytes;
-  atomic_store_explicit(&h->seq, step + 1, memory_order_release);
-  /* One producer: no read-modify-write needed. */
+  /* Counted before the message shows: a consumer that has seen it (and the
+   * caller it returns to, reading xcclCommGetPeerCounters) sees the count.
+   * One producer: no read-modify-write needed. */
   atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + bytes,
                         memory_order_relaxed);
+  atomic_store_explicit(&h->seq, step + 1, memory_order_release);
   atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
   fifo_wake(f, &f->tail);
 }

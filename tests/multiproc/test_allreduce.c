@@ -213,6 +213,12 @@ static void mode_bytes(xcclComm_t comm) {
   size_t count = (size_t)nranks * (size_t)nch * 65536, bytes = count * 4;
   xcclPeerCounters_t before[64], after[64];
   for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
+  /* Receives count from zero (the communicator is fresh): the previous rank
+   * may have sent its first slots before this rank read `before`. */
+  for (int p = 0; p < nranks; p++) {
+    CHECK(before[p].bytesSent == 0, "a fresh communicator had sent %llu bytes", (unsigned long long)before[p].bytesSent);
+    before[p].bytesRecv = 0;
+  }
   run_one(comm, count, xcclFloat32, xcclSum, 0);
   for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
   /* The ring's order is the library's choice (hosts one after another, by

@@ -596,7 +596,11 @@ static void mode_bytes(xcclComm_t comm) {
   }
   read_counters(comm, &end);
   int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
-  uint64_t got = end.c[prev].bytesRecv - start.c[prev].bytesRecv;
+  /* From zero, not from start: the communicator is fresh, and the previous
+   * rank may have sent its first slots before this rank read start. */
+  CHECK(start.c[next].bytesSent == 0, "a fresh communicator had sent %llu bytes",
+        (unsigned long long)start.c[next].bytesSent);
+  uint64_t got = end.c[prev].bytesRecv;
   CHECK(got == want_recv_total, "received %llu bytes from rank %d in all, expected %llu", (unsigned long long)got,
         prev, (unsigned long long)want_recv_total);
   for (int p = 0; p < nranks; p++) {

@@ -702,6 +702,12 @@ static void mode_bytes(xcclComm_t comm) {
                  calloc(n, 8)};
   char w[120];
   for (int p = 0; p < nranks; p++) OK(xcclCommGetPeerCounters(comm, p, &t.start[p]));
+  /* Receives in all count from zero (the communicator is fresh): a peer may
+   * have sent its first slots before this rank read t.start. */
+  for (int p = 0; p < nranks; p++) {
+    CHECK(t.start[p].bytesSent == 0, "a fresh communicator had sent %llu bytes", (unsigned long long)t.start[p].bytesSent);
+    t.start[p].bytesRecv = 0;
+  }
   /* All-to-all: B to and from every other rank; the own block is a copy. */
   traffic_begin(comm, &t);
   tbuf_t s = tb_new(B * n, 0), r = tb_new(B * n, FILL_BYTE);
