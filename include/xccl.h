@@ -160,6 +160,49 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm);
  */
 xcclResult_t xcclCommAbort(xcclComm_t comm);
 
+/*
+ * Makes *newcomm from the ranks of comm that are not in excludeRanks
+ * (excludeCount distinct ranks of comm, in any order; 0 <= excludeCount <
+ * nranks): the ranks keep their order, so rank r becomes r minus the number
+ * of excluded ranks below it. As NCCL's ncclCommShrink (2.27), without its
+ * config and flags.
+ *
+ * Who calls it: every rank that is not excluded, with the same list; an
+ * excluded rank must not (if it does, it gets xcclInvalidArgument, and the
+ * others are not disturbed). Ranks that died belong in the list.
+ *
+ * comm may have failed (a peer killed, stopped or disconnected, an operation
+ * that returned an error): the call needs none of comm's data connections,
+ * only each survivor's bootstrap listener, so a rank may call it right after
+ * an operation on comm returned an error. It may also be called on a healthy
+ * comm, which stays usable afterwards (a rank that is not excluded must then
+ * not have operations of comm in flight on other threads: like every call on
+ * comm, it must not run concurrently with another, xcclCommAbort excepted).
+ *
+ * The lowest rank that stays leads: it checks that every survivor passed the
+ * same list and starts the new communicator's bootstrap. It never waits
+ * forever: the leader waits XCCL_TIMEOUT for the others, the others up to
+ * 2 x XCCL_TIMEOUT + 5 s for the leader, then the new communicator's init
+ * has its own XCCL_TIMEOUT; an xcclCommAbort(comm) on another thread ends the
+ * wait with xcclRemoteError.
+ *
+ * Errors: xcclInvalidArgument for a NULL newcomm, a bad excludeCount, a NULL
+ * list, a rank out of range or repeated, or the caller in the list (checked
+ * before anything is sent). A survivor that passed another list fails the
+ * call on every rank that took part with xcclInvalidUsage, naming both lists;
+ * a survivor that never calls it is named in an xcclTimeout error; a rank
+ * that the leader's list excludes although its own does not gets
+ * xcclInvalidArgument. xcclInvalidUsage inside a group.
+ *
+ * The new communicator shares nothing with comm (its own bootstrap, secret,
+ * sockets and shared-memory segments; XCCL_FAULT rules keep matching the
+ * rank each process had in the communicator it started with), so
+ * xcclCommAbort or xcclCommDestroy of comm, which the caller still owes,
+ * does not disturb it. On failure *newcomm is untouched and comm is as it
+ * was: still live, and still usable if it was healthy.
+ */
+xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int excludeCount, xcclComm_t *newcomm);
+
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank);
 

@@ -39,11 +39,41 @@ xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
  */
 xcclResult_t bootstrap_send(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size);
 xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data, size_t size);
+/* bootstrap_send with the caller's deadline (clock_ns based) instead of XCCL_TIMEOUT from now. */
+xcclResult_t bootstrap_send_by(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size,
+                               uint64_t deadline);
+/* Waits until deadline for the oldest message under any of tags, from any
+ * peer, and hands it over: *data_p (malloc'ed, the caller frees it) of
+ * *size_p bytes, its sender and tag. Keeps others as bootstrap_recv does. */
+xcclResult_t bootstrap_recv_any(bootstrap_t *bs, const uint32_t *tags, int ntags, uint64_t deadline, int *peer_p,
+                                uint32_t *tag_p, void **data_p, size_t *size_p);
 /* Serves the listener without waiting: accepts and reads what peers are
  * sending now, keeping whole messages for bootstrap_recv. A rank that waits
  * on something else (a transport's connect or accept) calls it in its loop,
  * or a peer whose bootstrap_send needs it waits until its deadline. */
 void bootstrap_serve(bootstrap_t *bs);
+
+/*
+ * The agreement behind xcclCommShrink, over point-to-point messages of bs
+ * only (neither the ring nor any data connection, so it works after those
+ * failed): the ranks not in exclude (ascending, distinct, n < nranks, this
+ * rank not among them) check that they all pass the same list and get the
+ * id of a new bootstrap for themselves. The lowest of them leads: it
+ * collects every other's list, starts a fresh root (as xcclGetUniqueId does,
+ * on the address of its own bootstrap listener) and answers each with the
+ * root's address, a new job and a salt; the new secret is derived from the
+ * old one and the salt (bs_derive_child_secret), so it never travels.
+ *
+ * Disagreement ends in an error on every rank that took part instead of a
+ * hang: a survivor whose list differs fails them all (xcclInvalidUsage); a
+ * rank that the leader's list removes gets xcclInvalidArgument; survivors
+ * that never ask are named after timeout_s (xcclTimeout). The leader waits
+ * timeout_s for the others, the others 2 * timeout_s + 5 s for its answer
+ * (their failed operations may end up to timeout_s apart); all stop when
+ * *abort_flag of bs is set. On success *id_p is filled; on failure it is
+ * untouched, and bs stays usable.
+ */
+xcclResult_t bootstrap_shrink(bootstrap_t *bs, const int *exclude, int n, double timeout_s, bs_id_t *id_p);
 
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ID_MAGIC 0x44494358u /* "XCID" */
@@ -222,6 +223,99 @@ int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen) 
   r.job = get64(p + 68);
   *id = r;
   return 0;
+}
+
+uint8_t *bs_shrink_encode(const bs_shrink_msg_t *m, const int *exclude, int nexclude, size_t *len_p) {
+  size_t body = 0, tl = 0;
+  if (m->kind == BS_SHRINK_JOIN) body = 4 * (size_t)nexclude;
+  if (m->kind == BS_SHRINK_GO) body = BS_ADDR_BYTES + 8 + BS_SECRET_BYTES;
+  if (m->kind == BS_SHRINK_FAIL) body = tl = strnlen(m->text, BS_SHRINK_TEXT_MAX);
+  uint8_t *out = calloc(1, BS_SHRINK_HDR_BYTES + body);
+  if (!out) return NULL;
+  put32(out, m->kind);
+  put64(out + 8, m->nonce);
+  put32(out + 16, (uint32_t)m->nranks);
+  uint8_t *b = out + BS_SHRINK_HDR_BYTES;
+  if (m->kind == BS_SHRINK_JOIN) {
+    put32(out + 20, (uint32_t)nexclude);
+    for (int i = 0; i < nexclude; i++) put32(b + 4 * (size_t)i, (uint32_t)exclude[i]);
+  } else if (m->kind == BS_SHRINK_GO) {
+    bs_addr_encode(&m->root, b);
+    put64(b + BS_ADDR_BYTES, m->job);
+    memcpy(b + BS_ADDR_BYTES + 8, m->salt, BS_SECRET_BYTES);
+  } else if (m->kind == BS_SHRINK_FAIL) {
+    put32(out + 20, (uint32_t)m->code);
+    memcpy(b, m->text, tl);
+  }
+  *len_p = BS_SHRINK_HDR_BYTES + body;
+  return out;
+}
+
+int bs_shrink_decode(const uint8_t *in, size_t len, bs_shrink_msg_t *m, int *exclude, int cap, int *nexclude_p,
+                     char *why, size_t whylen) {
+  bs_shrink_msg_t r;
+  memset(&r, 0, sizeof(r));
+  if (len < BS_SHRINK_HDR_BYTES) {
+    snprintf(why, whylen, "shrink message of %zu bytes is shorter than its %d-byte header", len, BS_SHRINK_HDR_BYTES);
+    return -1;
+  }
+  r.kind = get32(in);
+  r.nonce = get64(in + 8);
+  r.nranks = (int32_t)get32(in + 16);
+  int32_t count = (int32_t)get32(in + 20);
+  const uint8_t *b = in + BS_SHRINK_HDR_BYTES;
+  size_t body = len - BS_SHRINK_HDR_BYTES;
+  if (get32(in + 4) != 0 || r.nranks < 1 || r.nranks > BS_MAX_RANKS) {
+    snprintf(why, whylen, "shrink message with a non-zero reserved field or nranks=%d outside 1..%d", r.nranks,
+             BS_MAX_RANKS);
+    return -1;
+  }
+  if (r.kind == BS_SHRINK_JOIN) {
+    if (count < 0 || count >= r.nranks || count > cap || body != 4 * (size_t)count) {
+      snprintf(why, whylen, "shrink request lists %d excluded ranks of %d in %zu bytes", count, r.nranks, body);
+      return -1;
+    }
+    for (int i = 0; i < count; i++) {
+      int32_t v = (int32_t)get32(b + 4 * (size_t)i);
+      if (v < 0 || v >= r.nranks || (i > 0 && v <= exclude[i - 1])) {
+        snprintf(why, whylen, "shrink request's excluded rank #%d is %d: not ascending in 0..%d", i, v, r.nranks - 1);
+        return -1;
+      }
+      exclude[i] = v;
+    }
+    *nexclude_p = count;
+  } else if (r.kind == BS_SHRINK_GO) {
+    if (count != 0 || body != BS_ADDR_BYTES + 8 + BS_SECRET_BYTES) {
+      snprintf(why, whylen, "shrink answer GO of %zu bytes, expected %d", body, BS_ADDR_BYTES + 8 + BS_SECRET_BYTES);
+      return -1;
+    }
+    if (bs_addr_decode(b, &r.root, why, whylen) != 0) return -1;
+    r.job = get64(b + BS_ADDR_BYTES);
+    memcpy(r.salt, b + BS_ADDR_BYTES + 8, BS_SECRET_BYTES);
+  } else if (r.kind == BS_SHRINK_FAIL) {
+    if (count <= 0 || count >= xcclNumResults || count == xcclInProgress || body > BS_SHRINK_TEXT_MAX) {
+      snprintf(why, whylen, "shrink answer FAIL with result code %d and %zu bytes of text", count, body);
+      return -1;
+    }
+    r.code = count;
+    memcpy(r.text, b, body);
+    for (size_t i = 0; i < body; i++)
+      if (r.text[i] < 0x20 || r.text[i] > 0x7e) r.text[i] = '?'; /* it goes into error messages */
+  } else {
+    snprintf(why, whylen, "unknown shrink message kind %u", r.kind);
+    return -1;
+  }
+  *m = r;
+  return 0;
+}
+
+void bs_derive_child_secret(const uint8_t parent[BS_SECRET_BYTES], const uint8_t salt[BS_SECRET_BYTES],
+                            uint8_t child[BS_SECRET_BYTES]) {
+  static const char label[] = "xccl shrink secret v1:";
+  uint8_t text[sizeof(label) - 1 + BS_SECRET_BYTES];
+  memcpy(text, label, sizeof(label) - 1);
+  memcpy(text + sizeof(label) - 1, salt, BS_SECRET_BYTES);
+  bs_mac(text, sizeof(text), parent, NULL, child); /* the nonce is all zero: a fixed context */
 }
 
 int bs_random(void *buf, size_t len) { return RAND_bytes(buf, (int)len) == 1 ? 0 : -1; }

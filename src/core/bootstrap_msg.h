@@ -86,6 +86,43 @@ void bs_id_encode(const bs_id_t *id, xcclUniqueId *out);
 /* Checks magic, version and checksum. */
 int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen);
 
+/* ---- Shrink (bootstrap_shrink, for xcclCommShrink) ----
+ * Point-to-point payloads between the survivors of a communicator: a JOIN
+ * (a survivor's exclude list, to the lowest survivor, who leads), and the
+ * leader's answer, GO (where the new bootstrap root listens, the new job and
+ * a salt) or FAIL (a result code and a sentence). Layout: u32 kind, u32 0,
+ * u64 nonce, i32 nranks, i32 count (JOIN: entries; FAIL: the code; GO: 0),
+ * then JOIN: count u32 ranks, ascending; GO: address, u64 job, salt;
+ * FAIL: the text, without its NUL. */
+typedef enum { BS_SHRINK_JOIN = 1, BS_SHRINK_GO = 2, BS_SHRINK_FAIL = 3 } bs_shrink_kind_t;
+
+#define BS_SHRINK_HDR_BYTES 24
+#define BS_SHRINK_TEXT_MAX 900
+
+typedef struct {
+  uint32_t kind;
+  uint64_t nonce;  /* drawn by the joiner for this call; an answer carries the one of the JOIN it answers */
+  int32_t nranks;  /* JOIN: size of the communicator being shrunk; GO: size of the new one */
+  int32_t code;    /* FAIL: the xcclResult_t the joiner returns */
+  sock_addr_t root;                  /* GO */
+  uint64_t job;                      /* GO */
+  uint8_t salt[BS_SECRET_BYTES];     /* GO: the new secret is bs_derive_child_secret(old secret, salt) */
+  char text[BS_SHRINK_TEXT_MAX + 1]; /* FAIL, NUL-terminated */
+} bs_shrink_msg_t;
+
+/* A malloc'ed message (*len_p bytes), NULL when out of memory. exclude
+ * (ascending, nexclude entries) is read for a JOIN only. */
+uint8_t *bs_shrink_encode(const bs_shrink_msg_t *m, const int *exclude, int nexclude, size_t *len_p);
+/* Checks and reads a message. A JOIN's list goes to exclude (room for cap
+ * entries), its length to *nexclude_p; it must be ascending, in 0..nranks-1
+ * and shorter than nranks. 0, or -1 with a reason in why. */
+int bs_shrink_decode(const uint8_t *in, size_t len, bs_shrink_msg_t *m, int *exclude, int cap, int *nexclude_p,
+                     char *why, size_t whylen);
+/* child = HMAC-SHA256(parent, label || salt): the secret of a bootstrap made
+ * from an authenticated one, without the secret ever being sent. */
+void bs_derive_child_secret(const uint8_t parent[BS_SECRET_BYTES], const uint8_t salt[BS_SECRET_BYTES],
+                            uint8_t child[BS_SECRET_BYTES]);
+
 /* Random bytes from OpenSSL's generator; -1 on failure. */
 int bs_random(void *buf, size_t len);
 /* key = SHA-256(label || text): the secret for jobs started without an id. */

@@ -8,8 +8,12 @@
  * that waits for anything (its own send's challenge, or a message) also
  * accepts and reads whatever else arrives, so two ranks sending to each
  * other never wait on each other.
+ *
+ * On these messages alone, survivors of a failed communicator agree on a
+ * new bootstrap for xcclCommShrink (bootstrap_shrink, at the end).
  */
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,9 +108,13 @@ static xcclResult_t p2p_check_wait(bootstrap_t *bs, uint64_t deadline, const cha
 }
 
 xcclResult_t bootstrap_send(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size) {
+  return bootstrap_send_by(bs, peer, tag, data, size, clock_ns() + bs->deadline_s_ns);
+}
+
+xcclResult_t bootstrap_send_by(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size,
+                               uint64_t deadline) {
   if (peer < 0 || peer >= bs->nranks || peer == bs->rank || size > BS_MAX_PAYLOAD - P2P_HDR)
     return err_set(xcclInternalError, LOG_BOOTSTRAP, "bootstrap_send to rank %d of %zu bytes", peer, size);
-  uint64_t deadline = clock_ns() + bs->deadline_s_ns;
   char desc[64];
   snprintf(desc, sizeof(desc), "rank %d (bootstrap)", peer);
   bs_conn_t c = {.fd = -1};
@@ -167,6 +175,32 @@ xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data,
   }
 }
 
+xcclResult_t bootstrap_recv_any(bootstrap_t *bs, const uint32_t *tags, int ntags, uint64_t deadline, int *peer_p,
+                                uint32_t *tag_p, void **data_p, size_t *size_p) {
+  for (;;) {
+    for (bs_msg_t **mp = &bs->unexpected; *mp; mp = &(*mp)->next) {
+      bs_msg_t *m = *mp;
+      int wanted = 0;
+      for (int t = 0; t < ntags && !wanted; t++) wanted = m->tag == tags[t];
+      if (!wanted) continue;
+      *mp = m->next;
+      *peer_p = m->peer;
+      if (tag_p) *tag_p = m->tag;
+      *data_p = m->data;
+      *size_p = m->size;
+      free(m);
+      return xcclSuccess;
+    }
+    if (bs->abort_flag && atomic_load(bs->abort_flag))
+      return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap rank %d: aborted while waiting for a message",
+                     bs->rank);
+    if (clock_expired(deadline))
+      return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap rank %d: the message it waited for did not come in time",
+                     bs->rank);
+    p2p_poll(bs, -1, 0, clock_ms_left(deadline, 100));
+  }
+}
+
 void bootstrap_serve(bootstrap_t *bs) { p2p_poll(bs, -1, 0, 0); }
 
 void bootstrap_p2p_close(bootstrap_t *bs) {
@@ -177,4 +211,268 @@ void bootstrap_p2p_close(bootstrap_t *bs) {
     free(m->data);
     free(m);
   }
+}
+
+/* ---- Shrink: the survivors agree on a new bootstrap (bootstrap.h) ---- */
+
+#define SHRINK_TAG_JOIN 0x53524b4au   /* "SRKJ": a survivor's exclude list, to the leader */
+#define SHRINK_TAG_ANSWER 0x53524b41u /* "SRKA": the leader's GO or FAIL */
+#define SHRINK_GRACE_S 5.0            /* the others wait this much longer, so the leader's reason reaches them */
+#define SHRINK_STRAY_S 2.0            /* to answer a request that was not ours: its sender waits for it */
+#define SHRINK_LIST_CHARS 160
+
+enum { SHRINK_OUT, SHRINK_WAITING, SHRINK_JOINED, SHRINK_DIFFERS }; /* the leader's view of each rank */
+
+static int list_has(const int *l, int n, int r) {
+  for (int i = 0; i < n; i++)
+    if (l[i] == r) return 1;
+  return 0;
+}
+
+static int lists_equal(const int *a, int na, const int *b, int nb) {
+  if (na != nb) return 0;
+  for (int i = 0; i < na; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
+/* "{2, 5}" for messages; a long list is cut with "...". */
+static const char *list_str(const int *l, int n, char *buf, size_t len) {
+  size_t off = (size_t)snprintf(buf, len, "{");
+  int i = 0;
+  for (; i < n && off + 24 < len; i++) off += (size_t)snprintf(buf + off, len - off, "%s%d", i ? ", " : "", l[i]);
+  snprintf(buf + off, len - off, "%s}", i < n ? ", ..." : "");
+  return buf;
+}
+
+static xcclResult_t shrink_send(bootstrap_t *bs, int peer, uint32_t tag, const bs_shrink_msg_t *m, const int *ex,
+                                int nex, uint64_t deadline) {
+  size_t len = 0;
+  uint8_t *buf = bs_shrink_encode(m, ex, nex, &len);
+  if (!buf) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for a shrink message");
+  xcclResult_t res = bootstrap_send_by(bs, peer, tag, buf, len, deadline);
+  free(buf);
+  return res;
+}
+
+/* Tells peer why its shrink fails. Best effort: it is waiting for the answer
+ * unless it already gave up, which is then logged here. */
+static void shrink_refuse(bootstrap_t *bs, int peer, uint64_t nonce, xcclResult_t code, const char *text,
+                          uint64_t deadline) {
+  bs_shrink_msg_t m = {.kind = BS_SHRINK_FAIL, .nonce = nonce, .nranks = bs->nranks, .code = (int32_t)code};
+  snprintf(m.text, sizeof(m.text), "%s", text);
+  err_quiet(1);
+  xcclResult_t res = shrink_send(bs, peer, SHRINK_TAG_ANSWER, &m, NULL, 0, deadline);
+  err_quiet(0);
+  if (res != xcclSuccess)
+    WARN(BOOTSTRAP, "bootstrap rank %d: could not tell rank %d why its shrink failed: %s", bs->rank, peer, err_last());
+}
+
+/* The lowest survivor: collects the others' lists, then answers all. */
+static xcclResult_t shrink_lead(bootstrap_t *bs, const int *ex, int nex, double timeout_s, bs_id_t *id_p) {
+  int n = bs->nranks, me = bs->rank, waiting = 0, first_diff = -1;
+  uint8_t *state = calloc((size_t)n, 1);
+  uint64_t *nonce = calloc((size_t)n, sizeof(*nonce));
+  int *theirs = calloc((size_t)n, sizeof(*theirs));
+  char mine[SHRINK_LIST_CHARS], other[SHRINK_LIST_CHARS], diff[SHRINK_LIST_CHARS] = "";
+  char why[BS_SHRINK_TEXT_MAX + 1] = "", text[BS_SHRINK_TEXT_MAX + 1];
+  xcclResult_t res = xcclSuccess;
+  if (!state || !nonce || !theirs) {
+    res = err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the shrink of %d ranks", n);
+    goto out;
+  }
+  list_str(ex, nex, mine, sizeof(mine));
+  for (int r = 0; r < n; r++) {
+    state[r] = list_has(ex, nex, r) ? SHRINK_OUT : r == me ? SHRINK_JOINED : SHRINK_WAITING;
+    waiting += state[r] == SHRINK_WAITING;
+  }
+  uint64_t deadline = clock_deadline(timeout_s);
+  const uint32_t tag = SHRINK_TAG_JOIN;
+  while (waiting > 0) {
+    int from = -1, nt = 0;
+    void *data = NULL;
+    size_t size = 0;
+    bs_shrink_msg_t m;
+    char bad[256] = "not a request for a communicator of this size";
+    err_quiet(1);
+    res = bootstrap_recv_any(bs, &tag, 1, deadline, &from, NULL, &data, &size);
+    err_quiet(0);
+    if (res != xcclSuccess) break;
+    int ok = bs_shrink_decode(data, size, &m, theirs, n - 1, &nt, bad, sizeof(bad)) == 0 && m.kind == BS_SHRINK_JOIN &&
+             m.nranks == n;
+    free(data);
+    if (!ok) {
+      WARN(BOOTSTRAP, "bootstrap rank %d: dropped a shrink request from rank %d: %s", me, from, bad);
+      continue;
+    }
+    if (state[from] == SHRINK_OUT) { /* alive after all, and it did not exclude itself */
+      snprintf(text, sizeof(text),
+               "rank %d is in excludeRanks %s of rank %d (the lowest rank left, which leads the shrink) but passed %s: "
+               "an excluded rank must not call xcclCommShrink, and every caller must pass the same list",
+               from, mine, me, list_str(theirs, nt, other, sizeof(other)));
+      shrink_refuse(bs, from, m.nonce, xcclInvalidArgument, text, clock_deadline(SHRINK_STRAY_S));
+      continue;
+    }
+    if (state[from] == SHRINK_WAITING) waiting--;
+    nonce[from] = m.nonce; /* a request repeated by a later call replaces the earlier one */
+    state[from] = lists_equal(ex, nex, theirs, nt) ? SHRINK_JOINED : SHRINK_DIFFERS;
+    if (state[from] == SHRINK_DIFFERS && first_diff < 0) {
+      first_diff = from;
+      list_str(theirs, nt, diff, sizeof(diff));
+    }
+  }
+  int aborted = res != xcclSuccess && bs->abort_flag && atomic_load(bs->abort_flag);
+  int differs = 0;
+  for (int r = 0; r < n; r++) differs |= state[r] == SHRINK_DIFFERS;
+  if (differs) {
+    res = xcclInvalidUsage;
+    snprintf(why, sizeof(why),
+             "rank %d passed excludeRanks %s but rank %d (the lowest rank left, which leads the shrink) passed %s: "
+             "every rank that calls xcclCommShrink must pass the same list",
+             first_diff, diff, me, mine);
+  } else if (aborted) {
+    res = xcclRemoteError;
+    snprintf(why, sizeof(why), "the communicator was aborted while rank %d led its shrink", me);
+  } else if (waiting > 0) {
+    res = xcclTimeout;
+    size_t off = (size_t)snprintf(why, sizeof(why), "rank");
+    int shown = 0;
+    for (int r = 0; r < n && off + 80 < sizeof(why); r++)
+      if (state[r] == SHRINK_WAITING)
+        off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%d", shown++ ? ", " : " ", r);
+    snprintf(why + off, sizeof(why) - off,
+             "%s did not call xcclCommShrink within XCCL_TIMEOUT=%g s although excludeRanks %s of rank %d (which leads "
+             "the shrink) keeps them: a rank that died must be in the list, and every caller must pass the same one",
+             shown < waiting ? ", ..." : "", timeout_s, mine, me);
+  }
+  if (res == xcclSuccess) { /* a root of its own for the survivors, as xcclGetUniqueId makes one */
+    bs_shrink_msg_t go = {.kind = BS_SHRINK_GO, .nranks = n - nex};
+    bs_id_t id;
+    memset(&id, 0, sizeof(id));
+    id.root = bs->addrs[me]; /* where every survivor reached this rank before */
+    sock_addr_set_port(&id.root, 0);
+    if (bs_random(go.salt, sizeof(go.salt)) != 0 || bs_random(&id.job, sizeof(id.job)) != 0) {
+      res = xcclSystemError;
+      snprintf(why, sizeof(why), "rank %d cannot draw random bytes for the new communicator's secret", me);
+    } else {
+      bs_derive_child_secret(bs->id.secret, go.salt, id.secret);
+      res = bootstrap_root_start(&id, timeout_s);
+      if (res != xcclSuccess)
+        snprintf(why, sizeof(why), "rank %d cannot start the new bootstrap root: %s", me, err_last());
+    }
+    if (res == xcclSuccess) {
+      go.root = id.root;
+      go.job = id.job;
+      for (int r = 0; r < n; r++) {
+        if (r == me || state[r] != SHRINK_JOINED) continue;
+        go.nonce = nonce[r];
+        err_quiet(1);
+        xcclResult_t sr = shrink_send(bs, r, SHRINK_TAG_ANSWER, &go, NULL, 0, clock_deadline(timeout_s));
+        err_quiet(0);
+        if (sr != xcclSuccess) /* its init will be named missing on every survivor */
+          WARN(BOOTSTRAP, "bootstrap rank %d: could not give rank %d the new root: %s", me, r, err_last());
+      }
+      *id_p = id;
+      goto out;
+    }
+  }
+  for (int r = 0; r < n && !aborted; r++) /* (bootstrap_send fails at once on an aborted communicator) */
+    if (r != me && (state[r] == SHRINK_JOINED || state[r] == SHRINK_DIFFERS))
+      shrink_refuse(bs, r, nonce[r], res, why, clock_deadline(timeout_s));
+  err_set(res, LOG_BOOTSTRAP, "%s", why);
+out:
+  free(state);
+  free(nonce);
+  free(theirs);
+  return res;
+}
+
+/* Any other survivor: sends its list to the leader and waits for the answer,
+ * answering meanwhile requests sent to it by ranks that took it for the
+ * leader (their lists differ from its own). */
+static xcclResult_t shrink_follow(bootstrap_t *bs, const int *ex, int nex, int leader, double timeout_s,
+                                  bs_id_t *id_p) {
+  int n = bs->nranks, me = bs->rank;
+  uint64_t deadline = clock_deadline(2 * timeout_s + SHRINK_GRACE_S);
+  char mine[SHRINK_LIST_CHARS], other[SHRINK_LIST_CHARS], text[BS_SHRINK_TEXT_MAX + 1];
+  list_str(ex, nex, mine, sizeof(mine));
+  bs_shrink_msg_t join = {.kind = BS_SHRINK_JOIN, .nranks = n};
+  if (bs_random(&join.nonce, sizeof(join.nonce)) != 0)
+    return err_set(xcclSystemError, LOG_BOOTSTRAP, "cannot draw random bytes for a shrink request");
+  xcclResult_t res = shrink_send(bs, leader, SHRINK_TAG_JOIN, &join, ex, nex, deadline);
+  if (res != xcclSuccess)
+    return err_prefix(res, "cannot reach rank %d, the lowest rank not in excludeRanks %s, which leads the shrink",
+                      leader, mine);
+  int *theirs = calloc((size_t)n, sizeof(*theirs));
+  if (!theirs) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the shrink of %d ranks", n);
+  const uint32_t tags[2] = {SHRINK_TAG_ANSWER, SHRINK_TAG_JOIN};
+  for (;;) {
+    int from = -1, nt = 0;
+    uint32_t tag = 0;
+    void *data = NULL;
+    size_t size = 0;
+    bs_shrink_msg_t m;
+    char bad[256] = "not a shrink message for a communicator of this size";
+    err_quiet(1);
+    res = bootstrap_recv_any(bs, tags, 2, deadline, &from, &tag, &data, &size);
+    err_quiet(0);
+    if (res != xcclSuccess) {
+      if (bs->abort_flag && atomic_load(bs->abort_flag))
+        res = err_set(xcclRemoteError, LOG_BOOTSTRAP,
+                      "the communicator was aborted while waiting for rank %d, which leads the shrink", leader);
+      else
+        res = err_set(xcclTimeout, LOG_BOOTSTRAP,
+                      "rank %d (the lowest rank not in excludeRanks %s, which leads the shrink) did not answer within "
+                      "2 x XCCL_TIMEOUT + %g s = %g s: it died (then it belongs in the list), or waits for a rank "
+                      "that passed another list",
+                      leader, mine, SHRINK_GRACE_S, 2 * timeout_s + SHRINK_GRACE_S);
+      break;
+    }
+    int ok = bs_shrink_decode(data, size, &m, theirs, n - 1, &nt, bad, sizeof(bad)) == 0 &&
+             (m.kind != BS_SHRINK_JOIN || m.nranks == n);
+    free(data);
+    if (!ok) {
+      WARN(BOOTSTRAP, "bootstrap rank %d: dropped a shrink message from rank %d: %s", me, from, bad);
+      continue;
+    }
+    if (tag == SHRINK_TAG_JOIN) { /* its list removes every rank below this one; this rank's does not */
+      snprintf(text, sizeof(text),
+               "rank %d sent its shrink request to rank %d, taking it for the lowest rank left, but rank %d passed "
+               "excludeRanks %s, which keeps rank %d, and rank %d passed %s: every caller must pass the same list",
+               from, me, me, mine, leader, from, list_str(theirs, nt, other, sizeof(other)));
+      shrink_refuse(bs, from, m.nonce, list_has(ex, nex, from) ? xcclInvalidArgument : xcclInvalidUsage, text,
+                    clock_deadline(SHRINK_STRAY_S));
+      continue;
+    }
+    if (from != leader || m.nonce != join.nonce || m.kind == BS_SHRINK_JOIN) continue; /* an earlier call's answer */
+    if (m.kind == BS_SHRINK_FAIL) {
+      res = err_set((xcclResult_t)m.code, LOG_BOOTSTRAP, "%s", m.text);
+      break;
+    }
+    if (m.nranks != n - nex) {
+      res = err_set(xcclInternalError, LOG_BOOTSTRAP,
+                    "rank %d, which leads the shrink, made a communicator of %d ranks where %d were expected", leader,
+                    m.nranks, n - nex);
+      break;
+    }
+    bs_id_t id;
+    memset(&id, 0, sizeof(id));
+    id.root = m.root;
+    id.job = m.job;
+    bs_derive_child_secret(bs->id.secret, m.salt, id.secret);
+    *id_p = id;
+    break;
+  }
+  free(theirs);
+  return res;
+}
+
+xcclResult_t bootstrap_shrink(bootstrap_t *bs, const int *exclude, int n, double timeout_s, bs_id_t *id_p) {
+  int leader = 0;
+  while (leader < bs->nranks && list_has(exclude, n, leader)) leader++;
+  if (leader == bs->nranks || list_has(exclude, n, bs->rank))
+    return err_set(xcclInternalError, LOG_BOOTSTRAP, "bootstrap_shrink on rank %d, which its exclude list removes",
+                   bs->rank);
+  if (leader == bs->rank) return shrink_lead(bs, exclude, n, timeout_s, id_p);
+  return shrink_follow(bs, exclude, n, leader, timeout_s, id_p);
 }

@@ -363,7 +363,7 @@ static int comm_oversubscribed(const struct xcclComm *comm) {
   return local > cores;
 }
 
-xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
+static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
   struct xcclComm *comm = calloc(1, sizeof(*comm));
   if (!comm) return err_set(xcclSystemError, LOG_INIT, "out of memory for a communicator");
   pthread_mutex_init(&comm->err_lock, NULL);
@@ -401,7 +401,8 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
   }
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
   TRY_GOTO(fault_check_config(), fail);
-  fault_set_rank(rank);
+  comm->job_rank = job_rank;
+  fault_set_rank(job_rank);
   comm->check = config_bool(CFG_CHECK);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
@@ -425,4 +426,12 @@ fail:
   comm_free(comm);
   free(comm); /* never handed out: no handle can refer to it */
   return res;
+}
+
+xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
+  return comm_init_as(comm_p, nranks, id, rank, rank);
+}
+
+xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
+  return comm_init_as(comm_p, nranks, id, rank, job_rank);
 }

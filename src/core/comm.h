@@ -81,6 +81,7 @@ struct xcclComm {
   xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
   uint64_t seq;        /* collectives issued */
+  int job_rank;        /* what XCCL_FAULT's rank= matches here: rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];
@@ -99,6 +100,10 @@ xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res);
 
 /* Collective init once the id is decoded (comm.c). */
 xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank);
+/* The same for a communicator made by xcclCommShrink: XCCL_FAULT rules keep
+ * matching job_rank in this process, so a rule aimed at one process does not
+ * move to the one that inherits its rank number. */
+xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank);
 
 /* "rank 3 (host h)" for messages. */
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);

@@ -45,3 +45,15 @@ xccl_add_test(NAME fault_checksum_p2p TARGET test_p2p SOURCES ${mp}/test_p2p.c R
 add_test(NAME fault_checksum_mismatch COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/checksum_mismatch.sh
          $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_allreduce>)
 set_tests_properties(fault_checksum_mismatch PROPERTIES LABELS fault TIMEOUT 120 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")
+
+# xcclCommShrink (issue 7): rank 2 killed, the survivors shrink to 3 then 2
+# ranks; the ways of calling it wrong (over shared memory and sockets); an
+# abort on another thread ending its wait.
+foreach(mode kill errors)
+  xccl_add_test(NAME fault_shrink_${mode} TARGET test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c
+                ARGS $<TARGET_FILE:xccl-run> ${mode} LABELS fault TIMEOUT 180)
+  xccl_add_test(NAME fault_shrink_${mode}_socket TARGET test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c
+                ARGS $<TARGET_FILE:xccl-run> ${mode} LABELS fault TIMEOUT 180 ENV "XCCL_TRANSPORT=socket")
+endforeach()
+xccl_add_test(NAME fault_shrink_abort TARGET test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c
+              ARGS $<TARGET_FILE:xccl-run> abort LABELS fault TIMEOUT 120)

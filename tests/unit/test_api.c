@@ -393,6 +393,31 @@ static void test_last_error(xcclComm_t comm, xcclComm_t comm2) {
         xcclGetLastError(comm));
 }
 
+/* ---- xcclCommShrink arguments (one rank; test_shrink runs several) ------------- */
+
+static void test_shrink_args(xcclComm_t comm) {
+  xcclComm_t nc = SENTINEL_COMM;
+  int ex[2] = {0, 0};
+  EXPECT_ERR(xcclCommShrink(comm, ex, 0, NULL), xcclInvalidArgument, "newcomm is NULL");
+  EXPECT_ERR(xcclCommShrink(comm, ex, -1, &nc), xcclInvalidArgument, "excludeCount=-1 is not in 0..0");
+  EXPECT_ERR(xcclCommShrink(comm, ex, 1, &nc), xcclInvalidArgument, "excludeCount=1 is not in 0..0");
+  CHECK(has(xcclGetLastError(comm), "excludeCount=1"), "comm's last error '%s'", xcclGetLastError(comm));
+  CHECK(xcclGroupStart() == xcclSuccess, "group start");
+  EXPECT_ERR(xcclCommShrink(comm, NULL, 0, &nc), xcclInvalidUsage, "xcclGroupStart");
+  CHECK(xcclGroupEnd() == xcclSuccess, "group end: %s", xcclGetLastError(NULL));
+  CHECK(nc == SENTINEL_COMM, "a refused xcclCommShrink wrote *newcomm (%p)", (void *)nc);
+  check_comm_works(comm, "comm after refused shrinks");
+  /* Nothing excluded (the list may then be NULL): a second communicator of
+   * the same rank, independent of the first. */
+  xcclResult_t r = xcclCommShrink(comm, NULL, 0, &nc);
+  CHECK(r == xcclSuccess, "shrink excluding nobody -> %s: %s", xcclGetErrorString(r), xcclGetLastError(NULL));
+  if (r != xcclSuccess) return;
+  CHECK(nc != SENTINEL_COMM && nc != NULL && nc != comm, "shrink gave handle %p", (void *)nc);
+  check_comm_works(nc, "comm made by xcclCommShrink");
+  CHECK(xcclCommDestroy(nc) == xcclSuccess, "destroy the shrunk comm: %s", xcclGetLastError(NULL));
+  check_comm_works(comm, "comm after its shrunk copy was destroyed");
+}
+
 /* ---- Dead, NULL and unknown handles ------------------------------------------ */
 
 /* Every handle-taking call on `comm` is refused with a message containing
@@ -414,6 +439,9 @@ static void expect_handle_refused(xcclComm_t comm, const char *what, const char 
   CHECK(async == xcclInternalError, "%s: async error written", what);
   EXPECT_ERR(xcclCommGetPeerCounters(comm, 0, &pc), xcclInvalidArgument, word);
   CHECK(pc.bytesSent == 11 && pc.bytesRecv == 22, "%s: counters written", what);
+  xcclComm_t nc = SENTINEL_COMM;
+  EXPECT_ERR(xcclCommShrink(comm, NULL, 0, &nc), xcclInvalidArgument, word);
+  CHECK(nc == SENTINEL_COMM, "%s: shrink wrote newcomm", what);
   EXPECT_ERR(xcclCommDestroy(comm), xcclInvalidArgument, word);
   EXPECT_ERR(xcclCommAbort(comm), xcclInvalidArgument, word);
 }
@@ -475,6 +503,7 @@ int main(void) {
   test_allreduce_ok(comm);
   test_allreduce_bad(comm);
   test_last_error(comm, comm2);
+  test_shrink_args(comm);
   test_dead_handles(comm, comm2);
   return test_finish("test_api");
 }
