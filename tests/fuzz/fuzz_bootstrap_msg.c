@@ -24,7 +24,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { M_HDR, M_VERIFY, M_SIGNED, M_HELLO, M_ADDR, M_ID, M_STREAM, M_COUNT };
+enum { M_HDR, M_VERIFY, M_SIGNED, M_HELLO, M_ADDR, M_ID, M_STREAM, M_SHRINK, M_COUNT };
 
 #define MAX_IN 8192 /* frames larger than this add nothing but time */
 
@@ -187,6 +187,26 @@ static void fuzz_id(const uint8_t *d, size_t n) {
   if (bs_id_decode(&again, &id2, why, sizeof(why)) != 0 || memcmp(&id, &id2, sizeof(id)) != 0) abort();
 }
 
+/* xcclCommShrink's messages: what decodes re-encodes to the same message. */
+static void fuzz_shrink(const uint8_t *d, size_t n) {
+  int ex[64], ex2[64], nex = 0, nex2 = 0;
+  bs_shrink_msg_t m, m2;
+  char why[256] = "";
+  if (bs_shrink_decode(d, n, &m, ex, 64, &nex, why, sizeof(why)) != 0) return must_explain(why);
+  if (m.kind == BS_SHRINK_JOIN && (nex < 0 || nex > 64 || nex >= m.nranks)) abort();
+  for (int i = 1; m.kind == BS_SHRINK_JOIN && i < nex; i++)
+    if (ex[i] <= ex[i - 1] || ex[i] >= m.nranks) abort(); /* ascending, in range */
+  size_t len = 0;
+  uint8_t *enc = bs_shrink_encode(&m, ex, nex, &len);
+  if (!enc) return;
+  if (bs_shrink_decode(enc, len, &m2, ex2, 64, &nex2, why, sizeof(why)) != 0) abort();
+  free(enc);
+  if (m2.kind != m.kind || m2.nonce != m.nonce || m2.nranks != m.nranks) abort();
+  if (m.kind == BS_SHRINK_JOIN && (nex2 != nex || memcmp(ex, ex2, sizeof(int) * (size_t)nex) != 0)) abort();
+  if (m.kind == BS_SHRINK_GO && (m2.job != m.job || memcmp(m2.salt, m.salt, sizeof(m.salt)) != 0)) abort();
+  if (m.kind == BS_SHRINK_FAIL && (m2.code != m.code || strcmp(m2.text, m.text) != 0)) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1 || size > MAX_IN) return 0;
   const uint8_t *d = data + 1;
@@ -202,6 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case M_HELLO: fuzz_hello(d, n); break;
     case M_ADDR: fuzz_addr(d, n); break;
     case M_ID: fuzz_id(d, n); break;
+    case M_SHRINK: fuzz_shrink(d, n); break;
     case M_STREAM:
       if (n >= 1) stream_through_conn(d + 1, n - 1, (size_t)d[0] + 1, (d[0] & 0x80) ? NULL : fuzz_nonce());
       break;

@@ -17,7 +17,7 @@
 #include "bootstrap_msg.h"
 #include "fuzz_keys.h"
 
-enum { M_HDR, M_VERIFY, M_SIGNED, M_HELLO, M_ADDR, M_ID, M_STREAM }; /* fuzz_bootstrap_msg's modes */
+enum { M_HDR, M_VERIFY, M_SIGNED, M_HELLO, M_ADDR, M_ID, M_STREAM, M_SHRINK }; /* fuzz_bootstrap_msg's modes */
 
 static const char *out_dir;
 
@@ -140,6 +140,22 @@ static void gen_bootstrap_msg(void) {
   uid.internal[8] = 5; /* address family 5, checksum repaired by the fuzzer */
   flags = 1;
   msg("id_bad_family", M_ID, &flags, 1, uid.internal, sizeof(uid.internal));
+
+  /* xcclCommShrink's messages: a JOIN with its exclude list, a GO, a FAIL. */
+  bs_shrink_msg_t sm = {.kind = BS_SHRINK_JOIN, .nonce = 12345, .nranks = 8};
+  int exclude[] = {2, 5};
+  size_t sl = 0;
+  uint8_t *enc = bs_shrink_encode(&sm, exclude, 2, &sl);
+  if (enc) msg("shrink_join", M_SHRINK, enc, sl, NULL, 0);
+  free(enc);
+  sm = (bs_shrink_msg_t){.kind = BS_SHRINK_GO, .nonce = 12345, .nranks = 6, .root = a0, .job = 77};
+  for (int i = 0; i < BS_SECRET_BYTES; i++) sm.salt[i] = (uint8_t)(3 * i);
+  if ((enc = bs_shrink_encode(&sm, NULL, 0, &sl))) msg("shrink_go", M_SHRINK, enc, sl, NULL, 0);
+  free(enc);
+  sm = (bs_shrink_msg_t){.kind = BS_SHRINK_FAIL, .nonce = 1, .code = 4};
+  snprintf(sm.text, sizeof(sm.text), "rank 3 passed another exclude list");
+  if ((enc = bs_shrink_encode(&sm, NULL, 0, &sl))) msg("shrink_fail", M_SHRINK, enc, sl, NULL, 0);
+  free(enc);
 }
 
 static void uid(const char *name, uint8_t mode, const void *a, size_t alen, const char *text) {
