@@ -16,6 +16,9 @@
 
 #include "clock.h"
 #include "config.h"
+#ifdef XCCL_HAVE_CUDA
+#include "enqueue_cuda.h"
+#endif
 #include "fault.h"
 #include "log.h"
 #include "topo.h"
@@ -171,6 +174,9 @@ uint64_t comm_host_hash(char *host_p, size_t len) {
 
 static void comm_free(struct xcclComm *comm) {
   if (!comm) return;
+#ifdef XCCL_HAVE_CUDA
+  enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
+#endif
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
     comm_channel_t *ch = &comm->channels[c];

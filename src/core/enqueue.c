@@ -11,6 +11,9 @@
 #include "group.h"
 #include "log.h"
 #include "reduce.h"
+#ifdef XCCL_HAVE_CUDA
+#include "enqueue_cuda.h" /* device buffers: classified per call, enqueued on the stream */
+#endif
 
 static xcclResult_t check_buffer(const char *fn, const char *what, const void *p, size_t elems, size_t esize) {
   if (elems == 0) return xcclSuccess;
@@ -64,10 +67,12 @@ static xcclResult_t coll_check(xcclComm_t comm, const coll_args_t *a, void *stre
   TRY(check_buffer(fn, "sendbuff", a->sendbuff, a->send_elems, esize));
   TRY(check_buffer(fn, "recvbuff", a->recvbuff, a->recv_elems, esize));
   TRY(check_overlap(comm, a, esize));
+#ifndef XCCL_HAVE_CUDA
   if (stream)
     return err_set(xcclInvalidArgument, LOG_COLL,
                    "%s: stream %p given, but this build of xccl has no CUDA support: pass NULL for host buffers", fn,
                    stream);
+#endif
   if (comm->failed)
     return err_set(xcclInvalidUsage, LOG_COLL,
                    "%s: the communicator failed in an earlier operation (%s); destroy or abort it and make a new one",
@@ -86,6 +91,12 @@ static void coll_single_rank(const coll_args_t *a, size_t esize) {
 static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream) {
   TRY(comm_acquire(comm));
   xcclResult_t res = coll_check(comm, a, stream);
+  int on_device = 0;
+#ifdef XCCL_HAVE_CUDA
+  size_t eb = xcclTypeSize(a->type);
+  cuda_buf_t bufs[2] = {{"sendbuff", a->sendbuff, a->send_elems * eb}, {"recvbuff", a->recvbuff, a->recv_elems * eb}};
+  if (res == xcclSuccess) res = enqueue_cuda_where(a->name, bufs, 2, stream, &on_device);
+#endif
   group_op_t op = {.kind = GROUP_RING, .comm = comm, .coll = *a};
   int submit = 0;
   if (comm->check && !comm->failed) {
@@ -103,9 +114,13 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
                                comm->peers[comm->rank].chunk_size);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
-    if (a->count > 0 && comm->nranks == 1) coll_single_rank(a, xcclTypeSize(a->type));
-    submit = a->count > 0 && comm->nranks > 1;
+    if (a->count > 0 && comm->nranks == 1 && !on_device) coll_single_rank(a, xcclTypeSize(a->type));
+    submit = a->count > 0 && (comm->nranks > 1 || on_device);
   }
+#ifdef XCCL_HAVE_CUDA
+  if (res == xcclSuccess && submit && on_device) res = enqueue_cuda_submit(&op, stream), submit = 0;
+  if (res == xcclSuccess && submit) res = enqueue_cuda_host_fence(comm, a->name);
+#endif
   if (res == xcclSuccess && submit) res = group_add_held(&op);
   comm_release(comm);
   return res == xcclSuccess ? res : comm_record(comm, res);
@@ -194,20 +209,31 @@ static xcclResult_t p2p_submit(const char *name, uint64_t seq, group_kind_t kind
   else if (count > (SIZE_MAX / 2) / esize)
     res = err_set(xcclInvalidArgument, LOG_COLL, "%s: count %zu of %s overflows the address space", name, count,
                   kern_type_name(type));
+#ifndef XCCL_HAVE_CUDA
   else if (stream)
     res = err_set(xcclInvalidArgument, LOG_COLL,
                   "%s: stream %p given, but this build of xccl has no CUDA support: pass NULL for host buffers", name,
                   stream);
+#endif
   else if (comm->failed)
     res = err_set(xcclInvalidUsage, LOG_COLL,
                   "%s: the communicator failed in an earlier operation (%s); destroy or abort it and make a new one",
                   name, comm->fail_msg);
   if (res == xcclSuccess) res = check_buffer(name, "buff", buf, count, esize);
+#ifdef XCCL_HAVE_CUDA
+  int on_device = 0;
+  cuda_buf_t cb = {"buff", buf, count * esize};
+  if (res == xcclSuccess) res = enqueue_cuda_where(name, &cb, 1, stream, &on_device);
+#endif
   group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
   op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
   if (res == xcclSuccess) op.seq = seq ? seq : ++comm->seq;
   comm_release(comm);
   if (res != xcclSuccess) return comm_record(comm, res);
+#ifdef XCCL_HAVE_CUDA
+  if (count) res = on_device ? enqueue_cuda_submit(&op, stream) : enqueue_cuda_host_fence(comm, name);
+  if (res != xcclSuccess || (count && on_device)) return res == xcclSuccess ? res : comm_record(comm, res);
+#endif
   return count ? group_add(&op) : xcclSuccess; /* nothing to move, nothing to match */
 }
 
@@ -288,6 +314,9 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
   char *r = recvbuff;
   xcclResult_t res = xcclGroupStart();
   int mark = group_mark(); /* if any part is refused, none of it runs */
+#ifdef XCCL_HAVE_CUDA
+  int dmark = enqueue_cuda_group_mark(); /* the same for parts on the device */
+#endif
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && p == root) || (kind == P2P_SCATTER && me == root);
     int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && p == root);
@@ -301,6 +330,9 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
     }
   }
   if (res != xcclSuccess) group_rollback(mark);
+#ifdef XCCL_HAVE_CUDA
+  if (res != xcclSuccess) enqueue_cuda_group_rollback(dmark);
+#endif
   xcclResult_t end = xcclGroupEnd();
   return res != xcclSuccess ? res : end;
 }

@@ -12,6 +12,9 @@
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"
+#ifdef XCCL_HAVE_CUDA
+#include "enqueue_cuda.h"
+#endif
 
 #define COLL_BYTES_PER_CHANNEL (128 * 1024)
 #define LANES_PER_COMM 100000
@@ -364,8 +367,14 @@ xcclResult_t xcclGroupStart(void) {
 xcclResult_t xcclGroupEnd(void) {
   if (group_depth == 0) return err_set(xcclInvalidUsage, LOG_COLL, "xcclGroupEnd without a matching xcclGroupStart");
   if (--group_depth > 0) return xcclSuccess;
+#ifdef XCCL_HAVE_CUDA
+  xcclResult_t dres = enqueue_cuda_group_end(); /* the group's device operations: one kernel, enqueued first */
+#endif
   xcclResult_t res = group_nops ? group_launch(group_ops, group_nops, 0) : xcclSuccess;
   group_nops = 0;
+#ifdef XCCL_HAVE_CUDA
+  if (res == xcclSuccess) res = dres;
+#endif
   return res;
 }
 

@@ -36,7 +36,7 @@
  * (0x7FC0), e5m2 gives S.11111.10 (0x7E) and e4m3 gives S.1111.111 (0x7F).
  *
  * Everything here is header-only integer and float arithmetic with no libc
- * calls, so the same header compiles as CUDA device code: XCCL_HOST_DEVICE
+ * calls, so the same header compiles as CUDA device code: XCCL_HD (hd.h)
  * expands to __host__ __device__ under nvcc. Bits are reinterpreted through a
  * union (well defined in C and supported by nvcc), not memcpy.
  *
@@ -51,11 +51,7 @@
 
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define XCCL_HOST_DEVICE __host__ __device__
-#else
-#define XCCL_HOST_DEVICE
-#endif
+#include "hd.h"
 
 /* ---- float <-> bits ----------------------------------------------------- */
 
@@ -64,13 +60,13 @@ typedef union {
   uint32_t u;
 } fpc_f32_pun;
 
-static inline XCCL_HOST_DEVICE uint32_t fpc_float_to_bits(float f) {
+static inline XCCL_HD uint32_t fpc_float_to_bits(float f) {
   fpc_f32_pun p;
   p.f = f;
   return p.u;
 }
 
-static inline XCCL_HOST_DEVICE float fpc_bits_to_float(uint32_t u) {
+static inline XCCL_HD float fpc_bits_to_float(uint32_t u) {
   fpc_f32_pun p;
   p.u = u;
   return p.f;
@@ -84,7 +80,7 @@ static inline XCCL_HOST_DEVICE float fpc_bits_to_float(uint32_t u) {
  * uses it, and then will not if-convert the branch (the operation could
  * trap), which stops the loop around it from vectorizing.
  */
-static inline XCCL_HOST_DEVICE uint32_t fpc_select(int cond, uint32_t a, uint32_t b) {
+static inline XCCL_HD uint32_t fpc_select(int cond, uint32_t a, uint32_t b) {
   uint32_t m = 0u - (uint32_t)(cond != 0);
   return (a & m) | (b & ~m);
 }
@@ -102,8 +98,7 @@ static inline XCCL_HOST_DEVICE uint32_t fpc_select(int cond, uint32_t a, uint32_
  * ieee_special the all-ones exponent holds inf and NaN; without it (e4m3)
  * only the all-ones pattern is special, and it is NaN.
  */
-static inline XCCL_HOST_DEVICE float fpc_widen(uint32_t v, int ebits, int mbits, int bias,
-                                               int ieee_special) {
+static inline XCCL_HD float fpc_widen(uint32_t v, int ebits, int mbits, int bias, int ieee_special) {
   uint32_t nbits = (uint32_t)(ebits + mbits);
   uint32_t sign = (v >> nbits) << 31;
   uint32_t em = v & ((1u << nbits) - 1u); /* exponent and fraction fields */
@@ -131,8 +126,7 @@ static inline XCCL_HOST_DEVICE float fpc_widen(uint32_t v, int ebits, int mbits,
  * the format saturates, the inf pattern when it does not. Returns the narrow
  * exponent and fraction fields. +-inf inputs clamp like any huge value.
  */
-static inline XCCL_HOST_DEVICE uint32_t fpc_narrow(uint32_t mag, int mbits, int bias,
-                                                   uint32_t maxv) {
+static inline XCCL_HD uint32_t fpc_narrow(uint32_t mag, int mbits, int bias, uint32_t maxv) {
   int shift = 23 - mbits;
   /* Normal result: rebias, then round on the integer bits. Adding half an
    * ulp less one, plus the bit that will be the last kept one, rounds up
@@ -160,11 +154,11 @@ static inline XCCL_HOST_DEVICE uint32_t fpc_narrow(uint32_t mag, int mbits, int 
 
 /* ---- fp16 (IEEE binary16) ------------------------------------------------ */
 
-static inline XCCL_HOST_DEVICE float fp16_to_float(uint16_t h) {
+static inline XCCL_HD float fp16_to_float(uint16_t h) {
   return fpc_widen(h, 5, 10, 15, 1);
 }
 
-static inline XCCL_HOST_DEVICE uint16_t fp16_from_float(float f) {
+static inline XCCL_HD uint16_t fp16_from_float(float f) {
   uint32_t u = fpc_float_to_bits(f);
   uint32_t mag = u & 0x7FFFFFFFu;
   /* Overflow and inf give inf (0x7C00); NaN stays quiet with the top payload
@@ -176,14 +170,14 @@ static inline XCCL_HOST_DEVICE uint16_t fp16_from_float(float f) {
 
 /* ---- bf16 (the top half of a float) ------------------------------------ */
 
-static inline XCCL_HOST_DEVICE float bf16_to_float(uint16_t h) {
+static inline XCCL_HD float bf16_to_float(uint16_t h) {
   /* Exact for every pattern, NaN included; only the quiet bit is forced. */
   uint32_t u = (uint32_t)h << 16;
   u = (u & 0x7FFFFFFFu) > 0x7F800000u ? (u | 0x400000u) : u;
   return fpc_bits_to_float(u);
 }
 
-static inline XCCL_HOST_DEVICE uint16_t bf16_from_float(float f) {
+static inline XCCL_HD uint16_t bf16_from_float(float f) {
   uint32_t u = fpc_float_to_bits(f);
   /* bf16 shares float's exponent, so rounding is an add on the raw bits:
    * 0x7FFF rounds anything above the half-way point up and the kept LSB
@@ -199,12 +193,12 @@ static inline XCCL_HOST_DEVICE uint16_t bf16_from_float(float f) {
 
 /* ---- fp8 e4m3 (OCP E4M3FN: no inf, NaN = S.1111.111, saturating) --------- */
 
-static inline XCCL_HOST_DEVICE float fp8_e4m3_to_float(uint8_t v) {
+static inline XCCL_HD float fp8_e4m3_to_float(uint8_t v) {
   /* The all-ones exponent is an ordinary binade here (up to 448). */
   return fpc_widen(v, 4, 3, 7, 0);
 }
 
-static inline XCCL_HOST_DEVICE uint8_t fp8_e4m3_from_float(float f) {
+static inline XCCL_HD uint8_t fp8_e4m3_from_float(float f) {
   uint32_t u = fpc_float_to_bits(f);
   uint32_t mag = u & 0x7FFFFFFFu;
   /* Clamping to 0x7E saturates overflow and inf at 448, and keeps a value
@@ -216,11 +210,11 @@ static inline XCCL_HOST_DEVICE uint8_t fp8_e4m3_from_float(float f) {
 
 /* ---- fp8 e5m2 (IEEE-like: inf and NaN) ----------------------------------- */
 
-static inline XCCL_HOST_DEVICE float fp8_e5m2_to_float(uint8_t v) {
+static inline XCCL_HD float fp8_e5m2_to_float(uint8_t v) {
   return fpc_widen(v, 5, 2, 15, 1);
 }
 
-static inline XCCL_HOST_DEVICE uint8_t fp8_e5m2_from_float(float f) {
+static inline XCCL_HD uint8_t fp8_e5m2_from_float(float f) {
   uint32_t u = fpc_float_to_bits(f);
   uint32_t mag = u & 0x7FFFFFFFu;
   /* Overflow and inf give inf (0x7C); NaN is the quiet pattern S.11111.10. */

@@ -4,13 +4,15 @@
  *
  * Each (type, op) pair gets its own loop, stamped out by the macros below,
  * so that every loop body is a single expression on one element type that the
- * compiler can vectorize; kern_reduce and kern_divide only pick the loop.
+ * compiler can vectorize; kern_reduce and kern_divide only pick the loop. The
+ * expressions are reduce_ops.h's element operations, which the CUDA kernels
+ * use too.
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "fp_convert.h"
 #include "reduce.h"
+#include "reduce_ops.h"
 
 /*
  * Why the loops are blocked. dst may be the same pointer as a or b, so no
@@ -70,111 +72,28 @@
     }                                                         \
   }
 
-/* ---- floating-point combiners -------------------------------------------- */
-
-/*
- * max and min propagate NaN: if either input is NaN the result is a NaN
- * (x when x is NaN, else y). +0 and -0 compare equal but are ordered
- * -0 < +0, as IEEE 754-2019 maximum/minimum do, so max(+0, -0) = +0 and
- * min(+0, -0) = -0 whatever the operand order; being symmetric keeps results
- * independent of the order in which ranks' contributions meet.
- *
- * The zeros are sorted out on the bits: when x == y, AND of the two patterns
- * clears the sign unless both are -0 (max) and OR sets it if either is -0
- * (min); equal non-zero values have equal bits, so nothing else changes.
- * Written as three unconditional selects because GCC vectorizes this shape
- * for float and double, and neither signbit() on double nor a conditional
- * x + y (a possible trap, so not if-converted).
- */
-typedef union {
-  double d;
-  uint64_t u;
-} kern_f64_pun;
-
-static inline uint64_t kern_double_to_bits(double d) {
-  kern_f64_pun p;
-  p.d = d;
-  return p.u;
-}
-
-static inline double kern_bits_to_double(uint64_t u) {
-  kern_f64_pun p;
-  p.u = u;
-  return p.d;
-}
-
-static inline float kern_maxf(float x, float y) {
-  float r = x > y ? x : y;
-  r = x == y ? fpc_bits_to_float(fpc_float_to_bits(x) & fpc_float_to_bits(y)) : r;
-  return x != x ? x : r;
-}
-
-static inline float kern_minf(float x, float y) {
-  float r = x < y ? x : y;
-  r = x == y ? fpc_bits_to_float(fpc_float_to_bits(x) | fpc_float_to_bits(y)) : r;
-  return x != x ? x : r;
-}
-
-static inline double kern_maxd(double x, double y) {
-  double r = x > y ? x : y;
-  r = x == y ? kern_bits_to_double(kern_double_to_bits(x) & kern_double_to_bits(y)) : r;
-  return x != x ? x : r;
-}
-
-static inline double kern_mind(double x, double y) {
-  double r = x < y ? x : y;
-  r = x == y ? kern_bits_to_double(kern_double_to_bits(x) | kern_double_to_bits(y)) : r;
-  return x != x ? x : r;
-}
-
 /* ---- the reduction loops --------------------------------------------------- */
 
-/*
- * Integers. Sum and product wrap modulo 2^bits, signed types included: the
- * arithmetic is done in the unsigned type (1u * promotes 8-bit operands to
- * unsigned int rather than int, so no product can overflow a signed type),
- * and the conversion back to the signed type wraps on every compiler xccl
- * supports (GCC and Clang define it as modulo 2^bits).
- */
-#define KERN_DEFINE_INT_REDUCE(tname, T, UT)                                        \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_sum, T, (T)(1u * (UT)x + (UT)y))         \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_prod, T, (T)(1u * (UT)x * (UT)y))        \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_max, T, x > y ? x : y)                   \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_min, T, x < y ? x : y)
+/* The element operations are reduce_ops.h's, shared with the CUDA kernels;
+ * here each becomes one loop per (type, op). */
+#define KERN_DEFINE_REDUCE(tname, T)                                         \
+  KERN_DEFINE_BINARY(kern_reduce_##tname##_sum, T, xr_##tname##_sum(x, y))   \
+  KERN_DEFINE_BINARY(kern_reduce_##tname##_prod, T, xr_##tname##_prod(x, y)) \
+  KERN_DEFINE_BINARY(kern_reduce_##tname##_max, T, xr_##tname##_max(x, y))   \
+  KERN_DEFINE_BINARY(kern_reduce_##tname##_min, T, xr_##tname##_min(x, y))
 
-KERN_DEFINE_INT_REDUCE(int8, int8_t, uint8_t)
-KERN_DEFINE_INT_REDUCE(uint8, uint8_t, uint8_t)
-KERN_DEFINE_INT_REDUCE(int32, int32_t, uint32_t)
-KERN_DEFINE_INT_REDUCE(uint32, uint32_t, uint32_t)
-KERN_DEFINE_INT_REDUCE(int64, int64_t, uint64_t)
-KERN_DEFINE_INT_REDUCE(uint64, uint64_t, uint64_t)
-
-/* float and double combine in their own precision. */
-KERN_DEFINE_BINARY(kern_reduce_float32_sum, float, x + y)
-KERN_DEFINE_BINARY(kern_reduce_float32_prod, float, x * y)
-KERN_DEFINE_BINARY(kern_reduce_float32_max, float, kern_maxf(x, y))
-KERN_DEFINE_BINARY(kern_reduce_float32_min, float, kern_minf(x, y))
-KERN_DEFINE_BINARY(kern_reduce_float64_sum, double, x + y)
-KERN_DEFINE_BINARY(kern_reduce_float64_prod, double, x * y)
-KERN_DEFINE_BINARY(kern_reduce_float64_max, double, kern_maxd(x, y))
-KERN_DEFINE_BINARY(kern_reduce_float64_min, double, kern_mind(x, y))
-
-/*
- * Narrow floats: widen both operands to float (exact), combine in float,
- * round back to nearest-even. Rounding twice (to float, then to the narrow
- * format) gives the same result as rounding the exact value once, because
- * float carries at least 2p+2 bits for every format here (p = 11 for fp16).
- */
-#define KERN_DEFINE_NARROW_REDUCE(tname, T, TO_F, FROM_F)                                 \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_sum, T, FROM_F(TO_F(x) + TO_F(y)))             \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_prod, T, FROM_F(TO_F(x) * TO_F(y)))            \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_max, T, FROM_F(kern_maxf(TO_F(x), TO_F(y))))   \
-  KERN_DEFINE_BINARY(kern_reduce_##tname##_min, T, FROM_F(kern_minf(TO_F(x), TO_F(y))))
-
-KERN_DEFINE_NARROW_REDUCE(float16, uint16_t, fp16_to_float, fp16_from_float)
-KERN_DEFINE_NARROW_REDUCE(bfloat16, uint16_t, bf16_to_float, bf16_from_float)
-KERN_DEFINE_NARROW_REDUCE(float8e4m3, uint8_t, fp8_e4m3_to_float, fp8_e4m3_from_float)
-KERN_DEFINE_NARROW_REDUCE(float8e5m2, uint8_t, fp8_e5m2_to_float, fp8_e5m2_from_float)
+KERN_DEFINE_REDUCE(int8, int8_t)
+KERN_DEFINE_REDUCE(uint8, uint8_t)
+KERN_DEFINE_REDUCE(int32, int32_t)
+KERN_DEFINE_REDUCE(uint32, uint32_t)
+KERN_DEFINE_REDUCE(int64, int64_t)
+KERN_DEFINE_REDUCE(uint64, uint64_t)
+KERN_DEFINE_REDUCE(float32, float)
+KERN_DEFINE_REDUCE(float64, double)
+KERN_DEFINE_REDUCE(float16, uint16_t)
+KERN_DEFINE_REDUCE(bfloat16, uint16_t)
+KERN_DEFINE_REDUCE(float8e4m3, uint8_t)
+KERN_DEFINE_REDUCE(float8e5m2, uint8_t)
 
 /* One case of kern_reduce's switch: the four loops of one type. avg combines
  * like sum; kern_divide finishes it. */
@@ -252,7 +171,7 @@ void kern_reduce(void *dst, const void *a, const void *b, size_t n, xcclDataType
     }                                                                                  \
     D d = (D)divisor;                                                                  \
     for (size_t i = 0; i < n; i++)                                                     \
-      dst[i] = (T)(src[i] / d);                                                        \
+      dst[i] = xr_##tname##_div(src[i], d);                                            \
   }
 
 /*
@@ -275,7 +194,7 @@ void kern_reduce(void *dst, const void *a, const void *b, size_t n, xcclDataType
     }                                                                                  \
     D d = (D)divisor;                                                                  \
     for (size_t i = 0; i < n; i++)                                                     \
-      dst[i] = (T)(src[i] / d);                                                        \
+      dst[i] = xr_##tname##_div(src[i], d);                                            \
   }
 
 KERN_DEFINE_SIGNED_DIVIDE(int8, int8_t, uint8_t, int)
@@ -287,14 +206,12 @@ KERN_DEFINE_UNSIGNED_DIVIDE(uint64, uint64_t, uint64_t)
 
 /* Floating types divide in float (double for float64); the narrow ones widen
  * and round back, as in the reductions. */
-KERN_DEFINE_UNARY(kern_divide_float32, float, float, x / p)
-KERN_DEFINE_UNARY(kern_divide_float64, double, double, x / p)
-KERN_DEFINE_UNARY(kern_divide_float16, uint16_t, float, fp16_from_float(fp16_to_float(x) / p))
-KERN_DEFINE_UNARY(kern_divide_bfloat16, uint16_t, float, bf16_from_float(bf16_to_float(x) / p))
-KERN_DEFINE_UNARY(kern_divide_float8e4m3, uint8_t, float,
-                  fp8_e4m3_from_float(fp8_e4m3_to_float(x) / p))
-KERN_DEFINE_UNARY(kern_divide_float8e5m2, uint8_t, float,
-                  fp8_e5m2_from_float(fp8_e5m2_to_float(x) / p))
+KERN_DEFINE_UNARY(kern_divide_float32, float, float, xr_float32_div(x, p))
+KERN_DEFINE_UNARY(kern_divide_float64, double, double, xr_float64_div(x, p))
+KERN_DEFINE_UNARY(kern_divide_float16, uint16_t, float, xr_float16_div(x, p))
+KERN_DEFINE_UNARY(kern_divide_bfloat16, uint16_t, float, xr_bfloat16_div(x, p))
+KERN_DEFINE_UNARY(kern_divide_float8e4m3, uint8_t, float, xr_float8e4m3_div(x, p))
+KERN_DEFINE_UNARY(kern_divide_float8e5m2, uint8_t, float, xr_float8e5m2_div(x, p))
 
 void kern_divide(void *dst, const void *src, size_t n, xcclDataType_t type, int divisor) {
   /* Exact for any rank count up to 2^24. */

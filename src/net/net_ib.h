@@ -96,7 +96,7 @@ struct ib_reg {
 
 /* A registration that covers [addr, addr + size), from the cache or new;
  * takes a reference. */
-xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, ib_reg_t **reg_p);
+xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, int gpu, ib_reg_t **reg_p);
 void ib_reg_put(ib_reg_t *reg);
 xcclResult_t ib_reg_mr(void *comm, void *data, size_t size, int ptr_type, void **mhandle_p);
 xcclResult_t ib_dereg_mr(void *comm, void *mhandle);

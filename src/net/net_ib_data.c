@@ -138,7 +138,7 @@ static xcclResult_t ib_comm_reg(ib_comm_t *c, void *data, size_t size, ib_reg_t 
     c->regs = regs;
     c->cap = cap;
   }
-  TRY(ib_reg_get(c->ctx, data, size, &r));
+  TRY(ib_reg_get(c->ctx, data, size, 0, &r));
   c->regs[c->nregs++] = r;
   *reg_p = c->last_reg = r;
   return xcclSuccess;

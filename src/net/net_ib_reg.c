@@ -8,8 +8,13 @@
  * cache and keep their reference until the comm closes, so such a buffer must
  * stay allocated while its comm lives (the proxy's slot fifos do).
  *
- * Host memory only for now; GPU memory would come through
- * ibv_reg_dmabuf_mr() on a dma-buf of the allocation when CUDA is present.
+ * GPU memory (reg_mr with NET_PTR_CUDA, in a build with CUDA) is registered
+ * through a dma-buf of the range that the CUDA driver exports
+ * (cuMemGetHandleForAddressRange) and ibv_reg_dmabuf_mr(), with the GPU
+ * virtual address as the IOVA, so remote writes name GPU addresses as they
+ * name host ones. The driver entry point is looked up at run time: the
+ * static CUDA runtime links no libcuda, and a machine without a driver
+ * refuses it with a sentence.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +25,75 @@
 #include "log.h"
 #include "net_ib.h"
 
-xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, ib_reg_t **reg_p) {
+#ifdef XCCL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+/* cuMemGetHandleForAddressRange (cuda.h, CUDA 11.7), by the values cuda.h gives. */
+typedef int (*ib_cu_get_handle_fn)(void *handle, unsigned long long dptr, size_t size, int handle_type,
+                                   unsigned long long flags);
+#define IB_CU_HANDLE_DMA_BUF_FD 1
+
+/* A dma-buf fd for the GPU range [start, end), or -1 with the error set. */
+static int ib_gpu_dmabuf(uintptr_t start, uintptr_t end) {
+  static ib_cu_get_handle_fn get_handle;
+  if (!get_handle) {
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &fn, 11070, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn) {
+      err_set(xcclSystemError, LOG_NET,
+              "ib: GPU memory needs the CUDA driver's cuMemGetHandleForAddressRange (CUDA 11.7+ driver), which "
+              "this machine does not have");
+      return -1;
+    }
+    get_handle = (ib_cu_get_handle_fn)fn;
+  }
+  int fd = -1;
+  int rc = get_handle(&fd, (unsigned long long)start, (size_t)(end - start), IB_CU_HANDLE_DMA_BUF_FD, 0);
+  if (rc != 0 || fd < 0) {
+    err_set(xcclSystemError, LOG_NET,
+            "ib: the CUDA driver gave no dma-buf for GPU memory %p + %zu (CUresult %d): the GPU or its driver "
+            "lacks dma-buf export (needs an open kernel module, or nvidia-peermem for the older path)",
+            (void *)start, (size_t)(end - start), rc);
+    return -1;
+  }
+  return fd;
+}
+#endif
+
+/* Registers [start, end) on ctx's protection domain: host memory directly,
+ * GPU memory through its dma-buf. */
+static xcclResult_t ib_register(ib_ctx_t *ctx, uintptr_t start, uintptr_t end, int gpu, struct ibv_mr **mr_p) {
+  int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  if (gpu) {
+#ifdef XCCL_HAVE_CUDA
+    int fd = ib_gpu_dmabuf(start, end);
+    if (fd < 0) return xcclSystemError;
+    *mr_p = ibv_reg_dmabuf_mr(ctx->pd, 0, end - start, start, fd, access);
+    int e = errno;
+    close(fd); /* the registration holds its own reference to the buffer */
+    if (!*mr_p)
+      return err_set(xcclSystemError, LOG_NET,
+                     "ib: ibv_reg_dmabuf_mr of %zu bytes of GPU memory at %p on %s failed: %s", (size_t)(end - start),
+                     (void *)start, ibv_get_device_name(ctx->verbs->device), strerror(e));
+    return xcclSuccess;
+#else
+    return err_set(xcclInvalidUsage, LOG_NET,
+                   "ib: GPU memory needs dma-buf registration, which this build does not have (built without CUDA)");
+#endif
+  }
+  *mr_p = ibv_reg_mr(ctx->pd, (void *)start, end - start, access);
+  if (!*mr_p) {
+    int e = errno;
+    return err_set(xcclSystemError, LOG_NET, "ib: ibv_reg_mr of %zu bytes at %p on %s failed: %s%s",
+                   (size_t)(end - start), (void *)start, ibv_get_device_name(ctx->verbs->device), strerror(e),
+                   e == ENOMEM || e == EPERM ? " (the locked-memory limit, ulimit -l, may be too low)" : "");
+  }
+  return xcclSuccess;
+}
+
+xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, int gpu, ib_reg_t **reg_p) {
   static long page;
   if (!page) page = sysconf(_SC_PAGESIZE);
   uintptr_t a = (uintptr_t)addr, pg = (uintptr_t)page;
@@ -50,14 +123,8 @@ xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, ib_reg_t **reg_p
     res = err_set(xcclSystemError, LOG_NET, "ib: out of memory for a registration");
     goto unlock;
   }
-  r->mr = ibv_reg_mr(ctx->pd, (void *)start, end - start,
-                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-  if (!r->mr) {
-    int e = errno;
+  if ((res = ib_register(ctx, start, end, gpu, &r->mr)) != xcclSuccess) {
     free(r);
-    res = err_set(xcclSystemError, LOG_NET, "ib: ibv_reg_mr of %zu bytes at %p on %s failed: %s%s",
-                  (size_t)(end - start), (void *)start, ibv_get_device_name(ctx->verbs->device), strerror(e),
-                  e == ENOMEM || e == EPERM ? " (the locked-memory limit, ulimit -l, may be too low)" : "");
     goto unlock;
   }
   r->ctx = ctx;
@@ -89,11 +156,8 @@ void ib_reg_put(ib_reg_t *r) {
 
 xcclResult_t ib_reg_mr(void *comm, void *data, size_t size, int ptr_type, void **mhandle_p) {
   ib_comm_t *c = comm;
-  if (ptr_type & NET_PTR_CUDA)
-    return err_set(xcclInvalidUsage, LOG_NET,
-                   "ib: GPU memory needs dma-buf registration, which this build does not have (no CUDA)");
   ib_reg_t *r;
-  TRY(ib_reg_get(c->ctx, data, size, &r));
+  TRY(ib_reg_get(c->ctx, data, size, (ptr_type & NET_PTR_CUDA) != 0, &r));
   *mhandle_p = r;
   return xcclSuccess;
 }

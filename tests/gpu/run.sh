@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh — the GPU check in one command, for a machine with an
+# NVIDIA GPU and a CUDA toolkit: configures and builds xccl with CUDA (only
+# what the GPU suite needs), runs `ctest -L gpu` (the collectives on device
+# buffers with 1, 2 and 4 ranks on one GPU, sends and receives, abort of a
+# running kernel, the deadline), runs the kernel benchmark, and prints one
+# summary line:
+#
+#   GPU SUMMARY: tests P/T passed (S skipped, F failed) | reduce kernel float32 sum R GB/s
+#                = X of a D2D copy (C GB/s) | <GPU> | N s          (one line)
+#
+# Logs stay in BUILD/gpu-logs. Exit 0 when every test passed or was skipped
+# and the benchmark ran; 1 otherwise (the summary says where it stopped).
+#
+# usage: tests/gpu/run.sh [BUILD_DIR]      (default: build/gpu)
+set -uo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$src/build/gpu}
+logs=$build/gpu-logs
+mkdir -p "$logs"
+start=$(date +%s)
+jobs=$(nproc 2>/dev/null || echo 4)
+
+summary() { # summary RESULT TEXT
+  echo "GPU SUMMARY: $2 | $(($(date +%s) - start)) s"
+  exit "$1"
+}
+tail_of() { tail -n 15 "$1" | sed 's/^/    /'; }
+
+command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+echo "run.sh: source $src, build $build, GPU: ${gpu:-unknown (nvidia-smi gave nothing)}," \
+  "nvcc: $(command -v nvcc || echo none)"
+
+echo "run.sh: configuring (XCCL_WITH_CUDA=ON) ..."
+if ! cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXCCL_WITH_CUDA=ON >"$logs/configure.log" 2>&1; then
+  tail_of "$logs/configure.log"
+  summary 1 "FAILED: configure with CUDA (see $logs/configure.log)"
+fi
+echo "run.sh: building the GPU suite with $jobs jobs ..."
+if ! cmake --build "$build" -j "$jobs" --target xccl_gpu_tests >"$logs/build.log" 2>&1; then
+  tail_of "$logs/build.log"
+  summary 1 "FAILED: build (see $logs/build.log)"
+fi
+
+echo "run.sh: ctest -L gpu ..."
+ctest --test-dir "$build" -L gpu --output-on-failure >"$logs/ctest.log" 2>&1
+ctest_rc=$?
+grep -E "Test +#|tests passed|FAILED|CHECK" "$logs/ctest.log" | sed 's/^/    /'
+# Why tests skipped: their output is in ctest's own log, not on the console.
+grep -h "SKIPPED" "$build/Testing/Temporary/LastTest.log" 2>/dev/null | sort | uniq -c | sed 's/^/    /'
+total=$(grep -cE "Test +#[0-9]+:" "$logs/ctest.log")
+passed=$(grep -cE "Test +#[0-9]+:.* Passed" "$logs/ctest.log")
+skipped=$(grep -cE "Test +#[0-9]+:.*(Skipped|Not Run)" "$logs/ctest.log")
+failed=$((total - passed - skipped))
+tests="tests $passed/$total passed ($skipped skipped, $failed failed)"
+
+echo "run.sh: kernel benchmark ..."
+"$build/tests/bench_reduce" >"$logs/bench.log" 2>&1
+bench_rc=$?
+sed 's/^/    /' "$logs/bench.log"
+line=$(grep '^BENCH ' "$logs/bench.log" | tail -n 1)
+field() { echo "$line" | sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+if [ "$bench_rc" -eq 0 ] && [ -n "$line" ]; then
+  bench="reduce kernel float32 sum $(field reduce_GBps) GB/s = $(field fraction) of a D2D copy"
+  bench="$bench ($(field copy_GBps) GB/s)"
+else
+  bench="benchmark did not run (exit $bench_rc, see $logs/bench.log)"
+fi
+
+rc=0
+{ [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ] || [ "$bench_rc" -ne 0 ]; } && rc=1
+summary "$rc" "$tests | $bench | ${gpu:-unknown GPU}"

@@ -1,0 +1,76 @@
+# GPU suite (issue 8). `ctest -L gpu`: the collectives on device buffers with
+# 1, 2 and 4 ranks on one GPU against the host path's results, sends and
+# receives, abort of a running kernel and its deadline; each skipped (77, with
+# the reason) where no GPU can be used. tests/gpu/run.sh builds and runs them
+# with the kernel benchmark on a machine with an NVIDIA GPU. XCCL_ALGO=ring:
+# the device runs the ring only, and the host reference must walk the same
+# schedule to give the same bits.
+set(gpu ${CMAKE_CURRENT_LIST_DIR})
+
+# The schedule the kernel walks, against the host twin: no GPU needed, so it
+# is built with or without CUDA.
+xccl_add_test(NAME unit_ring_plan SOURCES ${gpu}/test_ring_plan.c LABELS unit TIMEOUT 120)
+
+if(XCCL_HAVE_CUDA)
+  # Groups of device operations launch at xcclGroupEnd (src/core/group.c).
+  set(gpu_groups 1)
+
+  # Runs where there is no CUDA driver: host buffers work, a device pointer is
+  # refused with a sentence. Skipped where a driver is present.
+  xccl_add_test(NAME gpu_nodriver SOURCES ${gpu}/test_gpu_nodriver.c LABELS "unit;gpu" RANKS 2 TIMEOUT 60
+                ARGS $<TARGET_FILE:xccl>)
+
+  foreach(n 1 2 4)
+    xccl_add_test(NAME gpu_coll TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS ${n} ARGS coll
+                  LABELS gpu TIMEOUT 600 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
+    xccl_add_test(NAME gpu_p2p TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS ${n} ARGS p2p
+                  LABELS gpu TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
+  endforeach()
+  # Over sockets: the watcher drives the proxy for the kernel.
+  xccl_add_test(NAME gpu_coll_socket TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS quick
+                LABELS gpu TIMEOUT 300
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups}")
+  xccl_add_test(NAME gpu_abort TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS abort
+                LABELS gpu TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+  xccl_add_test(NAME gpu_timeout TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS timeout
+                LABELS gpu TIMEOUT 120 ENV "XCCL_TIMEOUT=3")
+
+  # The host side of the device path where there is no GPU: the same test
+  # against a stand-in CUDA runtime and kernel (mock_cuda.c), linked from the
+  # layers' objects without the real kernels and cudart.
+  set(mock_objs)
+  foreach(layer ${XCCL_LAYERS})
+    if(NOT layer STREQUAL "xccl_kernels_cuda")
+      list(APPEND mock_objs $<TARGET_OBJECTS:${layer}>)
+    endif()
+  endforeach()
+  get_target_property(mock_libs xccl LINK_LIBRARIES)
+  list(REMOVE_ITEM mock_libs CUDA::cudart_static)
+  add_executable(test_gpu_coll_mock ${gpu}/test_gpu_coll.c ${gpu}/mock_cuda.c
+                 ${CMAKE_CURRENT_SOURCE_DIR}/common/test_util.c ${mock_objs})
+  target_include_directories(test_gpu_coll_mock PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/common ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(layer ${XCCL_LAYERS})
+    target_include_directories(test_gpu_coll_mock PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
+  endforeach()
+  target_link_libraries(test_gpu_coll_mock PRIVATE ${mock_libs})
+  foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2")
+    list(POP_FRONT mode_ranks mode)
+    foreach(n ${mode_ranks})
+      set(mock_env "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
+      if(mode STREQUAL "timeout")
+        set(mock_env "XCCL_TIMEOUT=3;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
+      endif()
+      xccl_add_test(NAME gpu_mock_${mode} TARGET test_gpu_coll_mock RANKS ${n} ARGS ${mode} LABELS unit TIMEOUT 600
+                    ENV "${mock_env}")
+    endforeach()
+  endforeach()
+  xccl_add_test(NAME gpu_mock_socket TARGET test_gpu_coll_mock RANKS 3 ARGS quick LABELS unit TIMEOUT 300
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups}")
+
+  # The local reduction kernel against a device-to-device copy (run.sh).
+  add_executable(bench_reduce ${gpu}/bench_reduce.c)
+  target_link_libraries(bench_reduce PRIVATE xccl_testlib)
+
+  # What run.sh builds: the GPU suite and no more.
+  add_custom_target(xccl_gpu_tests DEPENDS test_gpu_coll gpu_nodriver bench_reduce unit_ring_plan xccl-run xccl)
+endif()
