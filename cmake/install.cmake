@@ -8,7 +8,7 @@
 #   ${CMAKE_INSTALL_LIBDIR}/pkgconfig/xccl.pc     pkg-config file (relocatable)
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/xccl/           CMake package: xccl::xccl,
 #                                                 xccl::xccl_static
-#   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info,topo}  tools, when they are built
+#   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info,topo,stuck}  tools, when they are built
 #
 # Components: "Runtime" (shared library, tools) and "Development" (everything
 # else), so `cmake --install <build> --component Runtime` gives a runtime-only
@@ -40,7 +40,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/xccl.h
 
 # ---- Tools (defined in tools/, may not all exist) -------------------------
 
-foreach(tool xccl-run xccl-perf xccl-info xccl-topo)
+foreach(tool xccl-run xccl-perf xccl-info xccl-topo xccl-stuck)
   if(TARGET ${tool})
     # If a tool links the shared library, let the installed binary find it
     # in ../lib without LD_LIBRARY_PATH. Harmless for statically linked tools.

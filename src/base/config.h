@@ -75,6 +75,13 @@
     "Fault injection rules for failure tests, e.g. rank=2,op=allreduce,seq=10,step=3,action=close; "  \
     "several separated by ';'. Actions: close, delay:<ms>, stall, corrupt, error, kill; p=<prob> "   \
     "with seed=<n> for random faults that replay exactly. See src/base/fault.h.")                  \
+  X(DUMP_DIR, STR, "/tmp", 0, 0,                                                                   \
+    "Directory for in-flight state dumps (xccl-<comm>-r<rank>.dump), written when an operation "   \
+    "times out or loses a connection and on XCCL_DUMP_SIGNAL; xccl-stuck reads them and names the " \
+    "rank everyone waits on. none: no dumps.")                                                     \
+  X(DUMP_SIGNAL, STR, "0", 0, 0,                                                                   \
+    "Signal (name such as USR1, or number) on which every communicator of the process writes its " \
+    "in-flight state dump to XCCL_DUMP_DIR. 0: off.")                                              \
   /* ---- topology (src/topo) ---- */                                                              \
   X(TOPO_FILE, STR, "", 0, 0,                                                                      \
     "Read this node's topology from this file instead of detecting it: an hwloc XML export "       \

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "dump.h"
 #ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h"
 #endif
@@ -177,6 +178,7 @@ static void comm_free(struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
 #endif
+  dump_unregister(comm); /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
     comm_channel_t *ch = &comm->channels[c];
@@ -420,6 +422,7 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
                            .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
                            .wait = proxy_wait, .progress_ctx = comm->proxy};
+  TRY_GOTO(dump_register(comm, id->job), fail);
   TRY_GOTO(registry_add(comm), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
        (double)(clock_ns() - t0) / 1e6, comm->nchannels, comm->prev, rank, comm->next,

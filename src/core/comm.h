@@ -85,6 +85,7 @@ struct xcclComm {
   double timeout_s;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];
+  struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
 
 /* Finds comm among the live communicators and marks a call in progress.

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"
@@ -116,6 +117,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     }
   }
   if (!missing) return xcclSuccess;
+  dump_connect_begin(comm, ops, n); /* waits on the peers being connected, for dumps */
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
@@ -134,6 +136,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     res = comm_connect_p2p(comm, COMM_P2P_ALGO, partners, np, partners, np);
     comm->rd_connected = res == xcclSuccess;
   }
+  dump_connect_end(comm);
   free(sends);
   free(recvs);
   return res;
@@ -284,6 +287,7 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
       comm_p2p_t *d = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
       host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, d->fifo, &d->step,
                     op->buf, op->bytes);
+      g->pitems[i].base.peer = op->peer; /* whom it waits on, for state dumps */
       group_add_item(g, &g->pitems[i].base, i);
     }
   }
@@ -303,6 +307,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
     goto out;
   }
   for (int i = 0; i < n; i++) comm_index(&g, ops[i].comm);
+  for (int c = 0; c < g.ncomms; c++) dump_op_begin(g.comms[c], ops, n); /* what dumps say it is doing */
   for (int c = 0; c < g.ncomms && res == xcclSuccess; c++) {
     res = group_self_copies(ops, n, g.comms[c]);
     if (res == xcclSuccess) res = group_connect(ops, n, g.comms[c]);
@@ -325,9 +330,12 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
       char msg[SLOT_ERROR_MAX];
       snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", g.comms[c]->rank);
       comm_break_shm(g.comms[c], msg);
+      /* The peers are told; now the in-flight state, for xccl-stuck. */
+      dump_op_failed(g.comms[c], &fail, g.comms[c] == ops[g.item_op[fail.item]].comm, g.comms[c]->fail_msg);
     }
   }
 out:
+  for (int c = 0; c < g.ncomms; c++) dump_op_end(g.comms[c], ops, n, res == xcclSuccess);
   for (int i = 0; i < n; i++) {
     if (i < acquired) comm_release(ops[i].comm);
     if (res != xcclSuccess) comm_record(ops[i].comm, res);

@@ -25,8 +25,9 @@ static int drained(kern_item_t *it) {
   return !it->sends || slot_fifo_taken(it->sends, *it->send_step);
 }
 
-/* Why is an idle item idle? Non-zero (fail filled in) to stop. */
-static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
+/* What an idle item waits on: the fifo (or NULL), and where, in fail's
+ * fields (channel, peer, waiting_on_recv, action, loop, step). */
+static slot_fifo_t *item_wait(kern_item_t *it, kern_failure_t *fail) {
   uint64_t step = 0;
   int on_recv = 0;
   slot_fifo_t *f;
@@ -41,6 +42,15 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   fail->waiting_on_recv = on_recv;
   fail->action = it->action;
   fail->loop = it->loop;
+  fail->step = step;
+  return f;
+}
+
+/* Why is an idle item idle? Non-zero (fail filled in) to stop. */
+static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
+  slot_fifo_t *f = item_wait(it, fail);
+  uint64_t step = fail->step;
+  int on_recv = fail->waiting_on_recv;
   /* Only the fifo waited on counts: another may have failed because its
    * peer finished and closed, which is not an error here. The proxy
    * publishes what it moved before it marks a fifo failed, so after seeing
@@ -74,6 +84,89 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   return 0;
 }
 
+/* ---- The state record (kern_state_t): touched only when items stop and resume ---- */
+
+/* Adds item i's wait (described by w, as item_check filled it) to its
+ * environment's record; the first wait of a pass opens the record. */
+static void state_note(kern_item_t *it, int i, const kern_failure_t *w, uint64_t t0) {
+  kern_state_t *s = it->env->state;
+  if (!s) return;
+  if (!(atomic_load_explicit(&s->gen, memory_order_relaxed) & 1)) { /* we are the only writer */
+    kern_state_write_begin(s);
+    atomic_store_explicit(&s->nwaits, 0, memory_order_release);
+    atomic_store_explicit(&s->start_ns, t0, memory_order_release);
+  }
+  int k = atomic_load_explicit(&s->nwaits, memory_order_relaxed);
+  if (k < KERN_STATE_WAITS) {
+    kern_wait_t *e = &s->waits[k];
+    atomic_store_explicit(&e->item, i, memory_order_release);
+    atomic_store_explicit(&e->peer, w->peer, memory_order_release);
+    atomic_store_explicit(&e->channel, w->channel, memory_order_release);
+    atomic_store_explicit(&e->is_recv, w->waiting_on_recv, memory_order_release);
+    atomic_store_explicit(&e->action, w->action, memory_order_release);
+    atomic_store_explicit(&e->loop, w->loop, memory_order_release);
+    atomic_store_explicit(&e->step, w->step, memory_order_release);
+    atomic_store_explicit(&e->since_ns, it->last_progress_ns, memory_order_release);
+  }
+  atomic_store_explicit(&s->nwaits, k + 1, memory_order_release);
+}
+
+/* Closes the records state_note opened. */
+static void state_close(kern_item_t *const *items, int n) {
+  for (int i = 0; i < n; i++) {
+    kern_state_t *s = items[i]->env->state;
+    if (s && (atomic_load_explicit(&s->gen, memory_order_relaxed) & 1)) kern_state_write_end(s);
+  }
+}
+
+/* The items move again: no waits (each record once). */
+static void state_clear(kern_item_t *const *items, int n) {
+  for (int i = 0; i < n; i++) {
+    kern_state_t *s = items[i]->env->state;
+    if (!s || !atomic_load_explicit(&s->nwaits, memory_order_relaxed)) continue;
+    kern_state_write_begin(s);
+    atomic_store_explicit(&s->nwaits, 0, memory_order_release);
+    kern_state_write_end(s);
+  }
+}
+
+void kern_state_snapshot(kern_state_t *s, kern_state_copy_t *out) {
+  /* A writer on another thread finishes within a few stores; one this
+   * handler interrupted never does: give up after a bounded number of tries. */
+  for (int tries = 0; tries < 1000; tries++) {
+    uint64_t g1 = atomic_load_explicit(&s->gen, memory_order_acquire);
+    uint64_t info = atomic_load_explicit(&s->op_info, memory_order_acquire);
+    uint64_t where = atomic_load_explicit(&s->op_where, memory_order_acquire);
+    out->op_name = atomic_load_explicit(&s->op_name, memory_order_acquire);
+    out->seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+    out->count = atomic_load_explicit(&s->count, memory_order_acquire);
+    out->done_seq = atomic_load_explicit(&s->done_seq, memory_order_acquire);
+    out->start_ns = atomic_load_explicit(&s->start_ns, memory_order_acquire);
+    out->run_state = (int)(info & 0xff);
+    out->type = (int)(info >> 8 & 0xff);
+    out->redop = (int)(int8_t)(info >> 16 & 0xff);
+    out->algo = (int)(int8_t)(info >> 24 & 0xff);
+    out->nops = (int)(uint32_t)(info >> 32);
+    out->root = (int32_t)(uint32_t)where;
+    out->peer = (int32_t)(uint32_t)(where >> 32);
+    out->nwaits = atomic_load_explicit(&s->nwaits, memory_order_acquire);
+    for (int k = 0; k < KERN_STATE_WAITS; k++) {
+      kern_wait_t *e = &s->waits[k];
+      out->waits[k].item = atomic_load_explicit(&e->item, memory_order_acquire);
+      out->waits[k].peer = atomic_load_explicit(&e->peer, memory_order_acquire);
+      out->waits[k].channel = atomic_load_explicit(&e->channel, memory_order_acquire);
+      out->waits[k].is_recv = atomic_load_explicit(&e->is_recv, memory_order_acquire);
+      out->waits[k].action = atomic_load_explicit(&e->action, memory_order_acquire);
+      out->waits[k].loop = atomic_load_explicit(&e->loop, memory_order_acquire);
+      out->waits[k].step = atomic_load_explicit(&e->step, memory_order_acquire);
+      out->waits[k].since_ns = atomic_load_explicit(&e->since_ns, memory_order_acquire);
+    }
+    uint64_t g2 = atomic_load_explicit(&s->gen, memory_order_relaxed); /* after the acquire loads above */
+    out->torn = g1 != g2 || (g1 & 1);
+    if (!out->torn) return;
+  }
+}
+
 /* Calls progress once per distinct environment. */
 static int progress_all(kern_item_t *const *items, int n) {
   int moved = 0;
@@ -88,7 +181,7 @@ static int progress_all(kern_item_t *const *items, int n) {
 
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   memset(fail, 0, sizeof(*fail));
-  uint64_t now = clock_ns();
+  uint64_t now = clock_ns(), t0 = now;
   int remaining = 0, single_env = 1;
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
@@ -102,6 +195,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
    * outnumber the cores), then sleep until a peer or the transport wakes us.
    * After a sleep that found nothing, sleep again without spinning. */
   int idle = 0, slept = 0;
+  int noted = 0; /* the waits of this stall are in the state records */
   uint64_t idle_since = 0;
   while (remaining > 0) {
     const kern_env_t *env0 = items[0]->env;
@@ -139,6 +233,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     if (moved) {
       progress_all(items, n);
       idle = slept = 0;
+      if (noted) state_clear(items, n), noted = 0;
       continue;
     }
     /* The first polls are free of clock reads (a peer usually answers within
@@ -158,11 +253,18 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       if (it->done) continue;
       if (it->progressed || (!it->finished && lane_blocked(items, i))) {
         it->last_progress_ns = now; /* a queued item's clock starts when it can run */
+        if (it->progressed && !noted) { /* it moved before this stall and waits now */
+          item_wait(it, fail);
+          state_note(it, i, fail, t0);
+        }
         it->progressed = 0;
         continue;
       }
-      if (item_check(it, now, fail)) {
+      int stop = item_check(it, now, fail);
+      if (!noted) state_note(it, i, fail, t0);
+      if (stop) {
         fail->item = i;
+        state_close(items, n);
         switch (fail->kind) {
           case KERN_FAIL_TIMEOUT: return xcclTimeout;
           case KERN_FAIL_CONN: return (xcclResult_t)fail->conn_result;
@@ -170,6 +272,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
         }
       }
     }
+    if (!noted) state_close(items, n), noted = 1;
     slot_fifo_t *wf = NULL;
     uint64_t wstep = 0;
     int wrecv = 0;

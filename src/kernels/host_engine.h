@@ -32,6 +32,9 @@ typedef struct {
    * transport (at most timeout_us) and moves data. Returns 1 if anything moved. */
   int (*wait)(void *ctx, int timeout_us);
   void *progress_ctx;
+  /* What the items of this environment wait on, for dumps (see
+   * kern_state_t); NULL: nobody asks. */
+  struct kern_state *state;
 } kern_env_t;
 
 /* Why a host kernel stopped early: what it was waiting on, and where. */
@@ -56,8 +59,93 @@ typedef struct {
   char msg[SLOT_ERROR_MAX];     /* CONN: the fifo's error text */
   int conn_result;              /* CONN: the fifo's xcclResult_t */
   uint32_t crc_computed, crc_carried; /* CHECKSUM: over want_bytes of data; step = the fifo's step */
-  uint64_t step;                      /* CHECKSUM: the message's step on its fifo */
+  uint64_t step;                      /* CHECKSUM: the message's step on its fifo; else the step waited for */
 } kern_failure_t;
+
+/*
+ * What a communicator is doing, kept current for dumps of its in-flight
+ * state (a hung job, XCCL_DUMP_SIGNAL): the operation, written by the
+ * caller of kern_run when it starts and ends, and the waits, written by the
+ * engine when its items stop making progress (the pass before it sleeps)
+ * and cleared when they move again. Never per poll: the fast path does not
+ * touch it.
+ *
+ * One thread writes (the one that runs the communicator's operations); any
+ * thread, or a signal handler on the writer's own thread, may read. Every
+ * field is atomic and writes are bracketed by `gen` (a sequence lock): odd
+ * while a write is under way. A reader copies the fields between two loads
+ * of an equal, even gen (kern_state_snapshot); a handler that interrupted
+ * the writer sees an odd gen that will not change while it runs, and takes
+ * the copy as torn.
+ */
+#define KERN_STATE_WAITS 8
+
+typedef enum { KERN_STATE_IDLE = 0, KERN_STATE_RUNNING, KERN_STATE_FAILED } kern_run_state_t;
+
+typedef struct {
+  _Atomic int32_t item;     /* index of the work item in the run */
+  _Atomic int32_t peer;     /* whom it waits on; -1: the ring neighbour (previous for recv, next for send) */
+  _Atomic int32_t channel;
+  _Atomic int32_t is_recv;  /* 1: data from peer; 0: room at peer (or the transport taking sends) */
+  _Atomic int32_t action;   /* step of the loop */
+  _Atomic uint64_t loop;
+  _Atomic uint64_t step;    /* the fifo step it waits for */
+  _Atomic uint64_t since_ns; /* CLOCK_MONOTONIC of its last progress */
+} kern_wait_t;
+
+typedef struct kern_state {
+  _Atomic uint64_t gen;
+  /* The operation (the caller's; in a group, its first on this communicator),
+   * in few words: the caller writes them on every call. */
+  _Atomic(const char *) op_name; /* static string */
+  _Atomic uint64_t seq, count;
+  _Atomic uint64_t op_info;     /* kern_op_info() */
+  _Atomic uint64_t op_where;    /* root in the low 32 bits, peer in the high (int32_t, -1: none) */
+  _Atomic uint64_t done_seq;    /* seq of the last operation that completed */
+  /* The engine's. */
+  _Atomic uint64_t start_ns;    /* CLOCK_MONOTONIC when kern_run began, set at its first wait; 0 before */
+  _Atomic int32_t nwaits;       /* items waiting; the first KERN_STATE_WAITS are in waits; 0 between operations */
+  kern_wait_t waits[KERN_STATE_WAITS];
+} kern_state_t;
+
+/* A plain copy of a kern_state_t. */
+typedef struct {
+  int torn; /* the writer was interrupted mid-write: fields may disagree */
+  int run_state;
+  const char *op_name;
+  uint64_t seq, count, done_seq, start_ns;
+  int type, redop, algo, root, peer, nops, nwaits;
+  struct {
+    int item, peer, channel, is_recv, action;
+    uint64_t loop, step, since_ns;
+  } waits[KERN_STATE_WAITS];
+} kern_state_copy_t;
+
+/* op_info: run state (kern_run_state_t), datatype, reduction op, algorithm
+ * (-1: none) and operations in the group, 8 bits each but the last. */
+static inline uint64_t kern_op_info(int run_state, int type, int redop, int algo, int nops) {
+  return (uint64_t)(run_state & 0xff) | (uint64_t)(type & 0xff) << 8 | (uint64_t)(redop & 0xff) << 16 |
+         (uint64_t)(algo & 0xff) << 24 | (uint64_t)(uint32_t)nops << 32;
+}
+static inline uint64_t kern_op_info_with_state(uint64_t info, int run_state) {
+  return (info & ~(uint64_t)0xff) | (uint64_t)(run_state & 0xff);
+}
+
+/* Brackets the writer's stores (the writer's thread only), which are release
+ * stores, read with acquire loads: a reader that sees any of them sees the
+ * odd gen before it, so it cannot take a half-written copy for a whole one.
+ * (Release and acquire are plain moves on x86, and unlike fences
+ * ThreadSanitizer understands them.) */
+static inline void kern_state_write_begin(kern_state_t *s) {
+  atomic_store_explicit(&s->gen, atomic_load_explicit(&s->gen, memory_order_relaxed) + 1, memory_order_release);
+}
+static inline void kern_state_write_end(kern_state_t *s) {
+  atomic_store_explicit(&s->gen, atomic_load_explicit(&s->gen, memory_order_relaxed) + 1, memory_order_release);
+}
+
+/* Copies s into out; async-signal-safe (loads only, a bounded number of
+ * tries). */
+void kern_state_snapshot(kern_state_t *s, kern_state_copy_t *out);
 
 typedef struct kern_item kern_item_t;
 

@@ -12,7 +12,7 @@ endforeach()
 add_test(NAME fault_shm_too_small COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/shm_small.sh $<TARGET_FILE:xccl-run>
          $<TARGET_FILE:test_allreduce>)
 set_tests_properties(fault_shm_too_small PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77
-  ENVIRONMENT "XCCL_SOCKET_IFNAME=lo;XCCL_TIMEOUT=60")
+  ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=60")
 
 # Hostile input (issue 7): the bootstrap's wire and environment parsers under
 # libFuzzer, and a connection flood against the bootstrap ports during a job.
@@ -29,7 +29,7 @@ add_executable(fault_victim ${CMAKE_CURRENT_LIST_DIR}/fault_victim.c)
 target_link_libraries(fault_victim PRIVATE xccl_internal)
 add_test(NAME fault_matrix COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fault_matrix.sh $<TARGET_FILE:xccl-run>
          $<TARGET_FILE:fault_victim>)
-set_tests_properties(fault_matrix PROPERTIES LABELS fault TIMEOUT 900 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")
+set_tests_properties(fault_matrix PROPERTIES LABELS fault TIMEOUT 900 ENVIRONMENT "${XCCL_TEST_ENV}")
 
 # XCCL_CHECKSUM=1 (issue 7): a CRC32C travels with every chunk. The data paths
 # stay right with it on (ring, recursive doubling, point-to-point; shared
@@ -44,7 +44,7 @@ xccl_add_test(NAME fault_checksum_p2p TARGET test_p2p SOURCES ${mp}/test_p2p.c R
               LABELS fault TIMEOUT 180 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1")
 add_test(NAME fault_checksum_mismatch COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/checksum_mismatch.sh
          $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_allreduce>)
-set_tests_properties(fault_checksum_mismatch PROPERTIES LABELS fault TIMEOUT 120 ENVIRONMENT "XCCL_SOCKET_IFNAME=lo")
+set_tests_properties(fault_checksum_mismatch PROPERTIES LABELS fault TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
 
 # xcclCommShrink (issue 7): rank 2 killed, the survivors shrink to 3 then 2
 # ranks; the ways of calling it wrong (over shared memory and sockets); an
@@ -57,3 +57,29 @@ foreach(mode kill errors)
 endforeach()
 xccl_add_test(NAME fault_shrink_abort TARGET test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c
               ARGS $<TARGET_FILE:xccl-run> abort LABELS fault TIMEOUT 120)
+
+# In-flight state dumps (issue 7): a stopped rank and a rank that holds back,
+# named by xccl-stuck from the dumps of the others; the tool's parser on
+# malformed input, link cycles and random mutations.
+add_executable(test_dump_rank ${CMAKE_CURRENT_LIST_DIR}/test_dump_rank.c)
+target_link_libraries(test_dump_rank PRIVATE xccl_internal)
+foreach(transport shm socket)
+  add_test(NAME fault_dump_stall_${transport} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh stall
+           $<TARGET_FILE:xccl-run> $<TARGET_FILE:fault_victim> $<TARGET_FILE:xccl-stuck>)
+  set_tests_properties(fault_dump_stall_${transport} PROPERTIES LABELS fault TIMEOUT 180
+    ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TRANSPORT=${transport}")
+endforeach()
+add_test(NAME fault_dump_signal COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh signal
+         $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_dump_rank> $<TARGET_FILE:xccl-stuck>)
+set_tests_properties(fault_dump_signal PROPERTIES LABELS fault TIMEOUT 180 ENVIRONMENT "${XCCL_TEST_ENV}")
+# The same with recursive doubling (a small all-reduce): waits on partners, not ring neighbours.
+add_test(NAME fault_dump_signal_rd COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh signal
+         $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_dump_rank> $<TARGET_FILE:xccl-stuck> 256)
+set_tests_properties(fault_dump_signal_rd PROPERTIES LABELS fault TIMEOUT 180
+  ENVIRONMENT "${XCCL_TEST_ENV};XCCL_ALGO=allreduce:rd")
+# And a group of sends and receives around the ring: waits on the user's peers.
+add_test(NAME fault_dump_signal_p2p COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh signal
+         $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_dump_rank> $<TARGET_FILE:xccl-stuck> 1048576 p2p)
+set_tests_properties(fault_dump_signal_p2p PROPERTIES LABELS fault TIMEOUT 180 ENVIRONMENT "${XCCL_TEST_ENV}")
+xccl_add_test(NAME fault_dump_stuck TARGET test_dump_stuck SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dump_stuck.c
+              ARGS $<TARGET_FILE:xccl-stuck> LABELS fault TIMEOUT 120)

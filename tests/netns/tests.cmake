@@ -1,7 +1,8 @@
 # A cluster on one machine: nodes are network namespaces (needs root; skipped
 # with the reason otherwise).
 add_test(NAME netns_cluster COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cluster.sh ${PROJECT_BINARY_DIR})
-set_tests_properties(netns_cluster PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 SKIP_RETURN_CODE 77)
+set_tests_properties(netns_cluster PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
 
 # External faults on that cluster (issue 7): kill -9, SIGSTOP and a link taken
 # down mid-run, and tc netem delay/loss/reordering where the kernel has netem
@@ -9,4 +10,5 @@ set_tests_properties(netns_cluster PROPERTIES LABELS "netns;multiproc" TIMEOUT 6
 add_executable(netns_victim ${CMAKE_CURRENT_LIST_DIR}/netns_victim.c)
 target_link_libraries(netns_victim PRIVATE xccl_internal)
 add_test(NAME netns_faults COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/netns_faults.sh ${PROJECT_BINARY_DIR})
-set_tests_properties(netns_faults PROPERTIES LABELS "netns;fault" TIMEOUT 600 SKIP_RETURN_CODE 77)
+set_tests_properties(netns_faults PROPERTIES LABELS "netns;fault" TIMEOUT 600 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
