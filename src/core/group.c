@@ -17,7 +17,6 @@
 #include "enqueue_cuda.h"
 #endif
 
-#define COLL_BYTES_PER_CHANNEL (128 * 1024)
 #define LANES_PER_COMM 100000
 #define LANE_P2P 1000
 #define LANE_RD 900
@@ -264,11 +263,9 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
       group_add_item(g, &g->rditems[i].base, i);
     } else if (op->kind == GROUP_RING) {
       const coll_args_t *a = &op->coll;
-      /* Small messages gain nothing from more rings, only more hops to wait
-       * on: one channel per COLL_BYTES_PER_CHANNEL. Every rank computes the
-       * same number from the same count. */
-      size_t want = a->count * xcclTypeSize(a->type) / COLL_BYTES_PER_CHANNEL;
-      int nch = want < 1 ? 1 : (want < (size_t)comm->nchannels ? (int)want : comm->nchannels);
+      /* Every rank computes the same number from the same count; the CUDA
+       * path asks the same function. */
+      int nch = ring_nchannels_for(a->count * xcclTypeSize(a->type), comm->nchannels);
       ring_channel_t *chans = &g->rch[(size_t)i * XCCL_MAX_CHANNELS];
       for (int c = 0; c < nch; c++) {
         comm_channel_t *ch = &comm->channels[c];

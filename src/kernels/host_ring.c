@@ -10,11 +10,9 @@
  * moves on to the next channel. Pipelining comes from the 8 slots of each
  * fifo: a rank may run up to 8 sends ahead of its successor.
  *
- * Memory of block b at loop position o (channel c covers [cb, cb + cl) of
- * the count): all-reduce splits each loop into k blocks of `per` elements at
- * cb + o + b*per; all-gather reads its own piece at cb + o and writes block b
- * at b*count + cb + o; reduce-scatter the other way round; broadcast and
- * reduce move cb + o.
+ * Which elements a channel, loop and block cover is ring_schedule.h's
+ * ring_iter_t, the same code the CUDA kernel runs, so the host tests walk
+ * the device's geometry.
  */
 #include <stddef.h>
 #include <string.h>
@@ -24,50 +22,10 @@
 #include "reduce.h"
 #include "ring_schedule.h"
 
-#define RING_ALIGN_BYTES 64 /* block boundaries fall on cache lines */
-
 static ring_item_t *to_ring_item(kern_item_t *it) { return (ring_item_t *)((char *)it - offsetof(ring_item_t, base)); }
 
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
-
-static size_t align_elems(size_t esize) { return RING_ALIGN_BYTES / esize ? RING_ALIGN_BYTES / esize : 1; }
-
 void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, size_t *off_p, size_t *len_p) {
-  size_t align = align_elems(elem_size);
-  size_t per = (count + (size_t)nchannels - 1) / (size_t)nchannels;
-  per = (per + align - 1) / align * align;
-  size_t off = per * (size_t)c;
-  *off_p = off < count ? off : count;
-  *len_p = off < count ? (count - off < per ? count - off : per) : 0;
-}
-
-static void ring_start_loop(ring_item_t *r) {
-  const ring_args_t *a = r->args;
-  size_t esize = xcclTypeSize(a->type), align = align_elems(esize);
-  size_t chunk_elems = a->channels[r->base.channel].send->slot_size / esize / align * align;
-  size_t rem = r->elems - r->loop_off, per = rem;
-  if (a->coll == RING_COLL_ALLREDUCE) { /* the loop's elements are split k ways */
-    per = (rem + (size_t)a->nranks - 1) / (size_t)a->nranks;
-    per = (per + align - 1) / align * align;
-  }
-  r->per = min_sz(per, chunk_elems);
-  r->base.action = 0;
-}
-
-/* Element offsets of block b in the input and output, and its length. */
-static void block_geometry(const ring_item_t *r, int b, size_t *in_p, size_t *out_p, size_t *n_p) {
-  const ring_args_t *a = r->args;
-  size_t o = r->loop_off, blk = (size_t)(a->ring ? a->ring[b] : b) * a->count;
-  if (a->coll == RING_COLL_ALLREDUCE) {
-    size_t first = min_sz(o + (size_t)b * r->per, r->elems);
-    *n_p = min_sz(r->elems - first, r->per);
-    *in_p = *out_p = r->elem_base + first;
-    return;
-  }
-  *n_p = min_sz(r->elems - o, r->per);
-  *in_p = *out_p = r->elem_base + o;
-  if (a->coll == RING_COLL_ALLGATHER) *out_p += blk;
-  if (a->coll == RING_COLL_REDUCESCATTER) *in_p += blk;
+  ring_sched_channel_range(count, elem_size, nchannels, c, off_p, len_p);
 }
 
 /* Runs the channel's next action if its slots are ready. */
@@ -75,13 +33,12 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   ring_item_t *r = to_ring_item(it);
   const ring_args_t *a = r->args;
   ring_channel_t *ch = &a->channels[it->channel];
-  int k = a->nranks, block;
-  int flags = ring_action(a->coll, k, a->position, a->root, it->action, &block);
+  int k = a->nranks;
+  size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
+  int flags = ring_iter_action(&r->iter, a->ring, &in_off, &out_off, &n);
   if ((flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step)) return 0;
   if ((flags & RING_SEND) && !slot_fifo_room(ch->send, *ch->send_step)) return 0;
 
-  size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
-  block_geometry(r, block, &in_off, &out_off, &n);
   size_t bytes = n * esize;
   const char *in = (flags & RING_INPUT) ? (const char *)a->sendbuff + in_off * esize : NULL;
   char *out = (flags & RING_OUTPUT) ? (char *)a->recvbuff + out_off * esize : NULL;
@@ -107,14 +64,10 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes);
   if (flags & RING_RECV) slot_fifo_release(ch->recv, (*ch->recv_step)++);
 
-  if (++it->action == ring_nactions(a->coll, k)) {
-    r->loop_off += r->per * (a->coll == RING_COLL_ALLREDUCE ? (size_t)k : 1);
-    it->loop++;
-    if (r->loop_off >= r->elems)
-      it->finished = 1;
-    else
-      ring_start_loop(r);
-  }
+  ring_iter_next(&r->iter);
+  it->action = r->iter.action;
+  it->loop = r->iter.loop;
+  it->finished = r->iter.done;
   return 1;
 }
 
@@ -144,8 +97,8 @@ void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane
     r->base.channel = c;
     r->base.sends = a->channels[c].send;
     r->base.send_step = a->channels[c].send_step;
-    ring_channel_range(a->count, esize, a->nchannels, c, &r->elem_base, &r->elems);
-    r->base.finished = r->elems == 0;
-    if (!r->base.finished) ring_start_loop(r);
+    ring_iter_init(&r->iter, a->coll, a->nranks, a->position, a->root, a->count, esize, a->channels[c].send->slot_size,
+                   a->nchannels, c);
+    r->base.finished = r->iter.done;
   }
 }

@@ -40,13 +40,14 @@ typedef struct {
   ring_channel_t *channels;
 } ring_args_t;
 
-/* One channel of a ring collective, as a work item of the engine. */
+/* One channel of a ring collective, as a work item of the engine: the
+ * schedule's iterator (ring_schedule.h, the one the CUDA kernel walks) and
+ * the memory it maps to. base.action and base.loop mirror the iterator's,
+ * for failure messages and state dumps. */
 typedef struct {
   kern_item_t base;
   const ring_args_t *args;
-  size_t elem_base, elems; /* the channel's elements */
-  size_t loop_off;         /* elements of the channel done by earlier loops */
-  size_t per;              /* elements per block in the current loop */
+  ring_iter_t iter;
 } ring_item_t;
 
 /* Elements of each channel for count elements over nchannels (same on every
