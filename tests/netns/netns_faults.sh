@@ -29,6 +29,7 @@ set -u
 build=${1:?usage: netns_faults.sh BUILD_DIR [faults|netem|all]}
 mode=${2:-all}
 victim=$build/tests/netns_victim
+stuck=$build/tools/xccl-stuck
 . "$(dirname "$0")/netns.sh"
 netns_need_root || exit 77
 [ -x "$victim" ] || { echo "FAIL: $victim is not built"; exit 1; }
@@ -96,7 +97,7 @@ fault_cell() {
   mkdir -p "${NETNS_LOG%/*}"
   # Empty XCCL_TRANSPORT: the default (shared memory inside a node); "shm"
   # would demand it between every pair of ring neighbours.
-  local -x XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT=""
+  local -x XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT="" XCCL_DUMP_DIR=${NETNS_LOG%/*}/dumps
   [ "$transport" = socket ] && XCCL_TRANSPORT=socket
   # Bounded: the ranks stop by themselves after 20 s, and are killed at 30 s.
   netns_start $per 30 "$victim" -t 20
@@ -166,9 +167,19 @@ fault_cell() {
   local culprit="rank $target"
   case $fault in *_down) culprit="a peer across the cut" ;; esac
   [ -n "$namers" ] || flag "no rank's error names $culprit"
+  # The survivors' in-flight dumps: xccl-stuck must name the rank that was
+  # killed or stopped, which wrote none, whichever neighbour each survivor named.
+  local verdict=""
+  if [ -x "$stuck" ]; then
+    verdict=$("$stuck" "$XCCL_DUMP_DIR" 2>&1 | head -n 1)
+    case $fault in
+      kill | stop) echo "$verdict" | grep -q "^stuck: rank $target " || flag "xccl-stuck did not name rank $target: $verdict" ;;
+    esac
+  fi
   namers=$(echo $namers | tr ' ' '\n' | sort -un | awk '{ printf "%s%s", sep, $0; sep = "," }')
   printf "%-10s %-11s %-38s %s\n" "$fault" "$transport" "$outcomes" "${slowest:--} ($culprit named by ranks ${namers:-none})"
   [ -n "$slowest_msg" ] && echo "    slowest: $slowest_msg"
+  [ -n "$verdict" ] && echo "    xccl-stuck: $verdict"
   if [ -n "$bad" ]; then
     echo "FAIL: $fault over $transport: $bad"
     show_logs
