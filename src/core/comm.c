@@ -173,6 +173,12 @@ uint64_t comm_host_hash(char *host_p, size_t len) {
 
 /* ---- Teardown ---- */
 
+void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg) {
+  if (atomic_exchange(&comm->fail_claimed, 1)) return; /* the first failure is the one to report */
+  snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);
+  atomic_store_explicit(&comm->failed, res, memory_order_release);
+}
+
 static void comm_free(struct xcclComm *comm) {
   if (!comm) return;
 #ifdef XCCL_HAVE_CUDA

@@ -78,7 +78,11 @@ struct xcclComm {
   int rd_connected;                  /* the recursive-doubling partners are connected (COMM_P2P_ALGO) */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
-  xcclResult_t failed; /* sticky: an operation failed; the comm must be destroyed */
+  /* Sticky: an operation failed; the comm must be destroyed. Set once, by
+   * comm_set_failed (the calling thread, or the CUDA watcher), after
+   * fail_msg: a reader that sees it non-zero reads a finished fail_msg. */
+  _Atomic xcclResult_t failed;
+  _Atomic int fail_claimed;
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
   uint64_t seq;        /* collectives issued */
   int job_rank;        /* what XCCL_FAULT's rank= matches here: rank, or for xcclCommShrink's comm its parent's */
@@ -130,6 +134,10 @@ xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, v
 xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv);
 /* Shared memory may carry traffic between this rank and peer. */
 int comm_shm_allowed(struct xcclComm *comm, int peer);
+/* Records the comm's first failure (res, and msg as fail_msg); later ones
+ * leave it as it is. Any thread. */
+void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg);
+
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */
 void comm_break_shm(struct xcclComm *comm, const char *msg);

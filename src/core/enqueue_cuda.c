@@ -575,8 +575,7 @@ static void flight_report(cuda_flight_t *f) {
     xcclComm_t comm = f->comms[c];
     /* Half-done operations leave the connections out of step: the comm is
      * unusable, and the peers are told at once. */
-    comm->failed = res;
-    snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", err_last());
+    comm_set_failed(comm, res, err_last());
     proxy_shutdown_connections(comm->proxy);
     char msg[SLOT_ERROR_MAX];
     snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", comm->rank);
@@ -1008,8 +1007,7 @@ out:
     for (int c = 0; c < held; c++) {
       xcclComm_t comm = f->comms[c];
       if (res != xcclSuccess && stepped) { /* the peers go on without this rank: tell them now */
-        comm->failed = res;
-        snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", err_last());
+        comm_set_failed(comm, res, err_last());
         proxy_shutdown_connections(comm->proxy);
         char msg[SLOT_ERROR_MAX];
         snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", comm->rank);

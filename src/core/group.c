@@ -321,8 +321,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
     for (int c = 0; c < g.ncomms; c++) {
       /* Half-done operations leave the connections out of step: the comm
        * is unusable, and the peers are told at once. */
-      g.comms[c]->failed = res;
-      snprintf(g.comms[c]->fail_msg, sizeof(g.comms[c]->fail_msg), "%s", err_last());
+      comm_set_failed(g.comms[c], res, err_last());
       proxy_shutdown_connections(g.comms[c]->proxy);
       char msg[SLOT_ERROR_MAX];
       snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", g.comms[c]->rank);
