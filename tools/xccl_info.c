@@ -5,28 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "comm.h"
 #include "config.h"
+#include "net.h"
+#include "slots.h"
 #include "xccl.h"
 
 typedef struct {
   const char *feature;
   int built;
-  const char *note;
+  const char *yes, *no;
 } feature_t;
-
-static const feature_t features[] = {
-    {"socket transport", 1, "TCP over the interfaces of XCCL_SOCKET_IFNAME"},
-#ifdef XCCL_HAVE_CUDA
-    {"CUDA", 1, "device buffers"},
-#else
-    {"CUDA", 0, "host buffers only"},
-#endif
-#ifdef XCCL_HAVE_IBVERBS
-    {"InfiniBand verbs", 1, "RDMA transport"},
-#else
-    {"InfiniBand verbs", 0, "no RDMA transport"},
-#endif
-};
 
 int main(int argc, char **argv) {
   if (argc > 1) {
@@ -48,8 +37,16 @@ int main(int argc, char **argv) {
   if (version != XCCL_VERSION_CODE)
     printf("; built against header %d.%d.%d", XCCL_MAJOR, XCCL_MINOR, XCCL_PATCH);
   printf(")\n\nFeatures:\n");
+  /* Asked of the library's layers, which were compiled with what was found. */
+  const feature_t features[] = {
+      {"socket transport", 1, "TCP over the interfaces of XCCL_SOCKET_IFNAME", ""},
+      {"CUDA", comm_cuda_built(), "device buffers (kernels for sm_80, sm_90 + PTX)", "host buffers only"},
+      {"InfiniBand verbs", net_ib_built(), "the ib transport (rdma-core)", "no RDMA transport"},
+      {"CRC32C (ISA-L)", slot_checksum_available(), "XCCL_CHECKSUM=1 available", "XCCL_CHECKSUM=1 refused"},
+  };
   for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
-    printf("  %-18s %-4s %s\n", features[i].feature, features[i].built ? "yes" : "no", features[i].note);
+    printf("  %-18s %-4s %s\n", features[i].feature, features[i].built ? "yes" : "no",
+           features[i].built ? features[i].yes : features[i].no);
   printf("\nConfiguration:\n");
   fflush(stdout);
   config_print(stdout);

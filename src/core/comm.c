@@ -173,6 +173,14 @@ uint64_t comm_host_hash(char *host_p, size_t len) {
 
 /* ---- Teardown ---- */
 
+int comm_cuda_built(void) {
+#ifdef XCCL_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   if (atomic_exchange(&comm->fail_claimed, 1)) return; /* the first failure is the one to report */
   snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);

@@ -134,6 +134,9 @@ xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, v
 xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv);
 /* Shared memory may carry traffic between this rank and peer. */
 int comm_shm_allowed(struct xcclComm *comm, int peer);
+/* 1 when this build has the CUDA device path, for xccl-info. */
+int comm_cuda_built(void);
+
 /* Records the comm's first failure (res, and msg as fail_msg); later ones
  * leave it as it is. Any thread. */
 void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg);

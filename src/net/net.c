@@ -73,6 +73,14 @@ static void net_fill(xccl_net_ops_v1_t *dst, const xccl_net_ops_v1_t *src) {
 }
 #undef FILL
 
+int net_ib_built(void) {
+#ifdef XCCL_HAVE_IB
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p) {
   const char *want = config_str(CFG_NET);
   xcclResult_t res = xcclSuccess;

@@ -108,6 +108,9 @@ typedef struct xccl_net_ops_v1 {
  */
 xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p);
 
+/* 1 when this build has the ib transport (rdma-core was found), for xccl-info. */
+int net_ib_built(void);
+
 /* The fault-injection decorator around inner (net_fault.c; XCCL_FAULT). */
 const xccl_net_ops_v1_t *net_fault_wrap(const xccl_net_ops_v1_t *inner);
 
