@@ -125,10 +125,9 @@ fault_cell() {
     survivors+=($r)
   done
   netns_wait "${survivors[@]}"
-  if [ "$fault" = stop ]; then
-    kill -CONT "$victim_pid" 2>/dev/null
-    kill -9 "$victim_pid" 2>/dev/null
-  fi
+  # SIGKILL ends a stopped process without letting it run: a SIGCONT first
+  # would let it notice its own expired deadline and write a dump of its own.
+  [ "$fault" = stop ] && kill -9 "$victim_pid" 2>/dev/null
   netns_wait
   # Outcomes, and each survivor's error checked.
   local outcomes="" slowest="" slowest_msg="" line msg t peers p namers=""
