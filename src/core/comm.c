@@ -181,10 +181,15 @@ int comm_cuda_built(void) {
 #endif
 }
 
-void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg) {
-  if (atomic_exchange(&comm->fail_claimed, 1)) return; /* the first failure is the one to report */
-  snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);
-  atomic_store_explicit(&comm->failed, res, memory_order_release);
+void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
+  if (!atomic_exchange(&comm->fail_claimed, 1)) { /* the first failure is the one to report */
+    snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);
+    atomic_store_explicit(&comm->failed, res, memory_order_release);
+  }
+  proxy_shutdown_connections(comm->proxy);
+  char why[SLOT_ERROR_MAX];
+  snprintf(why, sizeof(why), "rank %d gave up after a failure of its own", comm->rank);
+  comm_break_shm(comm, why);
 }
 
 static void comm_free(struct xcclComm *comm) {

@@ -79,7 +79,7 @@ struct xcclComm {
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by
-   * comm_set_failed (the calling thread, or the CUDA watcher), after
+   * comm_fail (the calling thread, or the CUDA watcher), after
    * fail_msg: a reader that sees it non-zero reads a finished fail_msg. */
   _Atomic xcclResult_t failed;
   _Atomic int fail_claimed;
@@ -137,9 +137,11 @@ int comm_shm_allowed(struct xcclComm *comm, int peer);
 /* 1 when this build has the CUDA device path, for xccl-info. */
 int comm_cuda_built(void);
 
-/* Records the comm's first failure (res, and msg as fail_msg); later ones
- * leave it as it is. Any thread. */
-void comm_set_failed(struct xcclComm *comm, xcclResult_t res, const char *msg);
+/* An operation failed half-done: the connections are out of step, so the
+ * comm becomes unusable (its first failure, res and msg, is kept; later ones
+ * leave it as it is) and its peers are told at once (network connections
+ * shut, shared-memory fifos marked). Any thread. */
+void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
 
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */

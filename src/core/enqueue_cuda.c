@@ -511,18 +511,6 @@ static void flight_free(cuda_flight_t *f) {
   free(f);
 }
 
-/* "allreduce #3 (count 10 float32 sum) on rank 0", "send #4 (count 10 int8) on rank 1 to rank 2". */
-static void op_describe(const group_op_t *op, char *buf, size_t len) {
-  const coll_args_t *a = &op->coll;
-  int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
-                   kern_type_name(a->type));
-  if (op->kind == GROUP_RING && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
-  if (op->kind == GROUP_RING && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
-  n += snprintf(buf + n, len - (size_t)n, ") on rank %d", op->comm->rank);
-  if (op->kind != GROUP_RING)
-    snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
-}
-
 /* The sentence for a launch that failed, on the watcher's thread; then the
  * communicators fail the way group.c fails them. */
 static void flight_report(cuda_flight_t *f) {
@@ -541,7 +529,7 @@ static void flight_report(cuda_flight_t *f) {
     const group_op_t *op = &f->ops[f->work_op[w]].op;
     xcclComm_t comm = op->comm;
     char what[240], where[320], peer[160];
-    op_describe(op, what, sizeof(what));
+    group_op_describe(op, what, sizeof(what));
     if (op->kind == GROUP_RING)
       snprintf(where, sizeof(where), "%s: ring on the GPU, channel %d, loop %llu step %d", what, f->work[w].channel,
                (unsigned long long)st.loop, st.action);
@@ -573,13 +561,7 @@ static void flight_report(cuda_flight_t *f) {
   }
   for (int c = 0; c < f->ncomms; c++) {
     xcclComm_t comm = f->comms[c];
-    /* Half-done operations leave the connections out of step: the comm is
-     * unusable, and the peers are told at once. */
-    comm_set_failed(comm, res, err_last());
-    proxy_shutdown_connections(comm->proxy);
-    char msg[SLOT_ERROR_MAX];
-    snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", comm->rank);
-    comm_break_shm(comm, msg);
+    comm_fail(comm, res, err_last());
     comm_record(comm, res);
   }
 }
@@ -1007,11 +989,7 @@ out:
     for (int c = 0; c < held; c++) {
       xcclComm_t comm = f->comms[c];
       if (res != xcclSuccess && stepped) { /* the peers go on without this rank: tell them now */
-        comm_set_failed(comm, res, err_last());
-        proxy_shutdown_connections(comm->proxy);
-        char msg[SLOT_ERROR_MAX];
-        snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", comm->rank);
-        comm_break_shm(comm, msg);
+        comm_fail(comm, res, err_last());
       }
       comm_release(comm);
     }

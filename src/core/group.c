@@ -30,8 +30,7 @@ int coll_has_op(const coll_args_t *a) {
 }
 int coll_has_root(const coll_args_t *a) { return a->coll == RING_COLL_BROADCAST || a->coll == RING_COLL_REDUCE; }
 
-/* "allreduce #3 (count 10 float32 sum) on rank 0", "send #4 (count 10 int8) on rank 1 to rank 2". */
-static void op_describe(const group_op_t *op, char *buf, size_t len) {
+void group_op_describe(const group_op_t *op, char *buf, size_t len) {
   const coll_args_t *a = &op->coll;
   int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
                    kern_type_name(a->type));
@@ -46,7 +45,7 @@ static void op_describe(const group_op_t *op, char *buf, size_t len) {
 static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const kern_failure_t *f) {
   xcclComm_t comm = op->comm;
   char what[240], where[320], peer[160];
-  op_describe(op, what, sizeof(what));
+  group_op_describe(op, what, sizeof(what));
   if (op->kind == GROUP_RING)
     snprintf(where, sizeof(where), "%s: %s, channel %d, loop %llu step %d", what, algo_name(op->coll.algo), f->channel,
              (unsigned long long)f->loop, f->action);
@@ -319,13 +318,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
   if (res != xcclSuccess) {
     res = op_failure(&ops[g.item_op[fail.item]], res, &fail);
     for (int c = 0; c < g.ncomms; c++) {
-      /* Half-done operations leave the connections out of step: the comm
-       * is unusable, and the peers are told at once. */
-      comm_set_failed(g.comms[c], res, err_last());
-      proxy_shutdown_connections(g.comms[c]->proxy);
-      char msg[SLOT_ERROR_MAX];
-      snprintf(msg, sizeof(msg), "rank %d gave up after a failure of its own", g.comms[c]->rank);
-      comm_break_shm(g.comms[c], msg);
+      comm_fail(g.comms[c], res, err_last());
       /* The peers are told; now the in-flight state, for xccl-stuck. */
       dump_op_failed(g.comms[c], &fail, g.comms[c] == ops[g.item_op[fail.item]].comm, g.comms[c]->fail_msg);
     }

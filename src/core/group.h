@@ -39,6 +39,8 @@ typedef struct {
 
 int coll_has_op(const coll_args_t *a);
 int coll_has_root(const coll_args_t *a);
+/* "allreduce #3 (count 10 float32 sum) on rank 0", "send #4 (count 10 int8) on rank 1 to rank 2". */
+void group_op_describe(const group_op_t *op, char *buf, size_t len);
 
 /* Takes an operation whose arguments were checked: runs it now (no group
  * open on this thread) or queues it for xcclGroupEnd. */
