@@ -102,30 +102,8 @@ netns_down() {
 # $NETNS_LOG.<rank>. Returns 0 if all ranks exit 0, else the first failure's
 # status (124 on timeout). Sets NETNS_PIDS (rank -> pid) while they run.
 netns_launch() {
-  local per=$1 limit=$2 i l r
-  shift 2
-  local n=$((NETNS_NODES * per)) port=$((20000 + $$ % 20000))
-  local secret
-  secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-  NETNS_LOG=${NETNS_LOG:-$(mktemp -d)/rank}
-  NETNS_PIDS=()
-  for ((i = 0; i < NETNS_NODES; i++)); do
-    for ((l = 0; l < per; l++)); do
-      r=$((i * per + l))
-      [ "${NETNS_PLACEMENT:-block}" = cyclic ] && r=$((l * NETNS_NODES + i))
-      netns_exec "$i" env XCCL_RANK=$r XCCL_NRANKS=$n XCCL_LOCAL_RANK=$l \
-        XCCL_ROOT="$(netns_addr 0):$port" XCCL_SECRET="$secret" \
-        XCCL_SOCKET_IFNAME="=$(netns_dev "$i")" timeout -k 2 "$limit" "$@" >"$NETNS_LOG.$r" 2>&1 &
-      NETNS_PIDS[r]=$!
-    done
-  done
-  local status=0 s
-  for ((r = 0; r < n; r++)); do
-    wait "${NETNS_PIDS[r]}"
-    s=$?
-    [ $status -eq 0 ] && [ $s -ne 0 ] && status=$s
-  done
-  return $status
+  netns_start "$@"
+  netns_wait
 }
 
 # netns_start RANKS_PER_NODE TIMEOUT_S prog args...
