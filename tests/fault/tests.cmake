@@ -25,7 +25,8 @@ xccl_add_test(NAME fault_flood_idle TARGET test_flood SOURCES ${CMAKE_CURRENT_LI
               LABELS fault TIMEOUT 120)
 
 # The fault matrix (XCCL_FAULT): every action over shared memory and sockets.
-add_executable(fault_victim ${CMAKE_CURRENT_LIST_DIR}/fault_victim.c)
+add_executable(fault_victim ${CMAKE_CURRENT_LIST_DIR}/fault_victim.c ${PROJECT_SOURCE_DIR}/tests/common/victim_loop.c)
+target_include_directories(fault_victim PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
 target_link_libraries(fault_victim PRIVATE xccl_internal)
 add_test(NAME fault_matrix COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fault_matrix.sh $<TARGET_FILE:xccl-run>
          $<TARGET_FILE:fault_victim>)

@@ -7,7 +7,8 @@ set_tests_properties(netns_cluster PROPERTIES LABELS "netns;multiproc" TIMEOUT 6
 # External faults on that cluster (issue 7): kill -9, SIGSTOP and a link taken
 # down mid-run, and tc netem delay/loss/reordering where the kernel has netem
 # (the rxe VM rig runs those otherwise). netns_victim: all-reduces in a loop.
-add_executable(netns_victim ${CMAKE_CURRENT_LIST_DIR}/netns_victim.c)
+add_executable(netns_victim ${CMAKE_CURRENT_LIST_DIR}/netns_victim.c ${PROJECT_SOURCE_DIR}/tests/common/victim_loop.c)
+target_include_directories(netns_victim PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
 target_link_libraries(netns_victim PRIVATE xccl_internal)
 add_test(NAME netns_faults COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/netns_faults.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(netns_faults PROPERTIES LABELS "netns;fault" TIMEOUT 600 SKIP_RETURN_CODE 77
