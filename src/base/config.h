@@ -48,6 +48,9 @@
   X(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
   X(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  X(P2P_DISABLE, BOOL, "0", 0, 1,                                                                 \
+    "1: device operations between ranks of one host keep their slots in mapped host memory "       \
+    "instead of the receiving GPU's memory shared through CUDA IPC (the p2p transport).")          \
   X(HOSTID, STR, "", 0, 0,                                                                         \
     "Host identity for choosing shared memory, instead of host name + network namespace: ranks "  \
     "with equal values are on one host.")                                                          \

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cuda_p2p.h"
 #include "kern_cuda.h"
 #include "log.h"
 #include "reduce.h"
@@ -257,6 +258,7 @@ void enqueue_cuda_comm_free(xcclComm_t comm) {
   if ((s = *pp)) *pp = s->next;
   pthread_mutex_unlock(&states_lock);
   if (!s) return;
+  cuda_p2p_comm_free(comm);
   for (int i = 0; i < s->nregs; i++)
     if (s->regs[i].owned) cudaHostUnregister(s->regs[i].host);
   cudaFreeHost(s->ring_host);
@@ -307,8 +309,8 @@ static xcclResult_t state_map(cuda_comm_t *s, void *p, size_t bytes, char **dev_
   return xcclSuccess;
 }
 
-/* The device's view of fifo f (kern_cuda.h). */
-static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, kcu_fifo_t *v) {
+/* The device's view of fifo f (kern_cuda.h), for its producer or its consumer. */
+static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_fifo_t *v) {
   char *dev = NULL, *h = (char *)f;
   if (f->checksum) /* the kernels neither add nor check the CRC a message then ends with */
     return err_set(xcclInvalidUsage, LOG_COLL,
@@ -320,6 +322,9 @@ static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, kcu_fifo_t *v) {
   v->bytes = (uint64_t *)(dev + ((char *)&f->bytes - h));
   v->error = (int *)(dev + ((char *)&f->error - h));
   v->slot0 = dev + f->data_off;
+  v->dev0 = NULL;
+  v->dev_from = 0;
+  if (f->shared) cuda_p2p_view(f, producer, &v->slot0, &v->dev0, &v->dev_from);
   v->stride = f->slot_stride;
   v->slot_size = f->slot_size;
   v->shared = f->shared;
@@ -741,6 +746,34 @@ static xcclResult_t connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
   return res;
 }
 
+/* Where the slots of the shared-memory fifos the operations use are, for
+ * device work (cuda_p2p.h): every channel of a communicator with a ring
+ * operation, and the connections of its sends and receives. */
+static xcclResult_t settle_p2p(const dev_op_t *ops, int n) {
+  int cap = 0, nn = 0;
+  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? 2 * ops[i].op.comm->nchannels : 1;
+  cuda_p2p_need_t *needs = malloc(sizeof(*needs) * (size_t)(cap ? cap : 1));
+  if (!needs) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  for (int i = 0; i < n; i++) {
+    const group_op_t *op = &ops[i].op;
+    xcclComm_t comm = op->comm;
+    if (op->kind == GROUP_RING) {
+      for (int c = 0; c < comm->nchannels; c++) {
+        comm_channel_t *ch = &comm->channels[c];
+        if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c, ch->send_step};
+        if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c, 0};
+      }
+    } else if (op->peer != comm->rank) {
+      int send = op->kind == GROUP_SEND;
+      comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
+      if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1, p->step};
+    }
+  }
+  xcclResult_t res = cuda_p2p_settle(needs, nn);
+  free(needs);
+  return res;
+}
+
 /* Appends the work items of operation i (ops[i] on comm number ci). */
 static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st, cuda_item_t *items, int *nitems) {
   const group_op_t *op = &d->op;
@@ -767,8 +800,8 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       it->w.sendbuff = a->sendbuff;
       it->w.recvbuff = a->recvbuff;
       it->w.ring = st->ring_dev;
-      TRY(fifo_view(st, ch->send, &it->w.send));
-      TRY(fifo_view(st, ch->recv, &it->w.recv));
+      TRY(fifo_view(st, ch->send, 1, &it->w.send));
+      TRY(fifo_view(st, ch->recv, 0, &it->w.recv));
       it->key = (long)ci * CUDA_LANES_PER_COMM + c;
       it->op = i;
       it->send = ch->send;
@@ -796,7 +829,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   it->w.kind = send ? KCU_WORK_SEND : KCU_WORK_RECV;
   it->w.buf = op->buf;
   it->w.bytes = op->bytes;
-  TRY(fifo_view(st, p->fifo, send ? &it->w.send : &it->w.recv));
+  TRY(fifo_view(st, p->fifo, send, send ? &it->w.send : &it->w.recv));
   *(send ? &it->w.send_step : &it->w.recv_step) = p->step;
   p->step += p2p_nsteps(op->bytes, p->fifo->slot_size);
   it->key = (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + !send;
@@ -917,6 +950,7 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
     TRY_GOTO(self_copies(ops, n, comm), out);
     TRY_GOTO(connect_p2p(ops, n, comm), out);
   }
+  TRY_GOTO(settle_p2p(ops, n), out);
   for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1; /* at most */
   if (!(items = malloc(sizeof(*items) * (size_t)nitems))) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a device launch of %d operation(s)", n);

@@ -28,14 +28,40 @@ struct kcu_block {
   int work;
 };
 
+/* What thread 0 tells the block after its waits. */
+struct kcu_shared {
+  int rc;           /* 0, or the failure kind */
+  char *rarea;      /* the slot area the received message is in (kern_cuda.h's dev0) */
+};
+
 enum { KCU_WAIT_DATA, KCU_WAIT_ROOM, KCU_WAIT_DRAIN };
 
-__device__ __forceinline__ uint64_t *kcu_hdr(const kcu_fifo_t *f, uint64_t step) {
-  return (uint64_t *)(f->slot0 + (step % KCU_STEPS) * f->stride);
+/* Slot `step`'s header in a slot area (slot0, or a receive's dev0). */
+__device__ __forceinline__ uint64_t *kcu_hdr_in(const char *area, const kcu_fifo_t *f, uint64_t step) {
+  return (uint64_t *)(area + (step % KCU_STEPS) * f->stride);
 }
 
-__device__ __forceinline__ char *kcu_data(const kcu_fifo_t *f, uint64_t step) {
-  return (char *)kcu_hdr(f, step) + KCU_SLOT_HDR;
+__device__ __forceinline__ uint64_t *kcu_hdr(const kcu_fifo_t *f, uint64_t step) { return kcu_hdr_in(f->slot0, f, step); }
+
+__device__ __forceinline__ char *kcu_data_in(const char *area, const kcu_fifo_t *f, uint64_t step) {
+  return (char *)kcu_hdr_in(area, f, step) + KCU_SLOT_HDR;
+}
+
+__device__ __forceinline__ char *kcu_data(const kcu_fifo_t *f, uint64_t step) { return kcu_data_in(f->slot0, f, step); }
+
+/* The slot area where message `step` of a receive is, when the switch to
+ * dev0 is known; NULL when it is not (look in both). */
+__device__ __forceinline__ char *kcu_recv_known(const kcu_fifo_t *f, uint64_t step) {
+  if (!f->dev0) return f->slot0;
+  if (f->dev_from == ~0ull) return NULL;
+  return step >= f->dev_from ? f->dev0 : f->slot0;
+}
+
+/* Thread 0, once message `step` is ready: the slot area it is in. */
+__device__ char *kcu_recv_area(const kcu_fifo_t *f, uint64_t step) {
+  char *known = kcu_recv_known(f, step);
+  if (known) return known;
+  return kcu_ld_acquire(kcu_hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
 }
 
 __device__ size_t kcu_type_size(int type) {
@@ -51,7 +77,11 @@ __device__ size_t kcu_type_size(int type) {
 }
 
 __device__ int kcu_ready(const kcu_fifo_t *f, int what, uint64_t step) {
-  if (what == KCU_WAIT_DATA) return kcu_ld_acquire(kcu_hdr(f, step)) > step;
+  if (what == KCU_WAIT_DATA) {
+    char *known = kcu_recv_known(f, step);
+    if (known) return kcu_ld_acquire(kcu_hdr_in(known, f, step)) > step;
+    return kcu_ld_acquire(kcu_hdr(f, step)) > step || kcu_ld_acquire(kcu_hdr_in(f->dev0, f, step)) > step;
+  }
   uint64_t head = kcu_ld_acquire(f->head);
   return what == KCU_WAIT_ROOM ? head + KCU_STEPS > step : head >= step;
 }
@@ -99,9 +129,9 @@ __device__ void kcu_publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
 }
 
 /* Thread 0: a received slot must hold what the schedule expects. */
-__device__ int kcu_check_size(kcu_block *bk, const kcu_fifo_t *f, uint64_t step, size_t want, int action,
-                              uint64_t loop) {
-  uint64_t got = ((volatile uint64_t *)kcu_hdr(f, step))[1];
+__device__ int kcu_check_size(kcu_block *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want,
+                              int action, uint64_t loop) {
+  uint64_t got = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1];
   if (got == want) return 0;
   kcu_status_t *st = bk->status;
   st->kind = KCU_FAIL_PROTOCOL;
@@ -159,7 +189,7 @@ __device__ void kcu_finish_action(kcu_block *bk, const kcu_fifo_t *send, uint64_
 
 /* One channel of a ring collective (host_ring.c's ring_step, action after
  * action). Returns 0, or the failure kind (the same on every thread). */
-__device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, int *rc) {
+__device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
   size_t esize = kcu_type_size(w->type);
   ring_iter_t it;
   ring_iter_init(&it, (ring_coll_t)w->coll, w->nranks, w->position, w->root, w->count, esize, w->send.slot_size,
@@ -174,17 +204,18 @@ __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, int *rc) {
       int r = 0;
       if (flags & RING_RECV) {
         r = kcu_wait(bk, &w->recv, KCU_WAIT_DATA, rs, it.action, it.loop);
-        if (!r) r = kcu_check_size(bk, &w->recv, rs, bytes, it.action, it.loop);
+        if (!r) sh->rarea = kcu_recv_area(&w->recv, rs);
+        if (!r) r = kcu_check_size(bk, &w->recv, sh->rarea, rs, bytes, it.action, it.loop);
       }
       if (!r && (flags & RING_SEND)) r = kcu_wait(bk, &w->send, KCU_WAIT_ROOM, ss, it.action, it.loop);
-      *rc = r;
+      sh->rc = r;
     }
     __syncthreads();
-    if (*rc) return *rc;
+    if (sh->rc) return sh->rc;
     const char *in = (flags & RING_INPUT) ? (const char *)w->sendbuff + in_off * esize : NULL;
     char *out = (flags & RING_OUTPUT) ? (char *)w->recvbuff + out_off * esize : NULL;
     char *snd = (flags & RING_SEND) ? kcu_data(&w->send, ss) : NULL;
-    const char *rcv = (flags & RING_RECV) ? kcu_data(&w->recv, rs) : NULL;
+    const char *rcv = (flags & RING_RECV) ? kcu_data_in(sh->rarea, &w->recv, rs) : NULL;
     if (flags & RING_REDUCE)
       kcu_reduce_action(w->type, w->redop, out, snd, rcv, in, n, (flags & RING_FINAL) ? divk : 0);
     else if (rcv)
@@ -199,13 +230,13 @@ __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, int *rc) {
   /* Done only when the transport took every send: the caller may destroy
    * the communicator right after. Shared memory holds them already. */
   if (threadIdx.x == 0)
-    *rc = ss > w->send_step && !w->send.shared ? kcu_wait(bk, &w->send, KCU_WAIT_DRAIN, ss, it.action, it.loop) : 0;
+    sh->rc = ss > w->send_step && !w->send.shared ? kcu_wait(bk, &w->send, KCU_WAIT_DRAIN, ss, it.action, it.loop) : 0;
   __syncthreads();
-  return *rc;
+  return sh->rc;
 }
 
 /* A send or a receive: the buffer cut into slots (host_p2p.c). */
-__device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, int *rc) {
+__device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
   int is_send = w->kind == KCU_WORK_SEND;
   const kcu_fifo_t *f = is_send ? &w->send : &w->recv;
   uint64_t step = is_send ? w->send_step : w->recv_step;
@@ -215,26 +246,27 @@ __device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, int *rc) {
     char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if (threadIdx.x == 0) {
       int r = kcu_wait(bk, f, is_send ? KCU_WAIT_ROOM : KCU_WAIT_DATA, step, (int)i, 0);
-      if (!r && !is_send) r = kcu_check_size(bk, f, step, n, (int)i, 0);
-      *rc = r;
+      if (!r && !is_send) sh->rarea = kcu_recv_area(f, step);
+      if (!r && !is_send) r = kcu_check_size(bk, f, sh->rarea, step, n, (int)i, 0);
+      sh->rc = r;
     }
     __syncthreads();
-    if (*rc) return *rc;
+    if (sh->rc) return sh->rc;
     if (is_send)
       kcu_copy_loop<false>(NULL, kcu_data(f, step), buf, n, threadIdx.x, blockDim.x);
     else
-      kcu_copy_loop<true>(buf, NULL, kcu_data(f, step), n, threadIdx.x, blockDim.x);
+      kcu_copy_loop<true>(buf, NULL, kcu_data_in(sh->rarea, f, step), n, threadIdx.x, blockDim.x);
     kcu_finish_action(bk, is_send ? f : NULL, step, n, is_send ? NULL : f, step);
   }
   if (threadIdx.x == 0)
-    *rc = is_send && nsteps && !f->shared ? kcu_wait(bk, f, KCU_WAIT_DRAIN, step, (int)nsteps, 0) : 0;
+    sh->rc = is_send && nsteps && !f->shared ? kcu_wait(bk, f, KCU_WAIT_DRAIN, step, (int)nsteps, 0) : 0;
   __syncthreads();
-  return *rc;
+  return sh->rc;
 }
 
 __global__ void __launch_bounds__(KCU_THREADS) kcu_coll_kernel(kcu_launch_t launch) {
   __shared__ kcu_work_t w;
-  __shared__ int rc;
+  __shared__ kcu_shared sh;
   int b = blockIdx.x, res = 0;
   kcu_block bk;
   bk.status = launch.status + b;
@@ -246,7 +278,7 @@ __global__ void __launch_bounds__(KCU_THREADS) kcu_coll_kernel(kcu_launch_t laun
     bk.work = i;
     bk.timeout_ns = w.timeout_ns;
     bk.last_progress = kcu_globaltimer(); /* an item's clock starts when it can run */
-    res = w.kind == KCU_WORK_RING ? kcu_run_ring(&bk, &w, &rc) : kcu_run_p2p(&bk, &w, &rc);
+    res = w.kind == KCU_WORK_RING ? kcu_run_ring(&bk, &w, &sh) : kcu_run_p2p(&bk, &w, &sh);
     __syncthreads(); /* everyone is done with w before it is overwritten */
   }
   if (threadIdx.x == 0) {

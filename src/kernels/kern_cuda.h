@@ -17,7 +17,9 @@
  * proxy), registered with CUDA as mapped host memory: a kcu_fifo_t holds the
  * device-visible addresses of one fifo's counters and slots. Counters are
  * read with acquire and written with release at system scope; slots are read
- * uncached (ld.global.cv). Every pointer in these structures is one the
+ * uncached (ld.global.cv). Between ranks of one host a fifo's slots may
+ * instead be in the receiving GPU's memory (the CUDA p2p transport; see
+ * dev0 below). Every pointer in these structures is one the
  * device can dereference: device memory, or mapped host memory.
  *
  * Failure: a block that meets a failed fifo, the launch's abort word, a peer
@@ -52,6 +54,15 @@ typedef struct {
   uint64_t stride; /* from one slot's header to the next */
   uint64_t slot_size;
   int shared; /* the consumer maps the slots: a published send is out of the producer's hands */
+  int pad;
+  /* A receive over the CUDA p2p transport (src/core/cuda_p2p.h): slots in
+   * this GPU's memory that the producer writes instead of slot0's once it
+   * has mapped them. Steps from dev_from on are there; before it, in slot0's;
+   * dev_from = ~0 while the switch is not known: look in both (a step is
+   * written in one place only, so the one whose seq says ready holds it).
+   * dev0 = NULL: slot0's only. */
+  char *dev0;
+  uint64_t dev_from;
 } kcu_fifo_t;
 
 typedef enum { KCU_WORK_RING = 0, KCU_WORK_SEND = 1, KCU_WORK_RECV = 2 } kcu_work_kind_t;
@@ -109,8 +120,8 @@ typedef struct {
 #else
 #define KCU_LAYOUT_CHECK(cond, msg) _Static_assert(cond, msg)
 #endif
-KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 64 && sizeof(kcu_work_t) == 240 && offsetof(kcu_work_t, send) == 88 &&
-                     offsetof(kcu_work_t, timeout_ns) == 232 && sizeof(kcu_status_t) == 48 &&
+KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 80 && sizeof(kcu_work_t) == 272 && offsetof(kcu_work_t, send) == 88 &&
+                     offsetof(kcu_work_t, timeout_ns) == 264 && sizeof(kcu_status_t) == 48 &&
                      sizeof(kcu_launch_t) == 56,
                  "kern_cuda.h's structures changed: update the sizes here after checking both sides agree");
 

@@ -54,7 +54,31 @@ typedef struct {
   int checksum;    /* XCCL_CHECKSUM: each message ends with the CRC32C of its data (slot_fifo_send) */
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
   char error_msg[SLOT_ERROR_MAX];
+  /* Device operations over a shared fifo (src/core/cuda_p2p.c, the CUDA p2p
+   * transport): the consumer may offer slots in its GPU's memory, the
+   * producer takes or declines them, and from then on its device operations
+   * write those slots while the counters stay here. The host path never
+   * looks. */
+  _Atomic int32_t dev_state;    /* SLOT_DEV_* */
+  _Atomic int32_t dev_closed;   /* the producer no longer maps the offered slots */
+  unsigned char dev_handle[64]; /* the offer: a cudaIpcMemHandle_t */
+  uint64_t dev_addr;            /* the consumer's own address of them (a producer in the same process) */
+  uint64_t dev_from;            /* the first step the producer writes there (set before TAKEN) */
+  char dev_note[160];           /* why the slots were not offered or not taken, in words */
 } slot_fifo_t;
+
+/* dev_state of a shared fifo: NONE -> OFFERED (by the consumer, handle
+ * first) or UNOFFERED (note); OFFERED -> OPENING (the producer maps them) ->
+ * TAKEN or DECLINED (note); OFFERED -> UNOFFERED when the consumer withdraws
+ * at teardown. */
+enum {
+  SLOT_DEV_NONE = 0,
+  SLOT_DEV_OFFERED,
+  SLOT_DEV_OPENING,
+  SLOT_DEV_TAKEN,
+  SLOT_DEV_DECLINED,
+  SLOT_DEV_UNOFFERED
+};
 
 /* Each slot starts with a header that shares its cache line with the first
  * 48 bytes of data: the producer stores seq = step + 1 (release) once size

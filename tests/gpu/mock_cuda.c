@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -40,7 +43,8 @@
 typedef struct {
   char *base;
   size_t bytes;
-  int kind; /* 1 device, 2 page-locked host, 3 registered host */
+  int kind; /* 1 device, 2 page-locked host, 3 registered host, 4 another process's device memory (IPC) */
+  int fd;   /* device memory: the memfd behind it, which IPC opens through /proc */
 } mock_region_t;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,24 +57,32 @@ static int region_find(const void *p) {
   return -1;
 }
 
-static cudaError_t region_add(void *p, size_t bytes, int kind) {
+static cudaError_t region_add_fd(void *p, size_t bytes, int kind, int fd) {
   pthread_mutex_lock(&mem_lock);
   cudaError_t e = cudaSuccess;
   if (nregions == (int)(sizeof(regions) / sizeof(regions[0])))
     e = cudaErrorMemoryAllocation;
   else
-    regions[nregions++] = (mock_region_t){p, bytes ? bytes : 1, kind};
+    regions[nregions++] = (mock_region_t){p, bytes ? bytes : 1, kind, fd};
   pthread_mutex_unlock(&mem_lock);
   return e;
 }
 
-static cudaError_t region_remove(void *p, int kind) {
+static cudaError_t region_add(void *p, size_t bytes, int kind) { return region_add_fd(p, bytes, kind, -1); }
+
+/* Removes p's region of that kind; its size and fd in *r. */
+static cudaError_t region_take(void *p, int kind, mock_region_t *r) {
   pthread_mutex_lock(&mem_lock);
   int i = region_find(p);
   int ok = i >= 0 && regions[i].base == p && regions[i].kind == kind;
-  if (ok) regions[i] = regions[--nregions];
+  if (ok) *r = regions[i], regions[i] = regions[--nregions];
   pthread_mutex_unlock(&mem_lock);
   return ok ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+static cudaError_t region_remove(void *p, int kind) {
+  mock_region_t r;
+  return region_take(p, kind, &r);
 }
 
 cudaError_t cudaGetDeviceCount(int *count) { return *count = 1, cudaSuccess; }
@@ -98,18 +110,87 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsi
   return cudaErrorNotSupported;
 }
 
+/* Device memory is a memfd mapped shared, so that another process can map
+ * it too (cudaIpcOpenMemHandle below). */
 cudaError_t cudaMalloc(void **p, size_t bytes) {
-  void *m = NULL;
-  if (posix_memalign(&m, 256, bytes ? bytes : 1)) return cudaErrorMemoryAllocation;
-  memset(m, 0xEE, bytes); /* not zero: a kernel that reads before it writes shows */
+  size_t len = bytes ? bytes : 1;
+  int fd = memfd_create("mock-cuda", MFD_CLOEXEC);
+  if (fd < 0) return cudaErrorMemoryAllocation;
+  void *m = ftruncate(fd, (off_t)len) == 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (m == MAP_FAILED) {
+    close(fd);
+    return cudaErrorMemoryAllocation;
+  }
+  memset(m, 0xEE, len); /* not zero: a kernel that reads before it writes shows */
   *p = m;
-  return region_add(m, bytes, 1);
+  cudaError_t e = region_add_fd(m, len, 1, fd);
+  if (e != cudaSuccess) munmap(m, len), close(fd);
+  return e;
 }
 
 cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
-  cudaError_t e = region_remove(p, 1);
-  if (e == cudaSuccess) free(p);
+  mock_region_t r;
+  cudaError_t e = region_take(p, 1, &r);
+  if (e == cudaSuccess) munmap(r.base, r.bytes), close(r.fd);
+  return e;
+}
+
+/* ---- CUDA IPC: a handle names the exporter's pid and memfd ------------------- */
+
+typedef struct {
+  uint32_t magic;
+  int32_t pid, fd;
+  uint64_t bytes;
+} mock_ipc_t;
+#define MOCK_IPC_MAGIC 0x1bcc0da7u
+_Static_assert(sizeof(mock_ipc_t) <= sizeof(cudaIpcMemHandle_t), "the mock's handle fits CUDA's");
+
+static _Atomic int ipc_exports, ipc_opens;
+
+/* How often this process exported and opened device memory (the test
+ * checks that the p2p transport was used, or not). */
+void mock_cuda_ipc_counts(int *exports, int *opens) {
+  *exports = atomic_load(&ipc_exports);
+  *opens = atomic_load(&ipc_opens);
+}
+
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p) {
+  pthread_mutex_lock(&mem_lock);
+  int i = region_find(p);
+  int ok = i >= 0 && regions[i].kind == 1 && regions[i].base == p;
+  mock_ipc_t m = {MOCK_IPC_MAGIC, (int32_t)getpid(), ok ? regions[i].fd : -1, ok ? regions[i].bytes : 0};
+  pthread_mutex_unlock(&mem_lock);
+  if (!ok) return cudaErrorInvalidValue;
+  memset(h, 0, sizeof(*h));
+  memcpy(h, &m, sizeof(m));
+  atomic_fetch_add(&ipc_exports, 1);
+  return cudaSuccess;
+}
+
+cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int flags) {
+  mock_ipc_t m;
+  memcpy(&m, &h, sizeof(m));
+  if (m.magic != MOCK_IPC_MAGIC) return cudaErrorInvalidValue;
+  if (m.pid == (int32_t)getpid()) return cudaErrorDeviceUninitialized; /* as CUDA (an invalid context): not in the exporting process */
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m.pid, (int)m.fd);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return cudaErrorMapBufferObjectFailed;
+  void *base = mmap(NULL, m.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) return cudaErrorMapBufferObjectFailed;
+  cudaError_t e = region_add(base, m.bytes, 4);
+  if (e != cudaSuccess) return munmap(base, m.bytes), e;
+  atomic_fetch_add(&ipc_opens, 1);
+  *p = base;
+  return cudaSuccess;
+}
+
+cudaError_t cudaIpcCloseMemHandle(void *p) {
+  mock_region_t r;
+  cudaError_t e = region_take(p, 4, &r);
+  if (e == cudaSuccess) munmap(r.base, r.bytes);
   return e;
 }
 
@@ -140,7 +221,7 @@ cudaError_t cudaHostUnregister(void *p) { return region_remove(p, 3); }
 cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned int flags) {
   pthread_mutex_lock(&mem_lock);
   int i = region_find(host);
-  int ok = i >= 0 && regions[i].kind >= 2;
+  int ok = i >= 0 && (regions[i].kind == 2 || regions[i].kind == 3);
   pthread_mutex_unlock(&mem_lock);
   *dev = ok ? host : NULL;
   return ok ? cudaSuccess : cudaErrorInvalidValue;
@@ -152,10 +233,10 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at, const voi
   int i = region_find(p);
   int kind = i >= 0 ? regions[i].kind : 0;
   pthread_mutex_unlock(&mem_lock);
-  at->type = kind == 1 ? cudaMemoryTypeDevice : kind ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
+  at->type = kind == 1 || kind == 4 ? cudaMemoryTypeDevice : kind ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
   at->device = 0;
   at->devicePointer = kind ? (void *)p : NULL;
-  at->hostPointer = kind >= 2 ? (void *)p : NULL;
+  at->hostPointer = kind == 2 || kind == 3 ? (void *)p : NULL;
   return cudaSuccess;
 }
 
@@ -300,13 +381,23 @@ cudaError_t cudaMemset(void *p, int value, size_t bytes) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t st) {
-  mock_task_t *t = task(0);
+/* A copy (kind 0) or a memset (kind 4), queued on st. */
+static cudaError_t push_move(int kind, void *dst, const void *src, int value, size_t bytes, cudaStream_t st) {
+  mock_task_t *t = task(kind);
   t->dst = dst;
   t->src = src;
+  t->value = value;
   t->bytes = bytes;
   stream_push(st, t);
   return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t st) {
+  return push_move(4, p, NULL, value, bytes, st);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t st) {
+  return push_move(0, dst, src, 0, bytes, st);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
@@ -366,12 +457,32 @@ typedef struct {
 
 enum { WAIT_DATA, WAIT_ROOM, WAIT_DRAIN };
 
-static uint64_t *hdr(const kcu_fifo_t *f, uint64_t step) {
-  return (uint64_t *)(f->slot0 + (step % KCU_STEPS) * f->stride);
+static uint64_t *hdr_in(const char *area, const kcu_fifo_t *f, uint64_t step) {
+  return (uint64_t *)(area + (step % KCU_STEPS) * f->stride);
+}
+
+static uint64_t *hdr(const kcu_fifo_t *f, uint64_t step) { return hdr_in(f->slot0, f, step); }
+
+/* dev_coll.cu's kcu_recv_known and kcu_recv_area: where message `step` of a
+ * receive is (slot0's slots, or the CUDA p2p transport's dev0). */
+static char *recv_known(const kcu_fifo_t *f, uint64_t step) {
+  if (!f->dev0) return f->slot0;
+  if (f->dev_from == ~0ull) return NULL;
+  return step >= f->dev_from ? f->dev0 : f->slot0;
+}
+
+static char *recv_area(const kcu_fifo_t *f, uint64_t step) {
+  char *known = recv_known(f, step);
+  if (known) return known;
+  return ld_acq(hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
 }
 
 static int ready(const kcu_fifo_t *f, int what, uint64_t step) {
-  if (what == WAIT_DATA) return ld_acq(hdr(f, step)) > step;
+  if (what == WAIT_DATA) {
+    char *known = recv_known(f, step);
+    if (known) return ld_acq(hdr_in(known, f, step)) > step;
+    return ld_acq(hdr(f, step)) > step || ld_acq(hdr_in(f->dev0, f, step)) > step;
+  }
   uint64_t head = ld_acq(f->head);
   return what == WAIT_ROOM ? head + KCU_STEPS > step : head >= step;
 }
@@ -413,8 +524,9 @@ static void publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
   st_rel(f->tail, step + 1);
 }
 
-static int check_size(mock_block_t *bk, const kcu_fifo_t *f, uint64_t step, size_t want, int action, uint64_t loop) {
-  uint64_t got = hdr(f, step)[1];
+static int check_size(mock_block_t *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want, int action,
+                      uint64_t loop) {
+  uint64_t got = hdr_in(area, f, step)[1];
   if (got == want) return 0;
   kcu_status_t *st = &bk->L->status[bk->b];
   st->kind = KCU_FAIL_PROTOCOL;
@@ -434,19 +546,21 @@ static int run_ring(mock_block_t *bk, const kcu_work_t *w) {
                  w->nchannels, w->channel);
   uint64_t ss = w->send_step, rs = w->recv_step;
   int r = 0;
+  char *rarea = NULL;
   while (!it.done) {
     size_t in_off, out_off, n;
     int flags = ring_iter_action(&it, w->ring, &in_off, &out_off, &n);
     size_t bytes = n * es;
     if (flags & RING_RECV) {
       if ((r = mock_wait(bk, &w->recv, WAIT_DATA, rs, it.action, it.loop))) return r;
-      if ((r = check_size(bk, &w->recv, rs, bytes, it.action, it.loop))) return r;
+      rarea = recv_area(&w->recv, rs);
+      if ((r = check_size(bk, &w->recv, rarea, rs, bytes, it.action, it.loop))) return r;
     }
     if ((flags & RING_SEND) && (r = mock_wait(bk, &w->send, WAIT_ROOM, ss, it.action, it.loop))) return r;
     const char *in = (flags & RING_INPUT) ? (const char *)w->sendbuff + in_off * es : NULL;
     char *out = (flags & RING_OUTPUT) ? (char *)w->recvbuff + out_off * es : NULL;
     char *snd = (flags & RING_SEND) ? (char *)hdr(&w->send, ss) + KCU_SLOT_HDR : NULL;
-    const char *rcv = (flags & RING_RECV) ? (const char *)hdr(&w->recv, rs) + KCU_SLOT_HDR : NULL;
+    const char *rcv = (flags & RING_RECV) ? (const char *)hdr_in(rarea, &w->recv, rs) + KCU_SLOT_HDR : NULL;
     if (flags & RING_REDUCE) {
       char *dst = out ? out : snd;
       kern_reduce(dst, rcv, in, n, (xcclDataType_t)w->type, (xcclRedOp_t)w->redop);
@@ -471,9 +585,10 @@ static int run_p2p(mock_block_t *bk, const kcu_work_t *w) {
   uint64_t step = is_send ? w->send_step : w->recv_step, nsteps = p2p_nsteps(w->bytes, (size_t)f->slot_size);
   for (uint64_t i = 0; i < nsteps; i++, step++) {
     size_t n = p2p_step_bytes(w->bytes, (size_t)f->slot_size, i);
-    char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size, *slot = (char *)hdr(f, step) + KCU_SLOT_HDR;
+    char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if ((r = mock_wait(bk, f, is_send ? WAIT_ROOM : WAIT_DATA, step, (int)i, 0))) return r;
-    if (!is_send && (r = check_size(bk, f, step, n, (int)i, 0))) return r;
+    char *area = is_send ? f->slot0 : recv_area(f, step), *slot = (char *)hdr_in(area, f, step) + KCU_SLOT_HDR;
+    if (!is_send && (r = check_size(bk, f, area, step, n, (int)i, 0))) return r;
     if (is_send) {
       memcpy(slot, buf, n);
       publish(f, step, n);

@@ -24,6 +24,9 @@
  *            must stop the running kernel and return
  *   timeout  the same with XCCL_TIMEOUT=3: the kernel gives up by itself and
  *            the communicator reports xcclTimeout
+ *
+ * GPU_TEST_P2P=1 (0): against the stand-in runtime (mock_cuda.c), the run
+ * must (must not) have shared slots through CUDA IPC, the p2p transport.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -462,6 +465,21 @@ static void mode_timeout(void) {
   CU(cudaFree(d));
 }
 
+/* The stand-in runtime counts CUDA IPC exports and opens; real builds lack it. */
+void mock_cuda_ipc_counts(int *exports, int *opens) __attribute__((weak));
+
+static void check_p2p_used(void) {
+  const char *want = getenv("GPU_TEST_P2P");
+  if (!want || !mock_cuda_ipc_counts || nranks < 2) return;
+  int exports = 0, opens = 0;
+  mock_cuda_ipc_counts(&exports, &opens);
+  if (atoi(want))
+    CHECK(exports > 0 && opens > 0, "rank %d: expected GPU slots shared through CUDA IPC, saw %d exports, %d opens",
+          rank, exports, opens);
+  else
+    CHECK(exports == 0 && opens == 0, "rank %d: expected no CUDA IPC, saw %d exports, %d opens", rank, exports, opens);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "coll";
   const char *g = getenv("GPU_TEST_GROUPS");
@@ -492,6 +510,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
   }
+  check_p2p_used();
   XCHECK(xcclCommDestroy(comm));
   return test_finish(mode);
 }

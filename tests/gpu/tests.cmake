@@ -26,6 +26,9 @@ if(XCCL_HAVE_CUDA)
     xccl_add_test(NAME gpu_p2p TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS ${n} ARGS p2p
                   LABELS gpu TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
   endforeach()
+  # The slots in mapped host memory instead of the receiving GPU's (no CUDA IPC).
+  xccl_add_test(NAME gpu_coll_nop2p TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS quick
+                LABELS gpu TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_P2P_DISABLE=1;GPU_TEST_GROUPS=${gpu_groups}")
   # Over sockets: the watcher drives the proxy for the kernel.
   xccl_add_test(NAME gpu_coll_socket TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS quick
                 LABELS gpu TIMEOUT 300
@@ -56,7 +59,7 @@ if(XCCL_HAVE_CUDA)
   foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2")
     list(POP_FRONT mode_ranks mode)
     foreach(n ${mode_ranks})
-      set(mock_env "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
+      set(mock_env "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=1")
       if(mode STREQUAL "timeout")
         set(mock_env "XCCL_TIMEOUT=3;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups}")
       endif()
@@ -65,7 +68,9 @@ if(XCCL_HAVE_CUDA)
     endforeach()
   endforeach()
   xccl_add_test(NAME gpu_mock_socket TARGET test_gpu_coll_mock RANKS 3 ARGS quick LABELS unit TIMEOUT 300
-                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups}")
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
+  xccl_add_test(NAME gpu_mock_nop2p TARGET test_gpu_coll_mock RANKS 2 ARGS quick LABELS unit TIMEOUT 300
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_P2P_DISABLE=1;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
 
   # The local reduction kernel against a device-to-device copy (run.sh).
   add_executable(bench_reduce ${gpu}/bench_reduce.c)
