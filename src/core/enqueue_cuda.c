@@ -1,8 +1,8 @@
 /*
  * enqueue_cuda.c — the CUDA device path (enqueue_cuda.h): where a call's
- * buffers live, the device operations of a group, building and launching
- * the collective kernel's work, and the watcher thread that carries each
- * launch to its end.
+ * buffers live, the device operations of a group, and building and
+ * launching the collective kernel's work; the watcher thread that carries
+ * each launch to its end is in enqueue_cuda_watch.c.
  *
  * Lifecycle of a launch: the calling thread registers the communicator's
  * fifos with CUDA (once per fifo), lays the work out in a mapped host record
@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "cuda_p2p.h"
+#include "enqueue_cuda_int.h"
 #include "kern_cuda.h"
 #include "log.h"
 #include "reduce.h"
@@ -38,7 +39,6 @@
 /* Lane keys, as group.c numbers them: items of one lane run in order. */
 #define CUDA_LANES_PER_COMM 100000
 #define CUDA_LANE_P2P 1000
-#define CUDA_LIVENESS_NS 100000000ull /* how often shared-memory peers are looked for */
 
 _Static_assert(KCU_STEPS == XCCL_STEPS && KCU_SLOT_HDR == SLOT_HDR_BYTES && sizeof(slot_hdr_t) == KCU_SLOT_HDR &&
                    offsetof(slot_hdr_t, seq) == 0 && offsetof(slot_hdr_t, size) == 8,
@@ -182,28 +182,8 @@ static void *dev_addr(const void *p) {
 
 /* ---- per-communicator device state ------------------------------------------ */
 
-typedef struct {
-  char *host; /* a fifo registered with CUDA as mapped host memory */
-  size_t bytes;
-  char *dev;
-  int owned; /* registered here (else someone else's registration already covered it) */
-} cuda_reg_t;
-
-typedef struct cuda_comm {
-  struct cuda_comm *next;
-  xcclComm_t comm;
-  int device; /* the device its launches run on */
-  cuda_reg_t *regs;
-  int nregs, cap;
-  int *ring_host, *ring_dev; /* comm->ring, mapped for the kernel */
-  cudaEvent_t last;          /* recorded after its latest launch */
-  int launched;
-  _Atomic int inflight; /* launches the watcher has not finished */
-} cuda_comm_t;
-
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static cuda_comm_t *states;
-static _Atomic int flights_total; /* launches in flight, all communicators */
 
 static cuda_comm_t *state_find(xcclComm_t comm) {
   pthread_mutex_lock(&states_lock);
@@ -333,19 +313,6 @@ static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_
 
 /* ---- launch records: mapped host memory, reused ---------------------------- */
 
-typedef struct cuda_rec {
-  struct cuda_rec *next;
-  char *host, *dev;
-  size_t cap;
-} cuda_rec_t;
-
-/* The record starts with the words the host and the blocks raise. */
-typedef struct {
-  uint32_t abort;
-  uint32_t pad0[15];
-  uint32_t failed;
-  uint32_t pad1[15];
-} cuda_rec_hdr_t;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static cuda_rec_t *pool;
@@ -370,7 +337,7 @@ static cuda_rec_t *rec_get(size_t bytes, cudaError_t *e) {
   return r;
 }
 
-static void rec_put(cuda_rec_t *r) {
+void cuda_rec_put(cuda_rec_t *r) {
   pthread_mutex_lock(&pool_lock);
   r->next = pool;
   pool = r;
@@ -379,10 +346,6 @@ static void rec_put(cuda_rec_t *r) {
 
 /* ---- the group's device operations ------------------------------------------ */
 
-typedef struct {
-  group_op_t op;
-  cudaStream_t stream;
-} dev_op_t;
 
 static _Thread_local dev_op_t *dq; /* queued since xcclGroupStart */
 static _Thread_local int dq_n, dq_cap;
@@ -460,7 +423,7 @@ xcclResult_t enqueue_cuda_host_fence(xcclComm_t comm, const char *fn) {
       return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
     if (!seen) hq[hq_n++] = comm;
   }
-  if (atomic_load_explicit(&flights_total, memory_order_acquire) == 0) return xcclSuccess;
+  if (atomic_load_explicit(&cuda_flights_total, memory_order_acquire) == 0) return xcclSuccess;
   cuda_comm_t *s = state_find(comm);
   if (!s) return xcclSuccess;
   /* The kernel may not even have started (its stream waits on other work):
@@ -482,207 +445,6 @@ xcclResult_t enqueue_cuda_host_fence(xcclComm_t comm, const char *fn) {
 
 /* ---- the watcher -------------------------------------------------------------- */
 
-typedef struct cuda_flight {
-  struct cuda_flight *next;
-  cuda_rec_t *rec;
-  cuda_rec_hdr_t *hdr; /* host views into the record */
-  volatile uint32_t *block_done;
-  kcu_status_t *status;
-  const kcu_work_t *work;
-  int nblocks;
-  dev_op_t *ops; /* copies, for messages */
-  int nops;
-  int *work_op;        /* per work item (record order): its operation */
-  slot_fifo_t **fifos; /* per work item: send and receive fifo (host addresses, NULL where none) */
-  int nwork;
-  xcclComm_t *comms; /* held busy until the launch ends */
-  cuda_comm_t **states;
-  int ncomms;
-  uint64_t next_liveness;
-} cuda_flight_t;
-
-static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
-static cuda_flight_t *incoming;
-static int watch_started;
-
-static void flight_free(cuda_flight_t *f) {
-  if (f->rec) rec_put(f->rec);
-  free(f->ops);
-  free(f->work_op);
-  free(f->fifos);
-  free(f->comms);
-  free(f->states);
-  free(f);
-}
-
-/* The sentence for a launch that failed, on the watcher's thread; then the
- * communicators fail the way group.c fails them. */
-static void flight_report(cuda_flight_t *f) {
-  int b = -1;
-  for (int i = 0; i < f->nblocks; i++) { /* the block that met the failure, not one that stopped for it */
-    int k = f->status[i].kind;
-    if (k != KCU_FAIL_NONE && (b < 0 || (f->status[b].kind == KCU_FAIL_ABORT && k != KCU_FAIL_ABORT))) b = i;
-  }
-  xcclResult_t res = xcclInternalError;
-  if (b < 0) {
-    res =
-        err_set(xcclInternalError, LOG_COLL, "a device launch of %d operation(s) failed without saying where", f->nops);
-  } else {
-    kcu_status_t st = f->status[b];
-    int w = st.work >= 0 && st.work < f->nwork ? st.work : 0;
-    const group_op_t *op = &f->ops[f->work_op[w]].op;
-    xcclComm_t comm = op->comm;
-    char what[240], where[320], peer[160];
-    group_op_describe(op, what, sizeof(what));
-    if (op->kind == GROUP_RING)
-      snprintf(where, sizeof(where), "%s: ring on the GPU, channel %d, loop %llu step %d", what, f->work[w].channel,
-               (unsigned long long)st.loop, st.action);
-    else
-      snprintf(where, sizeof(where), "%s: slot %d (on the GPU)", what, st.action);
-    int p = op->kind != GROUP_RING ? op->peer : st.waiting_on_recv ? comm->prev : comm->next;
-    comm_peer_desc(comm, p, peer, sizeof(peer));
-    slot_fifo_t *wf = f->fifos[2 * w + (st.waiting_on_recv ? 1 : 0)];
-    switch (st.kind) {
-      case KCU_FAIL_TIMEOUT:
-        res = st.waiting_on_recv ? err_set(xcclTimeout, LOG_COLL, "%s: no data from %s for XCCL_TIMEOUT=%g s", where,
-                                           peer, comm->timeout_s)
-                                 : err_set(xcclTimeout, LOG_COLL, "%s: %s did not take data for XCCL_TIMEOUT=%g s",
-                                           where, peer, comm->timeout_s);
-        break;
-      case KCU_FAIL_CONN:
-        res = err_set(st.conn_result ? (xcclResult_t)st.conn_result : xcclRemoteError, LOG_COLL, "%s: %s", where,
-                      wf && atomic_load(&wf->error) ? wf->error_msg : "the connection failed");
-        break;
-      case KCU_FAIL_ABORT:
-        res = err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
-        break;
-      default:
-        res = err_set(xcclInvalidUsage, LOG_COLL,
-                      "%s: %s sent %llu bytes where %llu were expected: the ranks called %s with different counts, "
-                      "datatypes or roots",
-                      where, peer, (unsigned long long)st.got_bytes, (unsigned long long)st.want_bytes, op->coll.name);
-    }
-  }
-  for (int c = 0; c < f->ncomms; c++) {
-    xcclComm_t comm = f->comms[c];
-    comm_fail(comm, res, err_last());
-    comm_record(comm, res);
-  }
-}
-
-/* One look at a launch in flight: the abort flag passed on, the proxy
- * driven, dead shared-memory peers noticed. Returns 1 if the proxy moved
- * anything. */
-static int flight_poll(cuda_flight_t *f, uint64_t now) {
-  int moved = 0;
-  for (int c = 0; c < f->ncomms; c++) {
-    xcclComm_t comm = f->comms[c];
-    if (atomic_load_explicit(&comm->abort_flag, memory_order_relaxed))
-      atomic_store_explicit((_Atomic uint32_t *)&f->hdr->abort, 1, memory_order_release);
-    const kern_env_t *e = &comm->env;
-    if (e->progress && e->progress_ctx) moved |= e->progress(e->progress_ctx);
-    if (e->wait && e->progress_ctx) moved |= e->wait(e->progress_ctx, 0); /* receives: a poll() that does not sleep */
-  }
-  if (now < f->next_liveness) return moved;
-  f->next_liveness = now + CUDA_LIVENESS_NS;
-  /* A peer process that dies closes nothing: mark its fifo failed, which
-   * the kernel sees, as the host engine would notice it. */
-  for (int i = 0; i < 2 * f->nwork; i++) {
-    slot_fifo_t *q = f->fifos[i];
-    int32_t pid = q && q->shared ? (i % 2 ? q->producer_pid : q->consumer_pid) : 0;
-    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH && !atomic_load(&q->error)) {
-      char msg[SLOT_ERROR_MAX];
-      snprintf(msg, sizeof(msg), "the peer process (pid %d) on the other side of shared memory is gone", (int)pid);
-      slot_fifo_fail(q, xcclRemoteError, msg);
-    }
-  }
-  return moved;
-}
-
-static int flight_done(const cuda_flight_t *f) {
-  for (int b = 0; b < f->nblocks; b++)
-    if (!f->block_done[b]) return 0;
-  atomic_thread_fence(memory_order_acquire); /* the statuses were written before the done words */
-  return 1;
-}
-
-static void flight_finish(cuda_flight_t *f) {
-  if (atomic_load_explicit((_Atomic uint32_t *)&f->hdr->failed, memory_order_acquire)) flight_report(f);
-  for (int c = 0; c < f->ncomms; c++) {
-    proxy_op_end(f->comms[c]->proxy);
-    atomic_fetch_sub(&f->states[c]->inflight, 1);
-    comm_release(f->comms[c]);
-  }
-  atomic_fetch_sub(&flights_total, 1);
-  flight_free(f);
-}
-
-static void *watch_main(void *arg) {
-  cuda_flight_t *mine = NULL;
-  unsigned idle = 0;
-  for (;;) {
-    pthread_mutex_lock(&watch_lock);
-    while (!incoming && !mine) pthread_cond_wait(&watch_cond, &watch_lock);
-    while (incoming) {
-      cuda_flight_t *f = incoming;
-      incoming = f->next;
-      f->next = mine;
-      mine = f;
-    }
-    pthread_mutex_unlock(&watch_lock);
-    uint64_t now = clock_ns();
-    int moved = 0;
-    for (cuda_flight_t **pp = &mine; *pp;) {
-      cuda_flight_t *f = *pp;
-      moved |= flight_poll(f, now);
-      if (flight_done(f)) {
-        *pp = f->next;
-        flight_finish(f);
-        moved = 1;
-      } else {
-        pp = &f->next;
-      }
-    }
-    /* Poll hard while things move (the proxy's latency is ours), then nap:
-     * a kernel waiting on a slow peer needs no core. */
-    if (moved) {
-      idle = 0;
-    } else if (++idle > 2000) {
-      struct timespec ts = {0, 50000};
-      nanosleep(&ts, NULL);
-    } else if (idle > 200) {
-      sched_yield();
-    }
-  }
-  return arg;
-}
-
-static xcclResult_t watch_start(void) {
-  pthread_mutex_lock(&watch_lock);
-  int rc = 0;
-  if (!watch_started) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&t, &attr, watch_main, NULL);
-    pthread_attr_destroy(&attr);
-    watch_started = rc == 0;
-  }
-  pthread_mutex_unlock(&watch_lock);
-  if (rc)
-    return err_set(xcclSystemError, LOG_COLL, "cannot start the thread that watches device work: %s", strerror(rc));
-  return xcclSuccess;
-}
-
-static void watch_add(cuda_flight_t *f) {
-  pthread_mutex_lock(&watch_lock);
-  f->next = incoming;
-  incoming = f;
-  pthread_cond_signal(&watch_cond);
-  pthread_mutex_unlock(&watch_lock);
-}
 
 /* ---- building and launching ------------------------------------------------- */
 
@@ -929,7 +691,7 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
     f->comms[f->ncomms++] = ops[i].op.comm;
     held = f->ncomms;
   }
-  TRY_GOTO(watch_start(), out);
+  TRY_GOTO(cuda_watch_start(), out);
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) {
     cudaGetLastError();
@@ -1013,9 +775,9 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
     proxy_op_begin(f->comms[c]->proxy);
     atomic_fetch_add(&f->states[c]->inflight, 1);
   }
-  atomic_fetch_add(&flights_total, 1);
+  atomic_fetch_add(&cuda_flights_total, 1);
   counted = 1;
-  watch_add(f); /* the watcher releases the communicators */
+  cuda_watch_add(f); /* the watcher releases the communicators */
   f = NULL;
 out:
   free(items);
@@ -1027,7 +789,7 @@ out:
       }
       comm_release(comm);
     }
-    flight_free(f);
+    cuda_flight_free(f);
   }
   for (int i = 0; i < n && res != xcclSuccess; i++) comm_record(ops[i].op.comm, res);
   return res;
