@@ -25,6 +25,11 @@
  * and gather only the root's output is checked). alltoall and sendrecv have
  * no in-place form: --inplace is refused for them.
  *
+ * With --device the buffers are in GPU memory (CUDA device XCCL_LOCAL_RANK
+ * modulo the devices, as xccl-run numbers a host's ranks) and every call
+ * goes on one stream; the timed loop ends when the stream has drained, so
+ * the time is the device's, as in nccl-tests.
+ *
  * Uses only the public API. New collectives go into the `collectives` table.
  */
 #include <errno.h>
@@ -37,6 +42,7 @@
 #include <time.h>
 
 #include "perf_check.h"
+#include "perf_device.h"
 #include "xccl.h"
 
 /* ---- Context ------------------------------------------------------------ */
@@ -48,7 +54,7 @@ typedef struct {
   xcclDataType_t type;
   xcclRedOp_t op;
   int root;
-  int check, inplace, json, latency;
+  int check, inplace, json, latency, device;
 } options_t;
 
 typedef struct {
@@ -57,6 +63,8 @@ typedef struct {
   int rank, nranks;
   size_t tsize;
   int sum_max; /* sum/avg inputs are 0..sum_max; 0: the 0/1 fallback */
+  void *stream;   /* --device: the stream every call goes on; NULL otherwise */
+  void *host_out; /* --device with -c 1: the output, copied back to check it */
 } perf_t;
 
 /* ---- Collectives -------------------------------------------------------- */
@@ -98,35 +106,35 @@ static size_t same_count(size_t count, int nranks) {
 static size_t rank_count(size_t count, int nranks) { return count / (size_t)nranks; }
 
 static xcclResult_t allreduce_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclAllReduce(send, recv, count, p->opt.type, p->opt.op, p->comm, NULL);
+  return xcclAllReduce(send, recv, count, p->opt.type, p->opt.op, p->comm, p->stream);
 }
 
 static xcclResult_t allgather_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclAllGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, NULL);
+  return xcclAllGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, p->stream);
 }
 
 static xcclResult_t reducescatter_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclReduceScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.op, p->comm, NULL);
+  return xcclReduceScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.op, p->comm, p->stream);
 }
 
 static xcclResult_t broadcast_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclBroadcast(send, recv, count, p->opt.type, p->opt.root, p->comm, NULL);
+  return xcclBroadcast(send, recv, count, p->opt.type, p->opt.root, p->comm, p->stream);
 }
 
 static xcclResult_t reduce_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclReduce(send, recv, count, p->opt.type, p->opt.op, p->opt.root, p->comm, NULL);
+  return xcclReduce(send, recv, count, p->opt.type, p->opt.op, p->opt.root, p->comm, p->stream);
 }
 
 static xcclResult_t gather_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, NULL);
+  return xcclGather(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, p->stream);
 }
 
 static xcclResult_t scatter_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, NULL);
+  return xcclScatter(send, recv, rank_count(count, p->nranks), p->opt.type, p->opt.root, p->comm, p->stream);
 }
 
 static xcclResult_t alltoall_run(const perf_t *p, const void *send, void *recv, size_t count) {
-  return xcclAllToAll(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, NULL);
+  return xcclAllToAll(send, recv, rank_count(count, p->nranks), p->opt.type, p->comm, p->stream);
 }
 
 /* count elements to rank + 1 and from rank - 1, in one group. */
@@ -134,8 +142,8 @@ static xcclResult_t sendrecv_run(const perf_t *p, const void *send, void *recv, 
   int next = (p->rank + 1) % p->nranks, prev = (p->rank + p->nranks - 1) % p->nranks;
   xcclResult_t res = xcclGroupStart();
   if (res != xcclSuccess) return res;
-  res = xcclSend(send, count, p->opt.type, next, p->comm, NULL);
-  if (res == xcclSuccess) res = xcclRecv(recv, count, p->opt.type, prev, p->comm, NULL);
+  res = xcclSend(send, count, p->opt.type, next, p->comm, p->stream);
+  if (res == xcclSuccess) res = xcclRecv(recv, count, p->opt.type, prev, p->comm, p->stream);
   xcclResult_t end = xcclGroupEnd(); /* always closes the group */
   return res != xcclSuccess ? res : end;
 }
@@ -296,6 +304,30 @@ static void die_xccl(const perf_t *p, const char *what, xcclResult_t res) {
   exit(1);
 }
 
+/* --device: waits for the stream, then for the errors the device work met. */
+static void drain(const perf_t *p, const char *what) {
+  if (!p->opt.device) return;
+  char why[256];
+  if (perf_dev_sync(why, sizeof(why)) != 0) {
+    fprintf(stderr, "xccl-perf: rank %d: %s: %s\n", p->rank, what, why);
+    (void)xcclCommAbort(p->comm);
+    exit(1);
+  }
+  xcclResult_t async = xcclSuccess, res = xcclCommGetAsyncError(p->comm, &async);
+  if (res != xcclSuccess || async != xcclSuccess) die_xccl(p, what, res != xcclSuccess ? res : async);
+}
+
+/* Copies bytes between the benchmark's buffers (device or host memory). */
+static void copy_bytes(const perf_t *p, void *dst, const void *src, size_t bytes) {
+  if (!p->opt.device) {
+    memcpy(dst, src, bytes);
+  } else if (perf_dev_copy(dst, src, bytes) != 0) {
+    fprintf(stderr, "xccl-perf: rank %d: copying %zu bytes to or from the GPU failed\n", p->rank, bytes);
+    (void)xcclCommAbort(p->comm);
+    exit(1);
+  }
+}
+
 /* The op and root as printed: "none" and -1 where they do not apply. */
 static const char *op_label(const perf_t *p, const coll_t *coll) {
   return (coll->flags & COLL_REDUCES) ? perf_op_names[p->opt.op] : "none";
@@ -344,6 +376,8 @@ static void usage(FILE *f) {
           "  --inplace   send and receive in the same buffer (default: out of place);\n"
           "              not for alltoall and sendrecv, which have no in-place form\n"
           "  --json      one JSON object per line instead of the table\n"
+          "  --device    buffers in GPU memory (CUDA device XCCL_LOCAL_RANK modulo the\n"
+          "              devices), calls on one stream, timed until it drains\n"
           "  -h, --help  show this help\n"
           "The size is the whole buffer of one call: the output of allgather and gather\n"
           "(the root's), the input of reducescatter and scatter (the root's), each rank's\n"
@@ -388,8 +422,9 @@ static int parse_int(const char *opt, const char *text, long lo, long hi, long *
 }
 
 static int parse_options(int argc, char **argv, options_t *o) {
-  enum { OPT_INPLACE = 1000, OPT_JSON };
+  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE };
   static const struct option longopts[] = {{"inplace", no_argument, NULL, OPT_INPLACE},
+                                           {"device", no_argument, NULL, OPT_DEVICE},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"latency", no_argument, NULL, 'L'},
                                            {"help", no_argument, NULL, 'h'},
@@ -433,6 +468,7 @@ static int parse_options(int argc, char **argv, options_t *o) {
     }
     case OPT_INPLACE: o->inplace = 1; break;
     case OPT_JSON: o->json = 1; break;
+    case OPT_DEVICE: o->device = 1; break;
     case 'h': usage(stdout); exit(0);
     case ':':
       fprintf(stderr, "xccl-perf: option '%s' needs a value; see xccl-perf --help\n", argv[optind - 1]);
@@ -510,11 +546,12 @@ static void print_header(const perf_t *p, const coll_t *coll) {
     if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
     printf("{\"kind\":\"header\",\"collective\":\"%s\",\"nranks\":%d,\"type\":\"%s\",\"op\":\"%s\","
            "\"root\":%s,\"inplace\":%s,\"check\":%s,\"latency\":%s,\"iters\":%d,\"warmup\":%d,"
-           "\"min_bytes\":%zu,\"max_bytes\":%zu,\"factor\":%zu,\"version\":\"%d.%d.%d\","
+           "\"min_bytes\":%zu,\"max_bytes\":%zu,\"factor\":%zu,\"device\":%s,\"version\":\"%d.%d.%d\","
            "\"version_code\":%d}\n",
            coll->name, p->nranks, perf_type_name(o->type), op_label(p, coll), root_s,
            o->inplace ? "true" : "false", o->check ? "true" : "false", o->latency ? "true" : "false",
-           o->iters, o->warmup, o->min_bytes, o->max_bytes, o->factor, version / 10000, version / 100 % 100,
+           o->iters, o->warmup, o->min_bytes, o->max_bytes, o->factor, o->device ? "true" : "false",
+           version / 10000, version / 100 % 100,
            version % 100, version);
   } else {
     printf("# xccl-perf %s: nranks %d, type %s", coll->name, p->nranks, perf_type_name(o->type));
@@ -522,6 +559,7 @@ static void print_header(const perf_t *p, const coll_t *coll) {
     if (coll->flags & COLL_ROOTED) printf(", root %d", o->root);
     printf(", %s, check %s, iterations %d, warm-up %d\n", o->inplace ? "in place" : "out of place",
            o->check ? "on" : "off", o->iters, o->warmup);
+    if (o->device) printf("# device buffers on %s, one stream per rank\n", perf_dev_name());
     if (o->latency)
       printf("# latency mode: time is the average of %d calls per size, in microseconds\n", o->iters);
     printf("# xccl version %d.%d.%d (code %d)\n#\n", version / 10000, version / 100 % 100,
@@ -571,15 +609,17 @@ static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void
     src = (unsigned char *)recvbuf + (send_n < recv_n ? r * send_n * p->tsize : 0);
     dst = (unsigned char *)recvbuf + (recv_n < send_n ? r * recv_n * p->tsize : 0);
   }
-  if (copy_in) memcpy(src, sendbuf, send_n * p->tsize);
+  if (copy_in) copy_bytes(p, src, sendbuf, send_n * p->tsize);
   char what[160];
   describe(p, coll, count, what, sizeof(what));
   xcclResult_t res;
   for (int i = 0; i < o->warmup; i++)
     if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
+  drain(p, what);
   double t0 = now_s();
   for (int i = 0; i < o->iters; i++)
     if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
+  drain(p, what);
   double time_us = (now_s() - t0) * 1e6 / o->iters;
   if ((res = xcclAllReduce(&time_us, &time_us, 1, xcclFloat64, xcclMax, p->comm, NULL)) != xcclSuccess)
     die_xccl(p, "xcclAllReduce of the time (max over ranks)", res);
@@ -590,10 +630,14 @@ static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void
      * into an output that starts out wrong everywhere. In place the input is
      * copied after the output is spoiled: where they overlap, it wins. */
     int checks = rank_checks(p, coll);
-    if (checks) prepare_check(p, coll, count, want, dst, recv_n);
-    if (copy_in) memcpy(src, sendbuf, send_n * p->tsize);
+    void *out = o->device ? p->host_out : dst; /* where the output is checked */
+    if (checks) prepare_check(p, coll, count, want, out, recv_n);
+    if (checks && o->device) copy_bytes(p, dst, out, recv_n * p->tsize);
+    if (copy_in) copy_bytes(p, src, sendbuf, send_n * p->tsize);
     if ((res = coll->run(p, src, dst, count)) != xcclSuccess) die_xccl(p, what, res);
-    if (checks) wrong = check_output(p, coll, count, want, dst, recv_n);
+    drain(p, what);
+    if (checks && o->device) copy_bytes(p, out, dst, recv_n * p->tsize);
+    if (checks) wrong = check_output(p, coll, count, want, out, recv_n);
     if ((res = xcclAllReduce(&wrong, &wrong, 1, xcclUint64, xcclSum, p->comm, NULL)) != xcclSuccess)
       die_xccl(p, "xcclAllReduce of the wrong-element count", res);
   }
@@ -661,16 +705,30 @@ int main(int argc, char **argv) {
   size_t max_count = size_count(&p, coll, p.opt.max_bytes);
   size_t send_n = coll->send_count(max_count, p.nranks), recv_n = coll->recv_count(max_count, p.nranks);
   size_t buf_n = recv_n > send_n ? recv_n : send_n;
-  void *sendbuf = alloc_buffer(send_n * p.tsize);
-  void *recvbuf = alloc_buffer(buf_n * p.tsize);
+  if (p.opt.device) {
+    char why[256];
+    const char *lr = getenv("XCCL_LOCAL_RANK"); /* xccl-run's numbering of this host's ranks */
+    if (perf_dev_open(lr ? atoi(lr) : 0, why, sizeof(why)) != 0) {
+      fprintf(stderr, "xccl-perf: rank %d: --device: %s\n", p.rank, why);
+      (void)xcclCommAbort(p.comm);
+      return 1;
+    }
+    p.stream = perf_dev_stream();
+  }
+  void *input = alloc_buffer(send_n * p.tsize); /* this rank's input, in host memory */
+  void *sendbuf = p.opt.device ? perf_dev_alloc(send_n * p.tsize) : input;
+  void *recvbuf = p.opt.device ? perf_dev_alloc(buf_n * p.tsize) : alloc_buffer(buf_n * p.tsize);
   void *want = p.opt.check ? alloc_buffer(recv_n * p.tsize) : NULL;
-  if (!sendbuf || !recvbuf || (p.opt.check && !want)) {
-    fprintf(stderr, "xccl-perf: rank %d: cannot allocate %zu + %zu%s bytes of buffers; try a smaller -e\n",
-            p.rank, send_n * p.tsize, buf_n * p.tsize, p.opt.check ? " (+ the same again to check)" : "");
+  p.host_out = p.opt.device && p.opt.check ? alloc_buffer(recv_n * p.tsize) : NULL;
+  if (!input || !sendbuf || !recvbuf || (p.opt.check && !want) || (p.opt.device && p.opt.check && !p.host_out)) {
+    fprintf(stderr, "xccl-perf: rank %d: cannot allocate %zu + %zu%s bytes of %s buffers; try a smaller -e\n",
+            p.rank, send_n * p.tsize, buf_n * p.tsize, p.opt.check ? " (+ the same again to check)" : "",
+            p.opt.device ? "GPU" : "host");
     (void)xcclCommAbort(p.comm);
     return 1;
   }
-  fill_input(&p, coll, sendbuf, send_n); /* valid numbers even without -c */
+  fill_input(&p, coll, input, send_n); /* valid numbers even without -c */
+  if (p.opt.device) copy_bytes(&p, sendbuf, input, send_n * p.tsize);
 
   if (p.rank == 0) print_header(&p, coll);
   uint64_t total_wrong = 0;
@@ -709,8 +767,14 @@ int main(int argc, char **argv) {
             xcclGetErrorString(res), xcclGetLastError(NULL));
     return 1;
   }
-  free(sendbuf);
-  free(recvbuf);
+  if (p.opt.device) {
+    perf_dev_free(sendbuf);
+    perf_dev_free(recvbuf);
+  } else {
+    free(recvbuf);
+  }
+  free(input);
   free(want);
+  free(p.host_out);
   return total_wrong ? 1 : 0;
 }

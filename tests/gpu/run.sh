@@ -7,7 +7,12 @@
 # summary line:
 #
 #   GPU SUMMARY: tests P/T passed (S skipped, F failed) | reduce kernel float32 sum R GB/s
-#                = X of a D2D copy (C GB/s) | <GPU> | N s          (one line)
+#                = X of a D2D copy (C GB/s) | allreduce 2 ranks 256 MiB busbw P GB/s
+#                CUDA IPC, H GB/s host slots | <GPU> | N s          (one line)
+#
+# The all-reduce figures are xccl-perf --device with two ranks on the GPU,
+# once with the p2p transport (slots in GPU memory, CUDA IPC) and once with
+# XCCL_P2P_DISABLE=1 (slots in mapped host memory).
 #
 # Logs stay in BUILD/gpu-logs. Exit 0 when every test passed or was skipped
 # and the benchmark ran; 1 otherwise (the summary says where it stopped).
@@ -69,6 +74,19 @@ else
   bench="benchmark did not run (exit $bench_rc, see $logs/bench.log)"
 fi
 
+echo "run.sh: xccl-perf allreduce --device, 2 ranks, with and without CUDA IPC ..."
+perf_busbw() { # perf_busbw P2P_DISABLE: busbw (GB/s) of the largest size, or "failed"
+  XCCL_P2P_DISABLE=$1 timeout 300 "$build/tools/xccl-run" -n 2 "$build/tools/xccl-perf" allreduce --device \
+    -b 1M -e 256M -f 4 -n 20 -w 5 -c 1 >"$logs/perf_p2p$1.log" 2>&1 || { echo failed; return 1; }
+  sed 's/^/    /' "$logs/perf_p2p$1.log" >&2
+  awk '!/^#/ && NF >= 8 { b = $8 } END { print b }' "$logs/perf_p2p$1.log"
+}
+ipc=$(perf_busbw 0)
+perf_rc=$?
+hostslots=$(perf_busbw 1)
+perf_rc=$((perf_rc + $?))
+perf="allreduce 2 ranks 256 MiB busbw $ipc GB/s CUDA IPC, $hostslots GB/s host slots"
+
 rc=0
-{ [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ] || [ "$bench_rc" -ne 0 ]; } && rc=1
-summary "$rc" "$tests | $bench | ${gpu:-unknown GPU}"
+{ [ "$perf_rc" -ne 0 ] || [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ] || [ "$bench_rc" -ne 0 ]; } && rc=1
+summary "$rc" "$tests | $bench | $perf | ${gpu:-unknown GPU}"

@@ -72,10 +72,25 @@ if(XCCL_HAVE_CUDA)
   xccl_add_test(NAME gpu_mock_nop2p TARGET test_gpu_coll_mock RANKS 2 ARGS quick LABELS unit TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_P2P_DISABLE=1;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
 
+  # xccl-perf --device against the same stand-in: every collective's results
+  # checked (-c 1) through device buffers, a stream and the drains.
+  add_executable(xccl_perf_mock ${PROJECT_SOURCE_DIR}/tools/xccl_perf.c ${PROJECT_SOURCE_DIR}/tools/perf_check.c
+                 ${PROJECT_SOURCE_DIR}/tools/perf_device.c ${gpu}/mock_cuda.c ${mock_objs})
+  target_compile_definitions(xccl_perf_mock PRIVATE XCCL_HAVE_CUDA)
+  target_include_directories(xccl_perf_mock PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(layer ${XCCL_LAYERS})
+    target_include_directories(xccl_perf_mock PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
+  endforeach()
+  target_link_libraries(xccl_perf_mock PRIVATE ${mock_libs} m)
+  foreach(coll allreduce reducescatter sendrecv)
+    xccl_add_test(NAME gpu_mock_perf_${coll} TARGET xccl_perf_mock RANKS 3 LABELS unit TIMEOUT 300
+                  ARGS ${coll} --device -b 4 -e 4M -f 32 -n 2 -w 1 -c 1 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring")
+  endforeach()
+
   # The local reduction kernel against a device-to-device copy (run.sh).
   add_executable(bench_reduce ${gpu}/bench_reduce.c)
   target_link_libraries(bench_reduce PRIVATE xccl_testlib)
 
   # What run.sh builds: the GPU suite and no more.
-  add_custom_target(xccl_gpu_tests DEPENDS test_gpu_coll gpu_nodriver bench_reduce unit_ring_plan xccl-run xccl)
+  add_custom_target(xccl_gpu_tests DEPENDS test_gpu_coll gpu_nodriver bench_reduce unit_ring_plan xccl-run xccl-perf xccl)
 endif()

@@ -1,0 +1,79 @@
+/*
+ * perf_device.c — xccl-perf's device buffers (perf_device.h): the CUDA
+ * runtime where xccl was built with it, refusals with the reason otherwise.
+ */
+#include "perf_device.h"
+
+#include <stdio.h>
+
+#ifdef XCCL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+static cudaStream_t stream;
+static char name[160];
+
+static int fail(cudaError_t e, const char *call, char *why, size_t len) {
+  cudaGetLastError();
+  snprintf(why, len, "%s failed: %s", call, cudaGetErrorString(e));
+  return -1;
+}
+
+int perf_dev_open(int local_rank, char *why, size_t len) {
+  int n = 0, dev;
+  struct cudaDeviceProp prop;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return fail(e, "cudaGetDeviceCount (is there an NVIDIA GPU and its driver?)", why, len);
+  if (n <= 0) return snprintf(why, len, "no CUDA device"), -1;
+  dev = (local_rank < 0 ? 0 : local_rank) % n;
+  if ((e = cudaSetDevice(dev)) != cudaSuccess) return fail(e, "cudaSetDevice", why, len);
+  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess)
+    return fail(e, "cudaStreamCreate", why, len);
+  if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    snprintf(name, sizeof(name), "%s (device %d of %d)", prop.name, dev, n);
+  return 0;
+}
+
+void *perf_dev_stream(void) { return stream; }
+
+void *perf_dev_alloc(size_t bytes) {
+  void *p = NULL;
+  if (cudaMalloc(&p, bytes ? bytes : 64) != cudaSuccess || cudaMemset(p, 0, bytes ? bytes : 64) != cudaSuccess) {
+    cudaGetLastError();
+    if (p) cudaFree(p);
+    return NULL;
+  }
+  return p;
+}
+
+void perf_dev_free(void *p) {
+  if (p) cudaFree(p);
+}
+
+int perf_dev_copy(void *dst, const void *src, size_t bytes) {
+  if (cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess) return 0;
+  cudaGetLastError();
+  return -1;
+}
+
+int perf_dev_sync(char *why, size_t len) {
+  cudaError_t e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? 0 : fail(e, "cudaStreamSynchronize", why, len);
+}
+
+const char *perf_dev_name(void) { return name; }
+
+#else
+
+int perf_dev_open(int local_rank, char *why, size_t len) {
+  (void)local_rank;
+  snprintf(why, len, "this xccl was built without CUDA (configure with -DXCCL_WITH_CUDA=ON where nvcc is)");
+  return -1;
+}
+void *perf_dev_stream(void) { return NULL; }
+void *perf_dev_alloc(size_t bytes) { return (void)bytes, NULL; }
+void perf_dev_free(void *p) { (void)p; }
+int perf_dev_copy(void *dst, const void *src, size_t bytes) { return (void)dst, (void)src, (void)bytes, -1; }
+int perf_dev_sync(char *why, size_t len) { return (void)why, (void)len, 0; }
+const char *perf_dev_name(void) { return ""; }
+
+#endif
