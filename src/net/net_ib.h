@@ -5,7 +5,8 @@
  *   net_ib_init.c     devices and ports, XCCL_IB_HCA, properties, the ops table
  *   net_ib_connect.c  listen/connect/accept through rdma_cm, comms, close
  *   net_ib_data.c     isend/irecv/test: clear-to-send fifo + RDMA write with imm
- *   net_ib_reg.c      memory registration cache, reg_mr/dereg_mr
+ *   net_ib_reg.c      memory registration cache, reg_mr/dereg_mr (host, GPU)
+ *   net_ib_flush.c    iflush: an RDMA read on a loopback QP after a receive
  *   net_ib_async.c    the async-event thread of each device
  *
  * The protocol, per connection (a send comm and its recv comm):
@@ -25,6 +26,11 @@
  *  - A request is complete when all its nqps completions are in.
  *  - A completion error, a disconnect event or an async QP error fails the
  *    comm for good (xcclRemoteError with the verbs status and the peer).
+ *  - iflush (recv side, for GPUDirect): an RDMA read of a few bytes of the
+ *    received buffer, through its registration's rkey, into a host scratch
+ *    buffer, on a QP connected to itself. PCIe reads do not pass earlier
+ *    writes, so its completion means the NIC's writes of the message have
+ *    reached the memory. The loopback QP is made on the comm's first iflush.
  */
 #ifndef XCCL_NET_IB_H
 #define XCCL_NET_IB_H
@@ -57,6 +63,7 @@ typedef struct ib_ctx {
   ib_reg_t **regs;
   int nregs, cap;
   int async_started;
+  int gpu_routes_logged; /* GPU registration routes logged, a bit each (net_ib_reg.c) */
 } ib_ctx_t;
 
 typedef union {
@@ -128,7 +135,19 @@ typedef struct {
   size_t size;      /* send: the message; recv: the posted capacity */
   size_t got;       /* recv: the size that arrived */
   size_t too_big;   /* send: the receive it met was this small (+1) */
+  int flush;        /* an iflush request: completed by the flush CQ (net_ib_flush.c) */
 } ib_req_t;
+
+/* iflush's loopback QP and what its reads need, made on a recv comm's
+ * first iflush (all NULL until then). */
+typedef struct {
+  struct ibv_cq *cq;
+  struct ibv_qp *qp; /* RC, connected to itself */
+  char *scratch;     /* host page the reads land in */
+  struct ibv_mr *scratch_mr;
+  uint64_t posted;   /* flushes posted */
+  ib_req_t reqs[NET_MAX_REQUESTS];
+} ib_flush_t;
 
 /* Private data of a connect request (fits rdma_cm's 56 bytes). */
 typedef struct {
@@ -166,6 +185,7 @@ typedef struct ib_comm {
   ib_reg_t **regs;
   int nregs, cap;
   ib_reg_t *last_reg;
+  ib_flush_t flush; /* recv side */
   /* failure: the first one is final */
   xcclResult_t failed;
   char fail_msg[320];
@@ -180,6 +200,9 @@ typedef struct ib_comm {
 /* Records the comm's first failure (logs it) and returns it. */
 xcclResult_t ib_comm_fail(ib_comm_t *c, xcclResult_t res, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The comm's state: its recorded failure (again), or an async error now
+ * seen (recorded), else xcclSuccess. */
+xcclResult_t ib_comm_check(ib_comm_t *c);
 /* Reads pending rdma_cm events of an established comm (disconnects). */
 void ib_comm_events(ib_comm_t *c);
 
@@ -194,5 +217,17 @@ xcclResult_t ib_connect_abandon(void *handle);
 xcclResult_t ib_isend(void *send_comm, void *data, size_t size, void *mhandle, void **req_p);
 xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, void **req_p);
 xcclResult_t ib_test(void *req, int *done_p, size_t *size_p);
+
+/* ---- flush (net_ib_flush.c) ---- */
+
+/* net.h's iflush: *req_p = NULL when there is nothing to do (size 0 or no
+ * mhandle), else a request that ib_test completes. Makes the loopback QP on
+ * first use; a failure to make it fails the comm. Never blocks. At most
+ * NET_MAX_REQUESTS flushes in flight per comm (one more is xcclInvalidUsage). */
+xcclResult_t ib_iflush(void *recv_comm, void *data, size_t size, void *mhandle, void **req_p);
+/* ib_test of a flush request (size_p: the size that was flushed). */
+xcclResult_t ib_flush_test(ib_req_t *r, int *done_p, size_t *size_p);
+/* Frees the comm's flush QP, CQ and scratch (nothing when never made). */
+void ib_flush_close(ib_comm_t *c);
 
 #endif

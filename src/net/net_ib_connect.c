@@ -485,6 +485,7 @@ xcclResult_t ib_close_comm(void *comm) {
     if (c->ids[i]->qp) rdma_destroy_qp(c->ids[i]);
     rdma_destroy_id(c->ids[i]);
   }
+  ib_flush_close(c);
   if (c->cq) ibv_destroy_cq(c->cq);
   if (c->fifo_mr) ibv_dereg_mr(c->fifo_mr);
   if (c->cts_mr) ibv_dereg_mr(c->cts_mr);

@@ -2,7 +2,8 @@
  * net_ib_data.c — the ib transport's data path (protocol in net_ib.h):
  * irecv posts receives and writes a clear-to-send entry into the sender's
  * fifo; isend waits for that entry and answers with RDMA writes with
- * immediate; test polls the comm's completion queue.
+ * immediate; test polls the comm's completion queue (a flush request goes
+ * to net_ib_flush.c).
  *
  * Failures are final for the comm: a completion error (with the verbs status
  * text), an async QP/CQ error, or a disconnect by the peer, seen after the
@@ -39,8 +40,7 @@ xcclResult_t ib_comm_fail(ib_comm_t *c, xcclResult_t res, const char *fmt, ...) 
   return err_set(c->failed, LOG_NET, "%s", c->fail_msg);
 }
 
-/* The comm's state: an error once it failed, or an async error now seen. */
-static xcclResult_t ib_check(ib_comm_t *c) {
+xcclResult_t ib_comm_check(ib_comm_t *c) {
   if (c->failed) return err_set(c->failed, LOG_NET, "%s", c->fail_msg);
   if (atomic_load_explicit(&c->async_failed, memory_order_acquire))
     return ib_comm_fail(c, xcclRemoteError, "ib: connection with %s broke: %s", c->peer, c->async_msg);
@@ -146,7 +146,7 @@ static xcclResult_t ib_comm_reg(ib_comm_t *c, void *data, size_t size, ib_reg_t 
 
 xcclResult_t ib_isend(void *send_comm, void *data, size_t size, void *mhandle, void **req_p) {
   ib_comm_t *c = send_comm;
-  TRY(ib_check(c));
+  TRY(ib_comm_check(c));
   if (size > IB_MAX_MSG)
     return err_set(xcclInvalidArgument, LOG_NET, "ib: a %zu-byte message is above the transport's %u-byte limit", size,
                    IB_MAX_MSG);
@@ -194,7 +194,7 @@ xcclResult_t ib_isend(void *send_comm, void *data, size_t size, void *mhandle, v
 
 xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, void **req_p) {
   ib_comm_t *c = recv_comm;
-  TRY(ib_check(c));
+  TRY(ib_comm_check(c));
   uint64_t seq = c->posted;
   ib_req_t *r = &c->reqs[seq % NET_MAX_REQUESTS];
   if (r->in_use) {
@@ -243,6 +243,7 @@ xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, v
 
 xcclResult_t ib_test(void *req, int *done_p, size_t *size_p) {
   ib_req_t *r = req;
+  if (r->flush) return ib_flush_test(r, done_p, size_p);
   ib_comm_t *c = r->comm;
   if (r->ncomp < r->nwant && !c->failed) TRY(ib_poll(c));
   if (r->ncomp >= r->nwant && !(c->failed && !c->is_send && r->got > r->size)) {
@@ -254,7 +255,7 @@ xcclResult_t ib_test(void *req, int *done_p, size_t *size_p) {
     *done_p = 1;
     return xcclSuccess;
   }
-  TRY(ib_check(c));
+  TRY(ib_comm_check(c));
   ib_events_maybe(c);
   if (c->peer_gone) {
     TRY(ib_poll(c)); /* what arrived before the disconnect still counts */

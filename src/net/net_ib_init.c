@@ -1,7 +1,8 @@
 /*
  * net_ib_init.c — the ib transport's devices: verbs devices and ports as
  * rdma_cm sees them, filtered by XCCL_IB_HCA, each with the address rdma_cm
- * connects through; their properties; and the ops table.
+ * connects through; their properties (GPU memory in builds with CUDA); and
+ * the ops table.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -282,7 +283,11 @@ static xcclResult_t ib_get_properties(int dev, net_props_t *props_p) {
   snprintf(p.name, sizeof(p.name), "%s:%d", d->name, d->port);
   snprintf(p.pci_path, sizeof(p.pci_path), "%s", d->pci_path);
   p.speed_mbps = d->speed_mbps;
+#ifdef XCCL_HAVE_CUDA
+  p.ptr_support = NET_PTR_HOST | NET_PTR_CUDA; /* GPUDirect: dma-buf, else nvidia-peermem (net_ib_reg.c) */
+#else
   p.ptr_support = NET_PTR_HOST;
+#endif
   p.max_msg = IB_MAX_MSG;
   p.pollable = 0; /* completions are polled, not waited for on an fd */
   *props_p = p;
@@ -302,6 +307,7 @@ const xccl_net_ops_v1_t net_ib_ops = {
     .isend = ib_isend,
     .irecv = ib_irecv,
     .test = ib_test,
+    .iflush = ib_iflush,
     .close_send = ib_close_comm,
     .close_recv = ib_close_comm,
     .close_listen = ib_close_listen,

@@ -13,10 +13,13 @@
  * (cuMemGetHandleForAddressRange) and ibv_reg_dmabuf_mr(), with the GPU
  * virtual address as the IOVA, so remote writes name GPU addresses as they
  * name host ones. The driver entry point is looked up at run time: the
- * static CUDA runtime links no libcuda, and a machine without a driver
- * refuses it with a sentence.
+ * static CUDA runtime links no libcuda. Where dma-buf is unavailable (an
+ * older driver, the proprietary kernel module, a provider without it), plain
+ * ibv_reg_mr on the GPU address is tried: the nvidia-peermem kernel module
+ * makes that work. When both fail, the error gives both reasons.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,8 +36,8 @@ typedef int (*ib_cu_get_handle_fn)(void *handle, unsigned long long dptr, size_t
                                    unsigned long long flags);
 #define IB_CU_HANDLE_DMA_BUF_FD 1
 
-/* A dma-buf fd for the GPU range [start, end), or -1 with the error set. */
-static int ib_gpu_dmabuf(uintptr_t start, uintptr_t end) {
+/* A dma-buf fd for the GPU range [start, end), or -1 with the reason in why. */
+static int ib_gpu_dmabuf(uintptr_t start, uintptr_t end, char *why, size_t whylen) {
   static ib_cu_get_handle_fn get_handle;
   if (!get_handle) {
     void *fn = NULL;
@@ -42,9 +45,7 @@ static int ib_gpu_dmabuf(uintptr_t start, uintptr_t end) {
     if (cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &fn, 11070, cudaEnableDefault, &q) !=
             cudaSuccess ||
         q != cudaDriverEntryPointSuccess || !fn) {
-      err_set(xcclSystemError, LOG_NET,
-              "ib: GPU memory needs the CUDA driver's cuMemGetHandleForAddressRange (CUDA 11.7+ driver), which "
-              "this machine does not have");
+      snprintf(why, whylen, "the CUDA driver has no cuMemGetHandleForAddressRange: it is older than 11.7");
       return -1;
     }
     get_handle = (ib_cu_get_handle_fn)fn;
@@ -52,35 +53,67 @@ static int ib_gpu_dmabuf(uintptr_t start, uintptr_t end) {
   int fd = -1;
   int rc = get_handle(&fd, (unsigned long long)start, (size_t)(end - start), IB_CU_HANDLE_DMA_BUF_FD, 0);
   if (rc != 0 || fd < 0) {
-    err_set(xcclSystemError, LOG_NET,
-            "ib: the CUDA driver gave no dma-buf for GPU memory %p + %zu (CUresult %d): the GPU or its driver "
-            "lacks dma-buf export (needs an open kernel module, or nvidia-peermem for the older path)",
-            (void *)start, (size_t)(end - start), rc);
+    snprintf(why, whylen,
+             "the CUDA driver gave no dma-buf for the range (CUresult %d): the GPU, its kernel module (dma-buf "
+             "needs the open one) or the kernel lacks dma-buf export",
+             rc);
     return -1;
   }
   return fd;
 }
+
+#define IB_GPU_ROUTE_DMABUF 0x1
+#define IB_GPU_ROUTE_PEERMEM 0x2
+
+/* GPU memory: through a dma-buf of the range, else with ibv_reg_mr on the
+ * GPU virtual address (the older GPUDirect path: the nvidia-peermem kernel
+ * module resolves it). The route taken is logged once per context. Called
+ * under ctx->lock. */
+static xcclResult_t ib_register_gpu(ib_ctx_t *ctx, uintptr_t start, uintptr_t end, int access, struct ibv_mr **mr_p) {
+  const char *dev = ibv_get_device_name(ctx->verbs->device);
+  char why[256];
+  struct ibv_mr *mr = NULL;
+  int fd = ib_gpu_dmabuf(start, end, why, sizeof(why));
+  if (fd >= 0) {
+    mr = ibv_reg_dmabuf_mr(ctx->pd, 0, end - start, start, fd, access);
+    int e = errno;
+    close(fd); /* the registration holds its own reference to the buffer */
+    if (mr) {
+      if (!(ctx->gpu_routes_logged & IB_GPU_ROUTE_DMABUF))
+        INFO(NET, "ib: GPU memory on %s is registered through dma-buf (ibv_reg_dmabuf_mr)", dev);
+      ctx->gpu_routes_logged |= IB_GPU_ROUTE_DMABUF;
+      *mr_p = mr;
+      return xcclSuccess;
+    }
+    snprintf(why, sizeof(why), "ibv_reg_dmabuf_mr failed: %s", strerror(e));
+  }
+  mr = ibv_reg_mr(ctx->pd, (void *)start, end - start, access);
+  if (!mr) {
+    int e = errno;
+    return err_set(xcclSystemError, LOG_NET,
+                   "ib: cannot register %zu bytes of GPU memory at %p on %s: dma-buf unavailable (%s), and "
+                   "ibv_reg_mr failed: %s; load nvidia-peermem or use a driver with dma-buf",
+                   (size_t)(end - start), (void *)start, dev, why, strerror(e));
+  }
+  if (!(ctx->gpu_routes_logged & IB_GPU_ROUTE_PEERMEM))
+    INFO(NET, "ib: GPU memory on %s is registered with ibv_reg_mr (nvidia-peermem), dma-buf being unavailable: %s",
+         dev, why);
+  ctx->gpu_routes_logged |= IB_GPU_ROUTE_PEERMEM;
+  *mr_p = mr;
+  return xcclSuccess;
+}
 #endif
 
 /* Registers [start, end) on ctx's protection domain: host memory directly,
- * GPU memory through its dma-buf. */
+ * GPU memory through ib_register_gpu. */
 static xcclResult_t ib_register(ib_ctx_t *ctx, uintptr_t start, uintptr_t end, int gpu, struct ibv_mr **mr_p) {
   int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   if (gpu) {
 #ifdef XCCL_HAVE_CUDA
-    int fd = ib_gpu_dmabuf(start, end);
-    if (fd < 0) return xcclSystemError;
-    *mr_p = ibv_reg_dmabuf_mr(ctx->pd, 0, end - start, start, fd, access);
-    int e = errno;
-    close(fd); /* the registration holds its own reference to the buffer */
-    if (!*mr_p)
-      return err_set(xcclSystemError, LOG_NET,
-                     "ib: ibv_reg_dmabuf_mr of %zu bytes of GPU memory at %p on %s failed: %s", (size_t)(end - start),
-                     (void *)start, ibv_get_device_name(ctx->verbs->device), strerror(e));
-    return xcclSuccess;
+    return ib_register_gpu(ctx, start, end, access, mr_p);
 #else
     return err_set(xcclInvalidUsage, LOG_NET,
-                   "ib: GPU memory needs dma-buf registration, which this build does not have (built without CUDA)");
+                   "ib: GPU memory needs a build with CUDA (this one was built without it)");
 #endif
   }
   *mr_p = ibv_reg_mr(ctx->pd, (void *)start, end - start, access);
