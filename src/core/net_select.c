@@ -21,12 +21,18 @@ int net_pick_devs(int ndev, const int *dev_numa, int my_numa, int nch, int *dev_
 
 /* A topology NIC is named as its verbs device or interface; "mlx5_0:1" is
  * port 1 of mlx5_0. */
-int net_dev_numa(const topo_system_t *sys, const net_props_t *p) {
+int net_topo_nic(const topo_system_t *sys, const net_props_t *p) {
   size_t len = strcspn(p->name, ":");
   for (int n = 0; sys && n < topo_nnics(sys); n++) {
     const char *name = topo_nic_name(sys, n);
-    if (strlen(name) == len && strncmp(name, p->name, len) == 0) return topo_nic_numa(sys, n);
+    if (strlen(name) == len && strncmp(name, p->name, len) == 0) return n;
   }
+  return -1;
+}
+
+int net_dev_numa(const topo_system_t *sys, const net_props_t *p) {
+  int n = net_topo_nic(sys, p);
+  if (n >= 0) return topo_nic_numa(sys, n);
   if (!p->pci_path[0]) return -1;
   char path[300];
   snprintf(path, sizeof(path), "%s/numa_node", p->pci_path);
@@ -71,6 +77,10 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
   return xcclSuccess;
 }
 
+/* Both ends must take the same channel's device, as a ring channel's two
+ * ends do: with a network per rail (NIC i of every node on subnet i), NIC 0
+ * of one rank cannot reach NIC 1 of another. (rank + peer) is the same
+ * number on both sides and still spreads the peers over the channels. */
 int comm_p2p_dev(const struct xcclComm *comm, int peer) {
-  return comm->nchannels > 0 ? comm->chan_dev[peer % comm->nchannels] : 0;
+  return comm->nchannels > 0 ? comm->chan_dev[(comm->rank + peer) % comm->nchannels] : 0;
 }

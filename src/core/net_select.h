@@ -20,6 +20,10 @@ struct xcclComm;
  * Returns how many devices the channels use. */
 int net_pick_devs(int ndev, const int *dev_numa, int my_numa, int nch, int *dev_of_channel);
 
+/* The topology's NIC that is net device p (by name: "mlx5_0:1" is port 1
+ * of mlx5_0), or -1; sys may be NULL. */
+int net_topo_nic(const topo_system_t *sys, const net_props_t *p);
+
 /* The NUMA domain of net device p: the topology's NIC of the same name
  * (sys may be NULL), else the kernel's numa_node of its PCI device; -1. */
 int net_dev_numa(const topo_system_t *sys, const net_props_t *p);
@@ -28,7 +32,8 @@ int net_dev_numa(const topo_system_t *sys, const net_props_t *p);
  * devices (comm->net set), logging the choice at INFO when there is one. */
 xcclResult_t comm_pick_net_devs(struct xcclComm *comm);
 
-/* The device for point-to-point connections with peer. */
+/* The device for point-to-point connections with peer: the one both ends
+ * use for channel (rank + peer) % nchannels. */
 int comm_p2p_dev(const struct xcclComm *comm, int peer);
 
 #endif
