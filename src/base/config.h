@@ -48,6 +48,11 @@
   X(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
   X(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  X(NET_GDR_LEVEL, STR, "PXB", 0, 0,                                                              \
+    "How close a GPU and a NIC must be for GPUDirect RDMA (the NIC reading and writing GPU "       \
+    "memory): LOC never, PIX one PCI switch, PXB several switches, PHB through the CPU's host "     \
+    "bridge, SYS anywhere (also where the topology does not show them). Farther: staged through "  \
+    "host memory.")                                                                                \
   X(P2P_DISABLE, BOOL, "0", 0, 1,                                                                 \
     "1: device operations between ranks of one host keep their slots in mapped host memory "       \
     "instead of the receiving GPU's memory shared through CUDA IPC (the p2p transport).")          \

@@ -190,7 +190,7 @@ fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p
 }
 
 void fault_corrupt(void *data, size_t bytes) {
-  if (bytes) ((unsigned char *)data)[bytes / 2] ^= 0x80;
+  if (data && bytes) ((unsigned char *)data)[bytes / 2] ^= 0x80;
 }
 
 fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes) {

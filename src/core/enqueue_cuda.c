@@ -28,10 +28,12 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cuda_gdr.h"
 #include "cuda_p2p.h"
 #include "enqueue_cuda_int.h"
 #include "kern_cuda.h"
 #include "log.h"
+#include "net_select.h"
 #include "reduce.h"
 #include "ring_schedule.h"
 #include "slots.h"
@@ -43,6 +45,7 @@
 _Static_assert(KCU_STEPS == XCCL_STEPS && KCU_SLOT_HDR == SLOT_HDR_BYTES && sizeof(slot_hdr_t) == KCU_SLOT_HDR &&
                    offsetof(slot_hdr_t, seq) == 0 && offsetof(slot_hdr_t, size) == 8,
                "the kernels' view of a slot (kern_cuda.h) no longer matches slots.h");
+_Static_assert(KCU_SIZE_GPU == SLOT_SIZE_GPU, "kern_cuda.h's GPU-data mark is slots.h's");
 _Static_assert(KCU_FAIL_TIMEOUT == (int)KERN_FAIL_TIMEOUT && KCU_FAIL_CONN == (int)KERN_FAIL_CONN &&
                    KCU_FAIL_ABORT == (int)KERN_FAIL_ABORT && KCU_FAIL_PROTOCOL == (int)KERN_FAIL_PROTOCOL,
                "kern_cuda.h's failure kinds are host_engine.h's");
@@ -239,6 +242,7 @@ void enqueue_cuda_comm_free(xcclComm_t comm) {
   pthread_mutex_unlock(&states_lock);
   if (!s) return;
   cuda_p2p_comm_free(comm);
+  cuda_gdr_comm_free(comm);
   for (int i = 0; i < s->nregs; i++)
     if (s->regs[i].owned) cudaHostUnregister(s->regs[i].host);
   cudaFreeHost(s->ring_host);
@@ -304,6 +308,7 @@ static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_
   v->slot0 = dev + f->data_off;
   v->dev0 = NULL;
   v->dev_from = 0;
+  v->gpu0 = f->shared ? NULL : (char *)(uintptr_t)f->gpu_data; /* GPUDirect RDMA (cuda_gdr.h) */
   if (f->shared) cuda_p2p_view(f, producer, &v->slot0, &v->dev0, &v->dev_from);
   v->stride = f->slot_stride;
   v->slot_size = f->slot_size;
@@ -508,9 +513,10 @@ static xcclResult_t connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
   return res;
 }
 
-/* Where the slots of the shared-memory fifos the operations use are, for
- * device work (cuda_p2p.h): every channel of a communicator with a ring
- * operation, and the connections of its sends and receives. */
+/* Where device work finds the data of the fifos the operations use: for
+ * shared-memory fifos the CUDA p2p exchange moves on (cuda_p2p.h), network
+ * fifos settle GPUDirect RDMA (cuda_gdr.h). Every channel of a communicator
+ * with a ring operation, and the connections of its sends and receives. */
 static xcclResult_t settle_p2p(const dev_op_t *ops, int n) {
   int cap = 0, nn = 0;
   for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? 2 * ops[i].op.comm->nchannels : 1;
@@ -523,12 +529,15 @@ static xcclResult_t settle_p2p(const dev_op_t *ops, int n) {
       for (int c = 0; c < comm->nchannels; c++) {
         comm_channel_t *ch = &comm->channels[c];
         if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c, ch->send_step};
+        else cuda_gdr_settle(comm, ch->send, 1, comm->next, comm->chan_dev[c]);
         if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c, 0};
+        else cuda_gdr_settle(comm, ch->recv, 0, comm->prev, comm->chan_dev[c]);
       }
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
       if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1, p->step};
+      else cuda_gdr_settle(comm, p->fifo, send, op->peer, comm_p2p_dev(comm, op->peer));
     }
   }
   xcclResult_t res = cuda_p2p_settle(needs, nn);
@@ -577,6 +586,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       ring_iter_count_steps(&iter, &sends, &recvs);
       it->w.send_step = ch->send_step;
       it->w.recv_step = ch->recv_step;
+      if (!ch->recv->shared) cuda_gdr_recv_steps(ch->recv, ch->recv_step, ch->recv_step + recvs);
       ch->send_step += sends;
       ch->recv_step += recvs;
     }
@@ -593,7 +603,9 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   it->w.bytes = op->bytes;
   TRY(fifo_view(st, p->fifo, send, send ? &it->w.send : &it->w.recv));
   *(send ? &it->w.send_step : &it->w.recv_step) = p->step;
-  p->step += p2p_nsteps(op->bytes, p->fifo->slot_size);
+  uint64_t nsteps = p2p_nsteps(op->bytes, p->fifo->slot_size);
+  if (!send && !p->fifo->shared) cuda_gdr_recv_steps(p->fifo, p->step, p->step + nsteps);
+  p->step += nsteps;
   it->key = (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + !send;
   it->op = i;
   *(send ? &it->send : &it->recv) = p->fifo;

@@ -30,8 +30,8 @@ struct kcu_block {
 
 /* What thread 0 tells the block after its waits. */
 struct kcu_shared {
-  int rc;           /* 0, or the failure kind */
-  char *rarea;      /* the slot area the received message is in (kern_cuda.h's dev0) */
+  int rc;      /* 0, or the failure kind */
+  char *rdata; /* the received message's data */
 };
 
 enum { KCU_WAIT_DATA, KCU_WAIT_ROOM, KCU_WAIT_DRAIN };
@@ -47,7 +47,11 @@ __device__ __forceinline__ char *kcu_data_in(const char *area, const kcu_fifo_t 
   return (char *)kcu_hdr_in(area, f, step) + KCU_SLOT_HDR;
 }
 
-__device__ __forceinline__ char *kcu_data(const kcu_fifo_t *f, uint64_t step) { return kcu_data_in(f->slot0, f, step); }
+/* Where a send writes message `step`'s data: the GPU data area of a
+ * GPUDirect connection, else its slot. */
+__device__ __forceinline__ char *kcu_data(const kcu_fifo_t *f, uint64_t step) {
+  return kcu_data_in(f->gpu0 ? f->gpu0 : f->slot0, f, step);
+}
 
 /* The slot area where message `step` of a receive is, when the switch to
  * dev0 is known; NULL when it is not (look in both). */
@@ -57,11 +61,17 @@ __device__ __forceinline__ char *kcu_recv_known(const kcu_fifo_t *f, uint64_t st
   return step >= f->dev_from ? f->dev0 : f->slot0;
 }
 
-/* Thread 0, once message `step` is ready: the slot area it is in. */
+/* Thread 0, once message `step` is ready: the slot area its header is in. */
 __device__ char *kcu_recv_area(const kcu_fifo_t *f, uint64_t step) {
   char *known = kcu_recv_known(f, step);
   if (known) return known;
   return kcu_ld_acquire(kcu_hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
+}
+
+/* Thread 0: the data of ready message `step` whose header is in `area`. */
+__device__ char *kcu_recv_data(const kcu_fifo_t *f, const char *area, uint64_t step) {
+  uint64_t size = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1];
+  return kcu_data_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : area, f, step);
 }
 
 __device__ size_t kcu_type_size(int type) {
@@ -121,7 +131,7 @@ __device__ int kcu_wait(kcu_block *bk, const kcu_fifo_t *f, int what, uint64_t s
  * tail with release order. */
 __device__ void kcu_publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
   uint64_t *hdr = kcu_hdr(f, step);
-  ((volatile uint64_t *)hdr)[1] = bytes;
+  ((volatile uint64_t *)hdr)[1] = bytes | (f->gpu0 ? KCU_SIZE_GPU : 0);
   kcu_st_release(hdr, step + 1);
   volatile uint64_t *total = f->bytes; /* one producer: no read-modify-write needed */
   *total = *total + bytes;
@@ -131,7 +141,7 @@ __device__ void kcu_publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
 /* Thread 0: a received slot must hold what the schedule expects. */
 __device__ int kcu_check_size(kcu_block *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want,
                               int action, uint64_t loop) {
-  uint64_t got = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1];
+  uint64_t got = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1] & ~KCU_SIZE_GPU;
   if (got == want) return 0;
   kcu_status_t *st = bk->status;
   st->kind = KCU_FAIL_PROTOCOL;
@@ -204,8 +214,9 @@ __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) 
       int r = 0;
       if (flags & RING_RECV) {
         r = kcu_wait(bk, &w->recv, KCU_WAIT_DATA, rs, it.action, it.loop);
-        if (!r) sh->rarea = kcu_recv_area(&w->recv, rs);
-        if (!r) r = kcu_check_size(bk, &w->recv, sh->rarea, rs, bytes, it.action, it.loop);
+        char *area = r ? NULL : kcu_recv_area(&w->recv, rs);
+        if (!r) r = kcu_check_size(bk, &w->recv, area, rs, bytes, it.action, it.loop);
+        if (!r) sh->rdata = kcu_recv_data(&w->recv, area, rs);
       }
       if (!r && (flags & RING_SEND)) r = kcu_wait(bk, &w->send, KCU_WAIT_ROOM, ss, it.action, it.loop);
       sh->rc = r;
@@ -215,7 +226,7 @@ __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) 
     const char *in = (flags & RING_INPUT) ? (const char *)w->sendbuff + in_off * esize : NULL;
     char *out = (flags & RING_OUTPUT) ? (char *)w->recvbuff + out_off * esize : NULL;
     char *snd = (flags & RING_SEND) ? kcu_data(&w->send, ss) : NULL;
-    const char *rcv = (flags & RING_RECV) ? kcu_data_in(sh->rarea, &w->recv, rs) : NULL;
+    const char *rcv = (flags & RING_RECV) ? sh->rdata : NULL;
     if (flags & RING_REDUCE)
       kcu_reduce_action(w->type, w->redop, out, snd, rcv, in, n, (flags & RING_FINAL) ? divk : 0);
     else if (rcv)
@@ -246,8 +257,9 @@ __device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
     char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if (threadIdx.x == 0) {
       int r = kcu_wait(bk, f, is_send ? KCU_WAIT_ROOM : KCU_WAIT_DATA, step, (int)i, 0);
-      if (!r && !is_send) sh->rarea = kcu_recv_area(f, step);
-      if (!r && !is_send) r = kcu_check_size(bk, f, sh->rarea, step, n, (int)i, 0);
+      char *area = r || is_send ? NULL : kcu_recv_area(f, step);
+      if (area) r = kcu_check_size(bk, f, area, step, n, (int)i, 0);
+      if (area && !r) sh->rdata = kcu_recv_data(f, area, step);
       sh->rc = r;
     }
     __syncthreads();
@@ -255,7 +267,7 @@ __device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
     if (is_send)
       kcu_copy_loop<false>(NULL, kcu_data(f, step), buf, n, threadIdx.x, blockDim.x);
     else
-      kcu_copy_loop<true>(buf, NULL, kcu_data_in(sh->rarea, f, step), n, threadIdx.x, blockDim.x);
+      kcu_copy_loop<true>(buf, NULL, sh->rdata, n, threadIdx.x, blockDim.x);
     kcu_finish_action(bk, is_send ? f : NULL, step, n, is_send ? NULL : f, step);
   }
   if (threadIdx.x == 0)

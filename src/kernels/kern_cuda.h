@@ -63,7 +63,15 @@ typedef struct {
    * dev0 = NULL: slot0's only. */
   char *dev0;
   uint64_t dev_from;
+  /* A network connection with GPUDirect RDMA (src/core/cuda_gdr.h): a data
+   * area in this GPU's memory laid out like the slots. A send writes its
+   * data there and marks the size with KCU_SIZE_GPU for the proxy; a
+   * receive whose size carries the mark reads its data there (the proxy
+   * received it there); headers stay in slot0's slots. NULL: none. */
+  char *gpu0;
 } kcu_fifo_t;
+
+#define KCU_SIZE_GPU (1ull << 63) /* SLOT_SIZE_GPU (slots.h) */
 
 typedef enum { KCU_WORK_RING = 0, KCU_WORK_SEND = 1, KCU_WORK_RECV = 2 } kcu_work_kind_t;
 
@@ -120,8 +128,8 @@ typedef struct {
 #else
 #define KCU_LAYOUT_CHECK(cond, msg) _Static_assert(cond, msg)
 #endif
-KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 80 && sizeof(kcu_work_t) == 272 && offsetof(kcu_work_t, send) == 88 &&
-                     offsetof(kcu_work_t, timeout_ns) == 264 && sizeof(kcu_status_t) == 48 &&
+KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 88 && sizeof(kcu_work_t) == 288 && offsetof(kcu_work_t, send) == 88 &&
+                     offsetof(kcu_work_t, timeout_ns) == 280 && sizeof(kcu_status_t) == 48 &&
                      sizeof(kcu_launch_t) == 56,
                  "kern_cuda.h's structures changed: update the sizes here after checking both sides agree");
 

@@ -90,7 +90,7 @@ void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
   /* Counted before the message shows: a consumer that has seen it (and the
    * caller it returns to, reading xcclCommGetPeerCounters) sees the count.
    * One producer: no read-modify-write needed. */
-  atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + bytes,
+  atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + (bytes & ~SLOT_SIZE_GPU),
                         memory_order_relaxed);
   atomic_store_explicit(&h->seq, step + 1, memory_order_release);
   atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
@@ -125,6 +125,10 @@ void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes) {
 }
 
 slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t *got, uint64_t *carried) {
+  if (slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU) { /* in GPU memory: not for the host (cannot happen) */
+    *got = slot_fifo_hdr(f, step)->size;
+    return SLOT_MSG_SIZE;
+  }
   size_t size = slot_fifo_size(f, step);
   size_t data = f->checksum ? (size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : 0) : size;
   if (data != want || (f->checksum && size < SLOT_CRC_BYTES)) {

@@ -65,6 +65,15 @@ typedef struct {
   uint64_t dev_addr;            /* the consumer's own address of them (a producer in the same process) */
   uint64_t dev_from;            /* the first step the producer writes there (set before TAKEN) */
   char dev_note[160];           /* why the slots were not offered or not taken, in words */
+  /* GPUDirect RDMA over a network fifo (src/core/cuda_gdr.c; process-local
+   * fifos only): a data area in GPU memory laid out like the slots (slot i's
+   * data at gpu_data + i * slot_stride + SLOT_HDR_BYTES). A message whose
+   * size has SLOT_SIZE_GPU has its data there, its header still here. The
+   * sending kernel of a device operation writes there; the receiving proxy
+   * receives steps [gpu_rx_from, gpu_rx_until) there (the steps of device
+   * operations, so a host consumer never meets one), and flushes. */
+  uint64_t gpu_data; /* this process's address of the area, 0: none */
+  _Atomic uint64_t gpu_rx_from, gpu_rx_until;
 } slot_fifo_t;
 
 /* dev_state of a shared fifo: NONE -> OFFERED (by the consumer, handle
@@ -95,6 +104,8 @@ typedef struct {
  * and the transports move `size` bytes without knowing. Every slot has room
  * for it after slot_size bytes of data. */
 #define SLOT_CRC_BYTES 4
+/* In a header's size: the data is in the fifo's GPU data area (gpu_data). */
+#define SLOT_SIZE_GPU (1ull << 63)
 
 static inline slot_hdr_t *slot_fifo_hdr(slot_fifo_t *f, uint64_t step) {
   return (slot_hdr_t *)((char *)f + f->data_off + (size_t)(step % XCCL_STEPS) * f->slot_stride);
@@ -112,7 +123,16 @@ static inline int slot_fifo_ready(slot_fifo_t *f, uint64_t step) {
 }
 
 /* Bytes of the message in slot `step` (after slot_fifo_ready said so). */
-static inline size_t slot_fifo_size(slot_fifo_t *f, uint64_t step) { return (size_t)slot_fifo_hdr(f, step)->size; }
+static inline size_t slot_fifo_size(slot_fifo_t *f, uint64_t step) {
+  return (size_t)(slot_fifo_hdr(f, step)->size & ~SLOT_SIZE_GPU);
+}
+
+/* Where the data of message `step` is: the slot, or the fifo's GPU data
+ * area when its size says so (the proxy's view; kernels know their own). */
+static inline char *slot_fifo_data(slot_fifo_t *f, uint64_t step) {
+  if (!(slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU)) return slot_fifo_slot(f, step);
+  return (char *)(uintptr_t)f->gpu_data + (size_t)(step % XCCL_STEPS) * f->slot_stride + SLOT_HDR_BYTES;
+}
 
 /* Every slot before `step` that the producer published is out of its hands:
  * the consumer freed it, or the fifo is shared memory, where the data already
@@ -133,7 +153,8 @@ static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
 
 /* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1).
  * Moves messages as they are (the proxy's receive side): kernels use
- * slot_fifo_send. */
+ * slot_fifo_send. bytes may carry SLOT_SIZE_GPU (the data is in the GPU
+ * data area). */
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes);
 /* A kernel's send: slot `step` holds `bytes` of data; adds their CRC32C when
  * f->checksum, then publishes. */

@@ -98,7 +98,9 @@ static xcclResult_t f_dereg_mr(void *c, void *m) { return inner_ops->dereg_mr(un
 
 static xcclResult_t f_isend(void *comm, void *data, size_t size, void *mh, void **req_p) {
   fault_comm_t *c = comm;
-  switch (fault_on_send(&c->stream, inner_ops->name, data, size)) {
+  /* A send with a registration comes from GPU memory (GPUDirect RDMA, the
+   * proxy's only such sends), which the CPU cannot corrupt: it goes as is. */
+  switch (fault_on_send(&c->stream, inner_ops->name, mh ? NULL : data, size)) {
     case FAULT_CLOSE:
       inner_ops->shutdown(c->inner);
       return err_set(xcclRemoteError, LOG_NET, "fault injection (XCCL_FAULT) closed this %s connection",

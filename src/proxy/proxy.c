@@ -25,6 +25,13 @@ typedef struct {
   uint64_t done;   /* completed */
   void *reqs[XCCL_STEPS];
   int failed;
+  /* GPUDirect RDMA (proxy_gpu_area): the fifo's GPU data area and its
+   * registration; per slot, whether the posted receive lands there, whether
+   * its flush is what reqs[] holds now, and the size that arrived. */
+  char *gpu_area;
+  void *gpu_mh;
+  unsigned char gpu_slot[XCCL_STEPS], flushing[XCCL_STEPS];
+  size_t got[XCCL_STEPS];
 } proxy_conn_t;
 
 struct proxy {
@@ -134,7 +141,9 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   while (c->posted < tail && c->posted < c->done + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
-    xcclResult_t res = p->net->isend(c->net_comm, slot_fifo_slot(f, (uint64_t)s), slot_fifo_size(f, (uint64_t)s), NULL, &req);
+    int gpu = (slot_fifo_hdr(f, (uint64_t)s)->size & SLOT_SIZE_GPU) != 0;
+    xcclResult_t res = p->net->isend(c->net_comm, slot_fifo_data(f, (uint64_t)s), slot_fifo_size(f, (uint64_t)s),
+                                     gpu ? c->gpu_mh : NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
     c->reqs[s] = req;
@@ -153,8 +162,15 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   return moved;
 }
 
+/* Slot s's place in the GPU data area. */
+static char *gpu_slot_data(const proxy_conn_t *c, int s) {
+  return c->gpu_area + (size_t)s * c->fifo->slot_stride + SLOT_HDR_BYTES;
+}
+
 /* test = 0: only post receives into freed slots (no system call); they are
- * tested when their fds are readable. */
+ * tested when their fds are readable. A receive into GPU memory is flushed
+ * (iflush) before it is published, so the kernel that reads it sees all of
+ * it. */
 static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   slot_fifo_t *f = c->fifo;
   int moved = 0;
@@ -162,10 +178,15 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   while (c->posted < head + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
-    xcclResult_t res = p->net->irecv(c->net_comm, slot_fifo_slot(f, (uint64_t)s), slot_fifo_wire_max(f), NULL, &req);
+    int gpu = c->gpu_mh && c->posted >= atomic_load_explicit(&f->gpu_rx_from, memory_order_acquire) &&
+              c->posted < atomic_load_explicit(&f->gpu_rx_until, memory_order_acquire);
+    xcclResult_t res = p->net->irecv(c->net_comm, gpu ? gpu_slot_data(c, s) : slot_fifo_slot(f, (uint64_t)s),
+                                     slot_fifo_wire_max(f), gpu ? c->gpu_mh : NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
     c->reqs[s] = req;
+    c->gpu_slot[s] = (unsigned char)gpu;
+    c->flushing[s] = 0;
     c->posted++;
     moved = 1;
   }
@@ -175,10 +196,60 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
-    slot_fifo_publish(f, c->done++, size);
     moved = 1;
+    if (c->gpu_slot[s] && !c->flushing[s]) {
+      void *flush = NULL;
+      res = p->net->iflush(c->net_comm, gpu_slot_data(c, s), size, c->gpu_mh, &flush);
+      if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
+      c->got[s] = size;
+      if (flush) { /* published once the flush is done too */
+        c->reqs[s] = flush;
+        c->flushing[s] = 1;
+        continue;
+      }
+    }
+    if (c->flushing[s]) size = c->got[s];
+    c->flushing[s] = 0;
+    slot_fifo_publish(f, c->done++, size | (c->gpu_slot[s] ? SLOT_SIZE_GPU : 0));
   }
   return moved;
+}
+
+/* The connection of fifo (caller holds progress_lock, or the thread has not started). */
+static proxy_conn_t *conn_of(proxy_t *p, slot_fifo_t *fifo) {
+  for (int i = 0; i < p->nconns; i++)
+    if (p->conns[i].fifo == fifo) return &p->conns[i];
+  return NULL;
+}
+
+xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t bytes) {
+  pthread_mutex_lock(&p->progress_lock);
+  proxy_conn_t *c = conn_of(p, fifo);
+  xcclResult_t res = xcclSuccess;
+  void *mh = NULL;
+  if (!c)
+    res = err_set(xcclInternalError, LOG_PROXY, "proxy: no connection for the fifo given GPU memory");
+  else if (c->gpu_mh)
+    res = err_set(xcclInternalError, LOG_PROXY, "proxy: the connection with %s has GPU memory already", c->peer_desc);
+  else if ((res = p->net->reg_mr(c->net_comm, area, bytes, NET_PTR_CUDA, &mh)) == xcclSuccess) {
+    c->gpu_area = area;
+    c->gpu_mh = mh;
+    fifo->gpu_data = (uint64_t)(uintptr_t)area;
+  }
+  pthread_mutex_unlock(&p->progress_lock);
+  return res;
+}
+
+void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo) {
+  pthread_mutex_lock(&p->progress_lock);
+  proxy_conn_t *c = conn_of(p, fifo);
+  if (c && c->gpu_mh) {
+    p->net->dereg_mr(c->net_comm, c->gpu_mh);
+    c->gpu_mh = NULL;
+    c->gpu_area = NULL;
+    fifo->gpu_data = 0;
+  }
+  pthread_mutex_unlock(&p->progress_lock);
 }
 
 /* Breaks every connection and fails every fifo still open, so that a kernel

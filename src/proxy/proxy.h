@@ -46,6 +46,17 @@ xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int p
 
 xcclResult_t proxy_start(proxy_t *p);
 
+/* GPUDirect RDMA on fifo's connection (src/core/cuda_gdr.h): registers the
+ * fifo's GPU data area (area, bytes; laid out like the slots) with the
+ * transport (reg_mr, NET_PTR_CUDA) and sets fifo->gpu_data. From then on a
+ * send whose size carries SLOT_SIZE_GPU goes from the area, and a receive
+ * of a step in the fifo's gpu_rx range lands there and is flushed (iflush)
+ * before it is published with SLOT_SIZE_GPU. Fails, changing nothing, when
+ * the transport cannot register it. */
+xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t bytes);
+/* Deregisters it (no operation may be using it), before the area is freed. */
+void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo);
+
 /* Brackets an operation that uses the proxy's connections: wakes the thread
  * and keeps it polling until the matching end. */
 void proxy_op_begin(proxy_t *p);

@@ -89,6 +89,10 @@ cudaError_t cudaGetDeviceCount(int *count) { return *count = 1, cudaSuccess; }
 cudaError_t cudaGetDevice(int *device) { return *device = 0, cudaSuccess; }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaDeviceGetPCIBusId(char *busid, int len, int device) {
+  snprintf(busid, (size_t)len, "0000:ee:00.0"); /* on no bus a topology shows */
+  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
 cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "mock CUDA error"; }
 const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorMock"; }
@@ -477,6 +481,17 @@ static char *recv_area(const kcu_fifo_t *f, uint64_t step) {
   return ld_acq(hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
 }
 
+/* dev_coll.cu's kcu_recv_data: the data of a ready message whose header is in `area`. */
+static char *recv_data(const kcu_fifo_t *f, const char *area, uint64_t step) {
+  uint64_t size = hdr_in(area, f, step)[1];
+  return (char *)hdr_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : area, f, step) + KCU_SLOT_HDR;
+}
+
+/* dev_coll.cu's kcu_data: where a send writes. */
+static char *send_data(const kcu_fifo_t *f, uint64_t step) {
+  return (char *)hdr_in(f->gpu0 ? f->gpu0 : f->slot0, f, step) + KCU_SLOT_HDR;
+}
+
 static int ready(const kcu_fifo_t *f, int what, uint64_t step) {
   if (what == WAIT_DATA) {
     char *known = recv_known(f, step);
@@ -518,7 +533,7 @@ static int mock_wait(mock_block_t *bk, const kcu_fifo_t *f, int what, uint64_t s
 
 static void publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
   uint64_t *h = hdr(f, step);
-  h[1] = bytes;
+  h[1] = bytes | (f->gpu0 ? KCU_SIZE_GPU : 0);
   st_rel(h, step + 1);
   *f->bytes += bytes;
   st_rel(f->tail, step + 1);
@@ -526,7 +541,7 @@ static void publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
 
 static int check_size(mock_block_t *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want, int action,
                       uint64_t loop) {
-  uint64_t got = hdr_in(area, f, step)[1];
+  uint64_t got = hdr_in(area, f, step)[1] & ~KCU_SIZE_GPU;
   if (got == want) return 0;
   kcu_status_t *st = &bk->L->status[bk->b];
   st->kind = KCU_FAIL_PROTOCOL;
@@ -559,8 +574,8 @@ static int run_ring(mock_block_t *bk, const kcu_work_t *w) {
     if ((flags & RING_SEND) && (r = mock_wait(bk, &w->send, WAIT_ROOM, ss, it.action, it.loop))) return r;
     const char *in = (flags & RING_INPUT) ? (const char *)w->sendbuff + in_off * es : NULL;
     char *out = (flags & RING_OUTPUT) ? (char *)w->recvbuff + out_off * es : NULL;
-    char *snd = (flags & RING_SEND) ? (char *)hdr(&w->send, ss) + KCU_SLOT_HDR : NULL;
-    const char *rcv = (flags & RING_RECV) ? (const char *)hdr_in(rarea, &w->recv, rs) + KCU_SLOT_HDR : NULL;
+    char *snd = (flags & RING_SEND) ? send_data(&w->send, ss) : NULL;
+    const char *rcv = (flags & RING_RECV) ? recv_data(&w->recv, rarea, rs) : NULL;
     if (flags & RING_REDUCE) {
       char *dst = out ? out : snd;
       kern_reduce(dst, rcv, in, n, (xcclDataType_t)w->type, (xcclRedOp_t)w->redop);
@@ -587,7 +602,8 @@ static int run_p2p(mock_block_t *bk, const kcu_work_t *w) {
     size_t n = p2p_step_bytes(w->bytes, (size_t)f->slot_size, i);
     char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if ((r = mock_wait(bk, f, is_send ? WAIT_ROOM : WAIT_DATA, step, (int)i, 0))) return r;
-    char *area = is_send ? f->slot0 : recv_area(f, step), *slot = (char *)hdr_in(area, f, step) + KCU_SLOT_HDR;
+    char *area = is_send ? f->slot0 : recv_area(f, step);
+    char *slot = is_send ? send_data(f, step) : recv_data(f, area, step);
     if (!is_send && (r = check_size(bk, f, area, step, n, (int)i, 0))) return r;
     if (is_send) {
       memcpy(slot, buf, n);

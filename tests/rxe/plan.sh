@@ -10,7 +10,7 @@ IB="env XCCL_NET=ib XCCL_SHM_DISABLE=1"
 # 1. The transport's contract (tests/net), with one QP and with three.
 t net_conformance_ib env XCCL_NET=ib "$B/tests/test_net_conformance"
 t net_conformance_ib_qps3 env XCCL_NET=ib XCCL_IB_QPS_PER_CONNECTION=3 "$B/tests/test_net_conformance" \
-  sizes ordered smaller_recv inflight kill_sender
+  sizes ordered smaller_recv inflight kill_sender flush
 # Device choice and connection settings from the configuration table.
 t net_conformance_ib_settings env XCCL_NET=ib XCCL_IB_HCA==rxe0:1 XCCL_IB_GID_INDEX=1 XCCL_IB_TC=32 \
   XCCL_IB_TIMEOUT=14 XCCL_IB_RETRY_CNT=3 "$B/tests/test_net_conformance" handshake sizes
@@ -53,3 +53,26 @@ t allreduce_two_devices_ib_n2 env XCCL_NCHANNELS=2 XCCL_DEBUG=INFO XCCL_DEBUG_SU
   XCCL_DEBUG_FILE=/tmp/two-dev-%p.log $IB $RUN -n 2 "$B/tests/test_allreduce" bytes
 t two_devices_one_per_channel sh -c 'grep -h "devices for" /tmp/two-dev-*.log &&
   [ $(grep -l "devices for 2 channels.* 0:rxe0:1 1:rxe1:1" /tmp/two-dev-*.log | wc -l) = 2 ]'
+# Point-to-point connections take the same device at both ends (one subnet per device here,
+# as with a network per rail): sends, receives and all-to-all over both devices.
+t alltoall_two_devices_ib_n3 env XCCL_NCHANNELS=2 $IB $RUN -n 3 "$B/tests/test_p2p" alltoall
+t sendrecv_two_devices_ib_n3 env XCCL_NCHANNELS=2 $IB $RUN -n 3 "$B/tests/test_p2p" sendrecv
+# 7. GPUDirect RDMA over ib (src/core/cuda_gdr.c) with the stand-in CUDA runtime
+# (tests/gpu/mock_cuda.c): its "GPU memory" is host memory, so rxe registers it through the
+# plain ibv_reg_mr route and moves it, while the GPU-data marks, the proxy's receives into
+# the GPU area, the flushes on the loopback QP and the kernel's reads are the real ones.
+# Device results are checked against the host path; the log must show GPUDirect chosen on
+# both ranks, and XCCL_NET_GDR_LEVEL=LOC must stage instead.
+if [ -x "$B/tests/test_gpu_coll_mock" ]; then
+  GDR="env XCCL_ALGO=ring GPU_TEST_P2P=0 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET"
+  t gpu_mock_gdr_ib_n2 $GDR XCCL_NET_GDR_LEVEL=SYS XCCL_DEBUG_FILE=/tmp/gdr-%p.log $IB $RUN -n 2 \
+    "$B/tests/test_gpu_coll_mock" quick
+  t gdr_chosen sh -c 'grep -h "GPUDirect\|flush QP" /tmp/gdr-*.log | head -n 6 &&
+    [ $(grep -l "goes GPUDirect RDMA" /tmp/gdr-*.log | wc -l) = 2 ] && grep -q "flush QP .* (loopback" /tmp/gdr-*.log'
+  t gpu_mock_staged_ib_n2 $GDR XCCL_NET_GDR_LEVEL=LOC XCCL_DEBUG_FILE=/tmp/staged-%p.log $IB $RUN -n 2 \
+    "$B/tests/test_gpu_coll_mock" quick
+  t gdr_level_loc_stages sh -c '! grep -q "goes GPUDirect" /tmp/staged-*.log &&
+    grep -q "staged through host memory: XCCL_NET_GDR_LEVEL=LOC" /tmp/staged-*.log'
+else
+  say "GPUDirect cells skipped: this build has no CUDA (no tests/test_gpu_coll_mock)"
+fi

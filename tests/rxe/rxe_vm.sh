@@ -132,6 +132,8 @@ for p in tests/test_net_conformance tests/test_allreduce tests/test_collectives 
   [ -x "$B/$p" ] || fail "$B/$p is not built (build everything before this test)"
   copy_elf "$B/$p"
 done
+# The GPUDirect cells (plan.sh section 7) need the stand-in CUDA runtime's test: CUDA builds only.
+[ -x "$B/tests/test_gpu_coll_mock" ] && copy_elf "$B/tests/test_gpu_coll_mock"
 gcda_dir=
 if [ "${XCCL_RXE_GCOV:-0}" = 1 ]; then
   gcda_dir=$B

@@ -1,5 +1,5 @@
-/* test_slots.c — the slot protocol's message checks: sizes, and the CRC32C
- * that XCCL_CHECKSUM adds to every message. */
+/* test_slots.c — the slot protocol's message checks: sizes, the GPU-data mark of
+ * GPUDirect RDMA, and the CRC32C that XCCL_CHECKSUM adds to every message. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +76,33 @@ static void test_plain_fifo(void) {
   slot_fifo_destroy(f);
 }
 
+/* GPUDirect RDMA's mark (SLOT_SIZE_GPU): the size without it, the data in
+ * the GPU data area, the bytes counted without it, and a host consumer that
+ * meets one refuses it rather than read the slot. */
+static void test_gpu_mark(void) {
+  slot_fifo_t *f = slot_fifo_create(1024);
+  char *area = malloc(XCCL_STEPS * 2048);
+  CHECK(f && area, "fifo and area");
+  if (!f || !area) return (void)(free(area), slot_fifo_destroy(f));
+  f->checksum = 0;
+  f->gpu_data = (uint64_t)(uintptr_t)area;
+  uint64_t got = 0, carried = 0;
+  slot_fifo_publish(f, 0, 100);
+  CHECK(slot_fifo_data(f, 0) == slot_fifo_slot(f, 0), "an unmarked message is in its slot");
+  slot_fifo_publish(f, 1, 300 | SLOT_SIZE_GPU);
+  CHECK(slot_fifo_size(f, 1) == 300, "marked size %zu", slot_fifo_size(f, 1));
+  CHECK(slot_fifo_data(f, 1) == area + f->slot_stride + SLOT_HDR_BYTES, "marked data at %p, area %p",
+        (void *)slot_fifo_data(f, 1), (void *)area);
+  CHECK(atomic_load(&f->bytes) == 400, "bytes counted %llu", (unsigned long long)atomic_load(&f->bytes));
+  CHECK(slot_fifo_check(f, 1, 300, &got, &carried) == SLOT_MSG_SIZE && (got & SLOT_SIZE_GPU),
+        "a host consumer refuses a marked message");
+  CHECK(slot_fifo_check(f, 0, 100, &got, &carried) == SLOT_MSG_OK, "and takes an unmarked one");
+  free(area);
+  slot_fifo_destroy(f);
+}
+
 int main(void) {
+  test_gpu_mark();
   if (!slot_checksum_available()) {
     printf("SKIP: xccl was built without ISA-L (libisal-dev): no CRC32C to test\n");
     return TEST_SKIP_CODE;

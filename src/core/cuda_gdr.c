@@ -1,0 +1,128 @@
+/*
+ * cuda_gdr.c — GPUDirect RDMA for network fifos (cuda_gdr.h).
+ */
+#include "cuda_gdr.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "config.h"
+#include "gdr_path.h"
+#include "log.h"
+#include "topo.h"
+
+typedef struct gdr_ent {
+  struct gdr_ent *next;
+  xcclComm_t comm;
+  slot_fifo_t *f;
+  char *area; /* GPU memory registered with the proxy; NULL: staged */
+} gdr_ent_t;
+
+static pthread_mutex_t ents_lock = PTHREAD_MUTEX_INITIALIZER;
+static gdr_ent_t *ents;
+
+/* The node's topology, loaded once per process (NULL when it cannot be). */
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static topo_system_t *topo;
+
+static void topo_load(void) {
+  if (topo_system_load(&topo) != xcclSuccess) {
+    INFO(NET, "GPUDirect RDMA: no topology (%s): only XCCL_NET_GDR_LEVEL=SYS allows it", err_last());
+    topo = NULL;
+  }
+}
+
+/* May f's data go GPU-direct? why says, either way. */
+static int gdr_wanted(xcclComm_t comm, int dev, char *why, size_t len) {
+  int level = TOPO_PATH_PXB, device = 0;
+  const char *word = config_str(CFG_NET_GDR_LEVEL);
+  if (gdr_level_parse(word, &level) != 0) {
+    WARN(ENV, "XCCL_NET_GDR_LEVEL=%s is not one of LOC, PIX, PXB, PHB, SYS: using PXB", word);
+    level = TOPO_PATH_PXB;
+  }
+  if (level == GDR_LEVEL_LOC) return snprintf(why, len, "XCCL_NET_GDR_LEVEL=LOC"), 0;
+  net_props_t props;
+  if (comm->net->get_properties(dev, &props) != xcclSuccess)
+    return snprintf(why, len, "net device %d has no properties: %s", dev, err_last()), 0;
+  char busid[32] = "";
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(busid, sizeof(busid), device) != cudaSuccess) {
+    cudaGetLastError();
+    snprintf(busid, sizeof(busid), "(device %d, bus id unknown)", device);
+  }
+  pthread_once(&topo_once, topo_load);
+  return gdr_allowed(topo, busid, &props, level, why, len);
+}
+
+void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, int dev) {
+  pthread_mutex_lock(&ents_lock);
+  gdr_ent_t *e = ents;
+  while (e && e->f != f) e = e->next;
+  pthread_mutex_unlock(&ents_lock);
+  if (e) return;
+  if (!(e = calloc(1, sizeof(*e)))) return; /* staged; asked again next time */
+  e->comm = comm;
+  e->f = f;
+  char why[256], peer_s[160];
+  comm_peer_desc(comm, peer, peer_s, sizeof(peer_s));
+  const char *dir = producer ? "to" : "from";
+  if (gdr_wanted(comm, dev, why, sizeof(why))) {
+    size_t bytes = (size_t)XCCL_STEPS * f->slot_stride;
+    cudaError_t err = cudaMalloc((void **)&e->area, bytes);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      e->area = NULL;
+      INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but cudaMalloc of %zu bytes failed: %s",
+           comm->rank, dir, peer_s, why, bytes, cudaGetErrorString(err));
+    } else if (proxy_gpu_area(comm->proxy, f, e->area, bytes) != xcclSuccess) {
+      INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but the transport cannot register GPU "
+           "memory: %s", comm->rank, dir, peer_s, why, err_last());
+      cudaFree(e->area);
+      cudaGetLastError();
+      e->area = NULL;
+    } else {
+      INFO(NET, "rank %d: device data %s %s goes GPUDirect RDMA (%zu bytes of GPU memory): %s", comm->rank, dir,
+           peer_s, bytes, why);
+    }
+  } else {
+    INFO(NET, "rank %d: device data %s %s staged through host memory: %s", comm->rank, dir, peer_s, why);
+  }
+  pthread_mutex_lock(&ents_lock);
+  e->next = ents;
+  ents = e;
+  pthread_mutex_unlock(&ents_lock);
+}
+
+void cuda_gdr_recv_steps(slot_fifo_t *f, uint64_t from, uint64_t until) {
+  if (!f->gpu_data || from == until) return;
+  /* A range that continues the last one extends it; otherwise a host
+   * operation came between, whose steps the proxy has all received by now
+   * (host operations complete before they return), so either order of the
+   * two stores leaves no step of it in the range. */
+  if (atomic_load_explicit(&f->gpu_rx_until, memory_order_relaxed) != from)
+    atomic_store_explicit(&f->gpu_rx_from, from, memory_order_release);
+  atomic_store_explicit(&f->gpu_rx_until, until, memory_order_release);
+}
+
+void cuda_gdr_comm_free(xcclComm_t comm) {
+  pthread_mutex_lock(&ents_lock);
+  for (gdr_ent_t **pp = &ents; *pp;) {
+    gdr_ent_t *e = *pp;
+    if (e->comm != comm) {
+      pp = &e->next;
+      continue;
+    }
+    *pp = e->next;
+    if (e->area) {
+      proxy_gpu_area_drop(comm->proxy, e->f);
+      cudaFree(e->area);
+      cudaGetLastError();
+    }
+    free(e);
+  }
+  pthread_mutex_unlock(&ents_lock);
+}
