@@ -229,5 +229,9 @@ xcclResult_t ib_iflush(void *recv_comm, void *data, size_t size, void *mhandle, 
 xcclResult_t ib_flush_test(ib_req_t *r, int *done_p, size_t *size_p);
 /* Frees the comm's flush QP, CQ and scratch (nothing when never made). */
 void ib_flush_close(ib_comm_t *c);
+/* A recv comm's loopback QP made now (reg_mr of GPU memory), so that a
+ * provider that cannot make one is known before any data moves; a failure
+ * leaves the comm as it was. Nothing to do on a send comm. */
+xcclResult_t ib_flush_prepare(ib_comm_t *c);
 
 #endif

@@ -77,8 +77,9 @@ static int ib_flush_connect(struct ibv_qp *qp, const struct ibv_qp_attr *conn, c
   return 0;
 }
 
-/* The comm's loopback QP, CQ and scratch page; a failure fails the comm. */
-static xcclResult_t ib_flush_open(ib_comm_t *c) {
+/* The comm's loopback QP, CQ and scratch page. A failure fails the comm
+ * when fail_comm (a flush was asked for), else only says why. */
+static xcclResult_t ib_flush_open(ib_comm_t *c, int fail_comm) {
   struct ibv_context *verbs = c->ctx->verbs;
   const char *dev = ibv_get_device_name(verbs->device), *step;
   uint8_t port = c->ids[0]->port_num;
@@ -148,11 +149,17 @@ static xcclResult_t ib_flush_open(ib_comm_t *c) {
   return xcclSuccess;
 fail:
   ib_flush_free(&f);
+  if (!fail_comm)
+    return err_set(xcclSystemError, LOG_NET,
+                   "ib: making the loopback QP that flushes received data on %s:%u (connection with %s) failed: %s: %s",
+                   dev, port, c->peer, step, strerror(e));
   return ib_comm_fail(c, xcclSystemError,
                       "ib: making the loopback QP that flushes received data on %s:%u (connection with %s) failed: "
                       "%s: %s",
                       dev, port, c->peer, step, strerror(e));
 }
+
+xcclResult_t ib_flush_prepare(ib_comm_t *c) { return c->is_send || c->flush.qp ? xcclSuccess : ib_flush_open(c, 0); }
 
 xcclResult_t ib_iflush(void *recv_comm, void *data, size_t size, void *mhandle, void **req_p) {
   ib_comm_t *c = recv_comm;
@@ -172,7 +179,7 @@ xcclResult_t ib_iflush(void *recv_comm, void *data, size_t size, void *mhandle, 
   if (r->in_use)
     return err_set(xcclInvalidUsage, LOG_NET, "ib: more than %d flushes in flight on the connection with %s",
                    NET_MAX_REQUESTS, c->peer);
-  if (!f->qp) TRY(ib_flush_open(c));
+  if (!f->qp) TRY(ib_flush_open(c, 1));
   struct ibv_sge sge = {.addr = (uintptr_t)f->scratch,
                         .length = (uint32_t)(size < IB_FLUSH_BYTES ? size : IB_FLUSH_BYTES),
                         .lkey = f->scratch_mr->lkey};

@@ -191,6 +191,14 @@ xcclResult_t ib_reg_mr(void *comm, void *data, size_t size, int ptr_type, void *
   ib_comm_t *c = comm;
   ib_reg_t *r;
   TRY(ib_reg_get(c->ctx, data, size, (ptr_type & NET_PTR_CUDA) != 0, &r));
+  /* GPU memory on the receive side will be flushed (iflush): its loopback
+   * QP now, so that a failure here means "stage instead", not a failed
+   * transfer later. */
+  xcclResult_t res = ptr_type & NET_PTR_CUDA ? ib_flush_prepare(c) : xcclSuccess;
+  if (res != xcclSuccess) {
+    ib_reg_put(r);
+    return res;
+  }
   *mhandle_p = r;
   return xcclSuccess;
 }

@@ -244,6 +244,9 @@ void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo) {
   pthread_mutex_lock(&p->progress_lock);
   proxy_conn_t *c = conn_of(p, fifo);
   if (c && c->gpu_mh) {
+    /* The communicator is going: the connection moves nothing more (a pass
+     * would otherwise still post from or into the area). */
+    c->failed = 1;
     p->net->dereg_mr(c->net_comm, c->gpu_mh);
     c->gpu_mh = NULL;
     c->gpu_area = NULL;

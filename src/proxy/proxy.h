@@ -54,7 +54,8 @@ xcclResult_t proxy_start(proxy_t *p);
  * before it is published with SLOT_SIZE_GPU. Fails, changing nothing, when
  * the transport cannot register it. */
 xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t bytes);
-/* Deregisters it (no operation may be using it), before the area is freed. */
+/* At teardown, before the area is freed: the connection stops moving data
+ * (it is marked failed) and the area is deregistered. */
 void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo);
 
 /* Brackets an operation that uses the proxy's connections: wakes the thread
