@@ -29,7 +29,7 @@
 _Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(((slot_fifo_t *)0)->dev_handle),
                "a CUDA IPC handle must fit the fifo's dev_handle (slots.h)");
 
-#define P2P_FREE_WAIT_S 5.0 /* at comm_free, how long a consumer waits for its producer to let go */
+#define P2P_FREE_WAIT_S 1.0 /* at comm_free, how long a consumer waits for its producer to let go */
 
 typedef struct p2p_ent {
   struct p2p_ent *next;
@@ -37,8 +37,9 @@ typedef struct p2p_ent {
   slot_fifo_t *f;
   int producer, peer, channel;
   int settled; /* consumer: offered or said why not; producer: took, declined, or met a refusal */
-  char *dev;   /* the slots in this process (device-visible); NULL: the fifo's own */
+  char *dev;   /* the data area in this process (device-visible); NULL: none */
   int opened;  /* producer: dev came from cudaIpcOpenMemHandle */
+  char *owned; /* producer in the consumer's process: the area, handed over when the consumer's comm went first */
   size_t bytes;
 } p2p_ent_t;
 
@@ -51,20 +52,15 @@ static p2p_ent_t *ent_find_locked(const slot_fifo_t *f, int producer) {
   return e;
 }
 
-void cuda_p2p_view(const slot_fifo_t *f, int producer, char **slot0_p, char **dev0_p, uint64_t *dev_from_p) {
+char *cuda_p2p_area(const slot_fifo_t *f, int producer) {
   pthread_mutex_lock(&ents_lock);
   p2p_ent_t *e = ent_find_locked(f, producer);
   char *dev = e ? e->dev : NULL;
   pthread_mutex_unlock(&ents_lock);
-  if (!dev) return;
-  if (producer) {
-    *slot0_p = dev;
-    return;
-  }
-  int s = atomic_load_explicit(&((slot_fifo_t *)f)->dev_state, memory_order_acquire);
-  if (s == SLOT_DEV_DECLINED) return; /* the producer never writes there */
-  *dev0_p = dev;
-  *dev_from_p = s == SLOT_DEV_TAKEN ? f->dev_from : ~0ull;
+  if (dev && !producer &&
+      atomic_load_explicit(&((slot_fifo_t *)f)->dev_state, memory_order_acquire) == SLOT_DEV_DECLINED)
+    dev = NULL; /* the producer never writes there */
+  return dev;
 }
 
 /* "ring channel 1 to rank 3 (host h pid N at a)" for messages. */
@@ -83,38 +79,20 @@ static int peer_gone(const p2p_ent_t *e) {
   return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-/* A stream per device for zeroing offered slots (made once: offers are few). */
-static cudaError_t zero_stream(cudaStream_t *s_p) {
-  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  static cudaStream_t streams[64];
-  int d = 0;
-  cudaError_t err = cudaGetDevice(&d);
-  if (err != cudaSuccess) return err;
-  if (d < 0 || d >= 64) return cudaErrorInvalidDevice;
-  pthread_mutex_lock(&mu);
-  if (!streams[d]) err = cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking);
-  *s_p = streams[d];
-  pthread_mutex_unlock(&mu);
-  return err;
-}
-
-/* The consumer's offer: its GPU's memory for the slots, zeroed (no slot
- * looks published), exported. UNOFFERED with a note when it cannot. */
+/* The consumer's offer: a data area in its GPU's memory, exported.
+ * UNOFFERED with a note when it cannot. (Nothing in it is read before a
+ * header marks it written, so it needs no clearing.) */
 static void offer(p2p_ent_t *e) {
   slot_fifo_t *f = e->f;
   cudaError_t err = cudaSuccess;
   const char *why = NULL;
   cudaIpcMemHandle_t h;
-  cudaStream_t s = NULL;
   char *dev = NULL;
   e->bytes = (size_t)XCCL_STEPS * f->slot_stride;
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
   } else {
     if ((err = cudaMalloc((void **)&dev, e->bytes)) != cudaSuccess) why = "cudaMalloc";
-    if (!why && (err = zero_stream(&s)) != cudaSuccess) why = "cudaStreamCreate";
-    if (!why && (err = cudaMemsetAsync(dev, 0, e->bytes, s)) != cudaSuccess) why = "cudaMemsetAsync";
-    if (!why && (err = cudaStreamSynchronize(s)) != cudaSuccess) why = "cudaStreamSynchronize";
     if (!why && (err = cudaIpcGetMemHandle(&h, dev)) != cudaSuccess) why = "cudaIpcGetMemHandle";
   }
   if (why) {
@@ -131,20 +109,37 @@ static void offer(p2p_ent_t *e) {
   atomic_store_explicit(&f->dev_state, SLOT_DEV_OFFERED, memory_order_release);
 }
 
-/* The producer's answer to an offer: map the consumer's slots (the same
- * address in the same process) and write there from `step` on, or decline
- * with a note. */
-static void answer(p2p_ent_t *e, uint64_t step) {
+/* In the consumer's own process its area is used at its address, which a
+ * kernel on another GPU reaches only through peer access. */
+static cudaError_t same_process_access(const void *dev, const char **why) {
+  struct cudaPointerAttributes at;
+  int here = 0, can = 0;
+  cudaError_t err = cudaPointerGetAttributes(&at, dev);
+  if (err == cudaSuccess) err = cudaGetDevice(&here);
+  if (err != cudaSuccess || at.device == here) return *why = err != cudaSuccess ? "cudaPointerGetAttributes" : NULL, err;
+  if ((err = cudaDeviceCanAccessPeer(&can, here, at.device)) != cudaSuccess) return *why = "cudaDeviceCanAccessPeer", err;
+  if (!can) return *why = "peer access between the two GPUs (cudaDeviceCanAccessPeer says no)", cudaSuccess;
+  err = cudaDeviceEnablePeerAccess(at.device, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) err = cudaSuccess, cudaGetLastError();
+  if (err != cudaSuccess) *why = "cudaDeviceEnablePeerAccess";
+  return err;
+}
+
+/* The producer's answer to an offer: map the consumer's area (its own
+ * address in the same process), or decline with a note. 0 when the offer
+ * was withdrawn meanwhile. */
+static int answer(p2p_ent_t *e) {
   slot_fifo_t *f = e->f;
   void *dev = NULL;
   cudaError_t err = cudaSuccess;
   const char *why = NULL;
   int32_t offered = SLOT_DEV_OFFERED;
-  if (!atomic_compare_exchange_strong(&f->dev_state, &offered, SLOT_DEV_OPENING)) return; /* withdrawn */
+  if (!atomic_compare_exchange_strong(&f->dev_state, &offered, SLOT_DEV_OPENING)) return 0; /* withdrawn */
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
   } else if (f->consumer_pid == getpid()) {
     dev = (void *)(uintptr_t)f->dev_addr; /* IPC cannot open a handle in its own process */
+    err = same_process_access(dev, &why);
   } else {
     cudaIpcMemHandle_t h;
     memcpy(&h, f->dev_handle, sizeof(h));
@@ -158,25 +153,25 @@ static void answer(p2p_ent_t *e, uint64_t step) {
     snprintf(f->dev_note, sizeof(f->dev_note), "rank %d cannot map the peer GPU's memory: %s%s%s", e->comm->rank,
              why, err != cudaSuccess ? " failed: " : "", err != cudaSuccess ? cudaGetErrorString(err) : "");
     atomic_store_explicit(&f->dev_state, SLOT_DEV_DECLINED, memory_order_release);
-    return;
+    return 1;
   }
   e->dev = dev;
-  f->dev_from = step;
   atomic_store_explicit(&f->dev_state, SLOT_DEV_TAKEN, memory_order_release);
+  return 1;
 }
 
-static void log_settled(const p2p_ent_t *e, uint64_t step) {
+static void log_settled(const p2p_ent_t *e) {
   char desc[256];
   const slot_fifo_t *f = e->f;
   size_t bytes = (size_t)XCCL_STEPS * f->slot_stride;
   if (e->dev && e->producer)
-    INFO(COLL, "rank %d: device operations on the %s write the peer GPU's slots from step %llu on (CUDA IPC, %zu bytes)",
-         e->comm->rank, ent_desc(e, desc, sizeof(desc)), (unsigned long long)step, bytes);
+    INFO(COLL, "rank %d: device operations on the %s write their data into the peer GPU's memory (CUDA IPC, %zu bytes)",
+         e->comm->rank, ent_desc(e, desc, sizeof(desc)), bytes);
   else if (e->dev)
-    INFO(COLL, "rank %d: offered GPU slots for the %s (CUDA IPC, %zu bytes)", e->comm->rank,
+    INFO(COLL, "rank %d: offered a GPU data area for the %s (CUDA IPC, %zu bytes)", e->comm->rank,
          ent_desc(e, desc, sizeof(desc)), bytes);
   else
-    INFO(COLL, "rank %d: device operations on the %s use the slots in mapped host memory: %s", e->comm->rank,
+    INFO(COLL, "rank %d: device operations on the %s move their data through mapped host memory: %s", e->comm->rank,
          ent_desc(e, desc, sizeof(desc)), f->dev_note);
 }
 
@@ -198,16 +193,16 @@ xcclResult_t cuda_p2p_settle(const cuda_p2p_need_t *needs, int n) {
       offer(e);
     } else {
       int s = atomic_load_explicit(&e->f->dev_state, memory_order_acquire);
-      if (s == SLOT_DEV_NONE) continue; /* no offer yet: the fifo's own slots this time */
-      if (s == SLOT_DEV_OFFERED) answer(e, d->step);
+      if (s == SLOT_DEV_NONE) continue; /* no offer yet: the slots this time */
+      if (s == SLOT_DEV_OFFERED && !answer(e)) continue;
     }
     e->settled = 1;
-    log_settled(e, d->step);
+    log_settled(e);
   }
   return xcclSuccess;
 }
 
-/* Teardown, consumer side: may the slots be freed? Withdraws an offer not
+/* Teardown, consumer side: may the area be freed? Withdraws an offer not
  * taken; otherwise waits (until `deadline`) for the producer to let go. */
 static int may_free(p2p_ent_t *e, uint64_t deadline) {
   slot_fifo_t *f = e->f;
@@ -221,6 +216,18 @@ static int may_free(p2p_ent_t *e, uint64_t deadline) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
+}
+
+/* A producer in this process that still uses consumer entry e's area takes
+ * it over, to free it when its own communicator goes. */
+static int hand_over(p2p_ent_t *e) {
+  if (e->f->producer_pid != getpid()) return 0;
+  pthread_mutex_lock(&ents_lock);
+  p2p_ent_t *p = ent_find_locked(e->f, 1);
+  int taken = p && p->dev == e->dev;
+  if (taken) p->owned = e->dev;
+  pthread_mutex_unlock(&ents_lock);
+  return taken;
 }
 
 void cuda_p2p_comm_free(xcclComm_t comm) {
@@ -243,16 +250,20 @@ void cuda_p2p_comm_free(xcclComm_t comm) {
     if (!e->producer) continue;
     if (e->opened) cudaIpcCloseMemHandle(e->dev), cudaGetLastError();
     if (e->dev) atomic_store_explicit(&e->f->dev_closed, 1, memory_order_release);
+    if (e->owned) cudaFree(e->owned), cudaGetLastError();
   }
-  double wait_s = comm->timeout_s < P2P_FREE_WAIT_S ? comm->timeout_s : P2P_FREE_WAIT_S;
+  /* An aborting rank does not wait: its peers may be stopped or stuck. */
+  int aborting = atomic_load(&comm->abort_flag) != 0;
+  double wait_s = aborting ? 0 : comm->timeout_s < P2P_FREE_WAIT_S ? comm->timeout_s : P2P_FREE_WAIT_S;
   uint64_t deadline = clock_ns() + (uint64_t)(wait_s * 1e9);
   for (p2p_ent_t *e = mine; e; e = e->next) {
-    if (e->producer || !e->dev) continue;
+    if (e->producer || !e->dev || hand_over(e)) continue;
     if (!may_free(e, deadline)) {
       char desc[256];
-      WARN(COLL,
-           "rank %d: keeping %zu bytes of GPU memory (the slots of the %s): rank %d still maps them after %g s, and "
-           "freeing memory another process maps is undefined in CUDA; destroy the communicator on every rank",
+      INFO(COLL,
+           "rank %d: keeping %zu bytes of GPU memory (the data area of the %s) until this process ends: rank %d "
+           "still mapped it %g s after this communicator went (it lets go when it destroys or aborts its own), "
+           "and CUDA leaves freeing memory another process maps undefined",
            comm->rank, e->bytes, ent_desc(e, desc, sizeof(desc)), e->peer, wait_s);
       continue;
     }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config.h"
 #include "cuda_gdr.h"
 #include "cuda_p2p.h"
 #include "enqueue_cuda_int.h"
@@ -296,20 +297,14 @@ static xcclResult_t state_map(cuda_comm_t *s, void *p, size_t bytes, char **dev_
 /* The device's view of fifo f (kern_cuda.h), for its producer or its consumer. */
 static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_fifo_t *v) {
   char *dev = NULL, *h = (char *)f;
-  if (f->checksum) /* the kernels neither add nor check the CRC a message then ends with */
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "rank %d: XCCL_CHECKSUM=1 covers host buffers only so far: unset it to use device buffers",
-                   s->comm->rank);
   TRY(state_map(s, f, slot_fifo_bytes(f->slot_size), &dev));
   v->tail = (uint64_t *)(dev + ((char *)&f->tail - h));
   v->head = (uint64_t *)(dev + ((char *)&f->head - h));
   v->bytes = (uint64_t *)(dev + ((char *)&f->bytes - h));
   v->error = (int *)(dev + ((char *)&f->error - h));
   v->slot0 = dev + f->data_off;
-  v->dev0 = NULL;
-  v->dev_from = 0;
-  v->gpu0 = f->shared ? NULL : (char *)(uintptr_t)f->gpu_data; /* GPUDirect RDMA (cuda_gdr.h) */
-  if (f->shared) cuda_p2p_view(f, producer, &v->slot0, &v->dev0, &v->dev_from);
+  /* The GPU data area: CUDA IPC (cuda_p2p.h) or GPUDirect RDMA (cuda_gdr.h). */
+  v->gpu0 = f->shared ? cuda_p2p_area(f, producer) : (char *)(uintptr_t)f->gpu_data;
   v->stride = f->slot_stride;
   v->slot_size = f->slot_size;
   v->shared = f->shared;
@@ -528,21 +523,67 @@ static xcclResult_t settle_p2p(const dev_op_t *ops, int n) {
     if (op->kind == GROUP_RING) {
       for (int c = 0; c < comm->nchannels; c++) {
         comm_channel_t *ch = &comm->channels[c];
-        if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c, ch->send_step};
+        if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c};
         else cuda_gdr_settle(comm, ch->send, 1, comm->next, comm->chan_dev[c]);
-        if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c, 0};
+        if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c};
         else cuda_gdr_settle(comm, ch->recv, 0, comm->prev, comm->chan_dev[c]);
       }
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1, p->step};
+      if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1};
       else cuda_gdr_settle(comm, p->fifo, send, op->peer, comm_p2p_dev(comm, op->peer));
     }
   }
   xcclResult_t res = cuda_p2p_settle(needs, nn);
   free(needs);
   return res;
+}
+
+/* The lane (thread block) of operation op on comm number ci: ring channel
+ * c, or the connection to op's peer in its direction. */
+static long lane_key(int ci, const group_op_t *op, int c) {
+  if (op->kind == GROUP_RING) return (long)ci * CUDA_LANES_PER_COMM + c;
+  return (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + (op->kind != GROUP_SEND);
+}
+
+/* Refusals that must come before any step counter moves (a failure after
+ * that leaves the communicators out of step and fails them on every rank):
+ * XCCL_CHECKSUM, which the kernels do not speak, and a group with more lanes
+ * than the device holds at once (max_blocks, 0: unknown). */
+static xcclResult_t launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms, int device,
+                                 int max_blocks) {
+  if (config_bool(CFG_CHECKSUM)) /* the kernels neither add nor check the CRC a message then ends with */
+    return err_set(xcclInvalidUsage, LOG_COLL,
+                   "%s on rank %d: XCCL_CHECKSUM=1 covers host buffers only so far: unset it to use device buffers",
+                   ops[0].op.coll.name, ops[0].op.comm->rank);
+  if (max_blocks <= 0) return xcclSuccess;
+  int cap = 0, nkeys = 0;
+  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1;
+  long *keys = malloc(sizeof(long) * (size_t)(cap ? cap : 1));
+  if (!keys) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  for (int i = 0; i < n; i++) {
+    const group_op_t *op = &ops[i].op;
+    int ci = 0, nch = 1;
+    while (ci < ncomms - 1 && comms[ci] != op->comm) ci++;
+    if (op->kind == GROUP_RING)
+      nch = ring_nchannels_for(op->coll.count * xcclTypeSize(op->coll.type), op->comm->nchannels);
+    else if (op->peer == op->comm->rank)
+      continue; /* a copy */
+    for (int c = 0; c < nch; c++) {
+      long k = lane_key(ci, op, c);
+      int seen = 0;
+      for (int j = 0; j < nkeys && !seen; j++) seen = keys[j] == k;
+      if (!seen) keys[nkeys++] = k;
+    }
+  }
+  free(keys);
+  if (nkeys > max_blocks)
+    return err_set(xcclInvalidUsage, LOG_COLL,
+                   "%s: the group needs %d lanes (thread blocks running at once) but CUDA device %d holds %d: split "
+                   "the group",
+                   ops[0].op.coll.name, nkeys, device, max_blocks);
+  return xcclSuccess;
 }
 
 /* Appends the work items of operation i (ops[i] on comm number ci). */
@@ -573,7 +614,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       it->w.ring = st->ring_dev;
       TRY(fifo_view(st, ch->send, 1, &it->w.send));
       TRY(fifo_view(st, ch->recv, 0, &it->w.recv));
-      it->key = (long)ci * CUDA_LANES_PER_COMM + c;
+      it->key = lane_key(ci, op, c);
       it->op = i;
       it->send = ch->send;
       it->recv = ch->recv;
@@ -606,7 +647,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   uint64_t nsteps = p2p_nsteps(op->bytes, p->fifo->slot_size);
   if (!send && !p->fifo->shared) cuda_gdr_recv_steps(p->fifo, p->step, p->step + nsteps);
   p->step += nsteps;
-  it->key = (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + !send;
+  it->key = lane_key(ci, op, 0);
   it->op = i;
   *(send ? &it->send : &it->recv) = p->fifo;
   return xcclSuccess;
@@ -724,6 +765,12 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
     TRY_GOTO(self_copies(ops, n, comm), out);
     TRY_GOTO(connect_p2p(ops, n, comm), out);
   }
+  static int max_blocks[64]; /* per device, 0 until asked */
+  if (device < 64 && !max_blocks[device] && kcu_coll_max_blocks(&max_blocks[device]) != cudaSuccess) {
+    cudaGetLastError();
+    max_blocks[device] = 0;
+  }
+  TRY_GOTO(launch_check(ops, n, f->comms, f->ncomms, device, device < 64 ? max_blocks[device] : 0), out);
   TRY_GOTO(settle_p2p(ops, n), out);
   for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1; /* at most */
   if (!(items = malloc(sizeof(*items) * (size_t)nitems))) {
@@ -746,18 +793,6 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
       if (items[j].key == items[i].key) items[i].block = items[j].block;
     if (items[i].block < 0) items[i].block = nblocks++;
   }
-  static int max_blocks[64]; /* per device, 0 until asked */
-  if (device < 64 && !max_blocks[device] && kcu_coll_max_blocks(&max_blocks[device]) != cudaSuccess) {
-    cudaGetLastError();
-    max_blocks[device] = 0;
-  }
-  if (device < 64 && max_blocks[device] && nblocks > max_blocks[device]) {
-    res = err_set(xcclInvalidUsage, LOG_COLL,
-                  "%s: the group needs %d lanes (thread blocks running at once) but CUDA device %d holds %d: split the "
-                  "group",
-                  ops[0].op.coll.name, nblocks, device, max_blocks[device]);
-    goto out;
-  }
   if (!(f->work_op = malloc(sizeof(int) * (size_t)nitems)) ||
       !(f->fifos = calloc(2 * (size_t)nitems, sizeof(*f->fifos)))) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a device launch of %d operation(s)", n);
@@ -773,8 +808,10 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
   kcu_launch_t L;
   lay_out(f, f->rec, items, nitems, nblocks, &L);
   f->next_liveness = clock_ns() + CUDA_LIVENESS_NS;
-  e = streams_join(ops, n, f, 0);
+  e = cudaEventCreateWithFlags(&f->done_ev, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = streams_join(ops, n, f, 0);
   if (e == cudaSuccess) e = kcu_coll_launch(&L, ops[0].stream);
+  if (e == cudaSuccess) e = cudaEventRecord(f->done_ev, ops[0].stream);
   if (e == cudaSuccess) e = streams_join(ops, n, f, 1);
   if (e != cudaSuccess) {
     cudaGetLastError();

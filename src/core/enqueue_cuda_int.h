@@ -82,6 +82,8 @@ typedef struct cuda_flight {
   cuda_comm_t **states;
   int ncomms;
   uint64_t next_liveness;
+  cudaEvent_t done_ev;  /* recorded after the kernel: an error there means the kernel died (a sticky CUDA error) */
+  cudaError_t cuda_err; /* what that event said, once it said so */
 } cuda_flight_t;
 
 #define CUDA_LIVENESS_NS 100000000ull /* how often the watcher looks for shared-memory peers */

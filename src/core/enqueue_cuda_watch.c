@@ -28,6 +28,7 @@ static cuda_flight_t *incoming;
 static int watch_started;
 
 void cuda_flight_free(cuda_flight_t *f) {
+  if (f->done_ev) cudaEventDestroy(f->done_ev), cudaGetLastError();
   if (f->rec) cuda_rec_put(f->rec);
   free(f->ops);
   free(f->work_op);
@@ -107,6 +108,13 @@ static int flight_poll(cuda_flight_t *f, uint64_t now) {
   }
   if (now < f->next_liveness) return moved;
   f->next_liveness = now + CUDA_LIVENESS_NS;
+  /* A kernel that faults (an illegal address, a device error) never says
+   * it is done: its event says so instead. */
+  cudaError_t e = f->done_ev && !f->cuda_err ? cudaEventQuery(f->done_ev) : cudaSuccess;
+  if (e != cudaSuccess && e != cudaErrorNotReady) {
+    cudaGetLastError();
+    f->cuda_err = e;
+  }
   /* A peer process that dies closes nothing: mark its fifo failed, which
    * the kernel sees, as the host engine would notice it. */
   for (int i = 0; i < 2 * f->nwork; i++) {
@@ -122,14 +130,32 @@ static int flight_poll(cuda_flight_t *f, uint64_t now) {
 }
 
 static int flight_done(const cuda_flight_t *f) {
+  if (f->cuda_err) return 1;
   for (int b = 0; b < f->nblocks; b++)
     if (!f->block_done[b]) return 0;
   atomic_thread_fence(memory_order_acquire); /* the statuses were written before the done words */
   return 1;
 }
 
+/* A kernel that died on the GPU: every communicator of the launch fails. */
+static void flight_report_cuda(cuda_flight_t *f) {
+  char what[240];
+  group_op_describe(&f->ops[0].op, what, sizeof(what));
+  xcclResult_t res = err_set(xcclUnhandledCudaError, LOG_COLL,
+                             "%s: the collective kernel (%d operation(s)) failed on the GPU: %s (%s); an error of "
+                             "this kind is sticky: this process's CUDA context cannot be used any more",
+                             what, f->nops, cudaGetErrorString(f->cuda_err), cudaGetErrorName(f->cuda_err));
+  for (int c = 0; c < f->ncomms; c++) {
+    comm_fail(f->comms[c], res, err_last());
+    comm_record(f->comms[c], res);
+  }
+}
+
 static void flight_finish(cuda_flight_t *f) {
-  if (atomic_load_explicit((_Atomic uint32_t *)&f->hdr->failed, memory_order_acquire)) flight_report(f);
+  if (f->cuda_err)
+    flight_report_cuda(f);
+  else if (atomic_load_explicit((_Atomic uint32_t *)&f->hdr->failed, memory_order_acquire))
+    flight_report(f);
   for (int c = 0; c < f->ncomms; c++) {
     proxy_op_end(f->comms[c]->proxy);
     atomic_fetch_sub(&f->states[c]->inflight, 1);

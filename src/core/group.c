@@ -70,6 +70,12 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
                      "check: computed %08x, sent %08x. The data was corrupted between the ranks (XCCL_CHECKSUM=1)",
                      where, f->want_bytes, peer, (unsigned long long)f->step, f->crc_computed, f->crc_carried);
     case KERN_FAIL_PROTOCOL:
+      if (f->got_gpu)
+        return err_set(xcclInvalidUsage, LOG_COLL,
+                       "%s: %s sent this message from a device operation into GPU memory, but this rank runs %s on "
+                       "host buffers: once device operations have used a connection, run an operation on device "
+                       "buffers on every rank or on none (or set XCCL_P2P_DISABLE=1 and XCCL_NET_GDR_LEVEL=LOC)",
+                       where, peer, op->coll.name);
       return err_set(xcclInvalidUsage, LOG_COLL,
                      "%s: %s sent %zu bytes where %zu were expected: the ranks called %s with different counts, "
                      "datatypes or roots",

@@ -36,7 +36,8 @@ struct kcu_shared {
 
 enum { KCU_WAIT_DATA, KCU_WAIT_ROOM, KCU_WAIT_DRAIN };
 
-/* Slot `step`'s header in a slot area (slot0, or a receive's dev0). */
+/* Slot `step`'s place in an area laid out like the slots (slot0, or the
+ * GPU data area gpu0): its header there. */
 __device__ __forceinline__ uint64_t *kcu_hdr_in(const char *area, const kcu_fifo_t *f, uint64_t step) {
   return (uint64_t *)(area + (step % KCU_STEPS) * f->stride);
 }
@@ -47,31 +48,17 @@ __device__ __forceinline__ char *kcu_data_in(const char *area, const kcu_fifo_t 
   return (char *)kcu_hdr_in(area, f, step) + KCU_SLOT_HDR;
 }
 
-/* Where a send writes message `step`'s data: the GPU data area of a
- * GPUDirect connection, else its slot. */
+/* Where a send writes message `step`'s data: the GPU data area (CUDA IPC
+ * or GPUDirect RDMA) when there is one, else its slot. */
 __device__ __forceinline__ char *kcu_data(const kcu_fifo_t *f, uint64_t step) {
   return kcu_data_in(f->gpu0 ? f->gpu0 : f->slot0, f, step);
 }
 
-/* The slot area where message `step` of a receive is, when the switch to
- * dev0 is known; NULL when it is not (look in both). */
-__device__ __forceinline__ char *kcu_recv_known(const kcu_fifo_t *f, uint64_t step) {
-  if (!f->dev0) return f->slot0;
-  if (f->dev_from == ~0ull) return NULL;
-  return step >= f->dev_from ? f->dev0 : f->slot0;
-}
-
-/* Thread 0, once message `step` is ready: the slot area its header is in. */
-__device__ char *kcu_recv_area(const kcu_fifo_t *f, uint64_t step) {
-  char *known = kcu_recv_known(f, step);
-  if (known) return known;
-  return kcu_ld_acquire(kcu_hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
-}
-
-/* Thread 0: the data of ready message `step` whose header is in `area`. */
-__device__ char *kcu_recv_data(const kcu_fifo_t *f, const char *area, uint64_t step) {
-  uint64_t size = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1];
-  return kcu_data_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : area, f, step);
+/* Thread 0: where the data of ready message `step` of a receive is (its
+ * size's mark says: the GPU data area, or the slot). */
+__device__ char *kcu_recv_data(const kcu_fifo_t *f, uint64_t step) {
+  uint64_t size = ((volatile uint64_t *)kcu_hdr(f, step))[1];
+  return kcu_data_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : f->slot0, f, step);
 }
 
 __device__ size_t kcu_type_size(int type) {
@@ -87,11 +74,7 @@ __device__ size_t kcu_type_size(int type) {
 }
 
 __device__ int kcu_ready(const kcu_fifo_t *f, int what, uint64_t step) {
-  if (what == KCU_WAIT_DATA) {
-    char *known = kcu_recv_known(f, step);
-    if (known) return kcu_ld_acquire(kcu_hdr_in(known, f, step)) > step;
-    return kcu_ld_acquire(kcu_hdr(f, step)) > step || kcu_ld_acquire(kcu_hdr_in(f->dev0, f, step)) > step;
-  }
+  if (what == KCU_WAIT_DATA) return kcu_ld_acquire(kcu_hdr(f, step)) > step;
   uint64_t head = kcu_ld_acquire(f->head);
   return what == KCU_WAIT_ROOM ? head + KCU_STEPS > step : head >= step;
 }
@@ -139,9 +122,9 @@ __device__ void kcu_publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
 }
 
 /* Thread 0: a received slot must hold what the schedule expects. */
-__device__ int kcu_check_size(kcu_block *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want,
-                              int action, uint64_t loop) {
-  uint64_t got = ((volatile uint64_t *)kcu_hdr_in(area, f, step))[1] & ~KCU_SIZE_GPU;
+__device__ int kcu_check_size(kcu_block *bk, const kcu_fifo_t *f, uint64_t step, size_t want, int action,
+                              uint64_t loop) {
+  uint64_t got = ((volatile uint64_t *)kcu_hdr(f, step))[1] & ~KCU_SIZE_GPU;
   if (got == want) return 0;
   kcu_status_t *st = bk->status;
   st->kind = KCU_FAIL_PROTOCOL;
@@ -214,9 +197,8 @@ __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) 
       int r = 0;
       if (flags & RING_RECV) {
         r = kcu_wait(bk, &w->recv, KCU_WAIT_DATA, rs, it.action, it.loop);
-        char *area = r ? NULL : kcu_recv_area(&w->recv, rs);
-        if (!r) r = kcu_check_size(bk, &w->recv, area, rs, bytes, it.action, it.loop);
-        if (!r) sh->rdata = kcu_recv_data(&w->recv, area, rs);
+        if (!r) r = kcu_check_size(bk, &w->recv, rs, bytes, it.action, it.loop);
+        if (!r) sh->rdata = kcu_recv_data(&w->recv, rs);
       }
       if (!r && (flags & RING_SEND)) r = kcu_wait(bk, &w->send, KCU_WAIT_ROOM, ss, it.action, it.loop);
       sh->rc = r;
@@ -257,9 +239,8 @@ __device__ int kcu_run_p2p(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
     char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if (threadIdx.x == 0) {
       int r = kcu_wait(bk, f, is_send ? KCU_WAIT_ROOM : KCU_WAIT_DATA, step, (int)i, 0);
-      char *area = r || is_send ? NULL : kcu_recv_area(f, step);
-      if (area) r = kcu_check_size(bk, f, area, step, n, (int)i, 0);
-      if (area && !r) sh->rdata = kcu_recv_data(f, area, step);
+      if (!r && !is_send) r = kcu_check_size(bk, f, step, n, (int)i, 0);
+      if (!r && !is_send) sh->rdata = kcu_recv_data(f, step);
       sh->rc = r;
     }
     __syncthreads();

@@ -56,6 +56,7 @@ typedef struct {
   int action;          /* step of the loop */
   uint64_t loop;       /* loop iteration */
   size_t got_bytes, want_bytes; /* PROTOCOL */
+  int got_gpu;                  /* PROTOCOL: the message's data is in GPU memory (a device operation sent it) */
   char msg[SLOT_ERROR_MAX];     /* CONN: the fifo's error text */
   int conn_result;              /* CONN: the fifo's xcclResult_t */
   uint32_t crc_computed, crc_carried; /* CHECKSUM: over want_bytes of data; step = the fifo's step */

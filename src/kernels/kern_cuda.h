@@ -17,9 +17,9 @@
  * proxy), registered with CUDA as mapped host memory: a kcu_fifo_t holds the
  * device-visible addresses of one fifo's counters and slots. Counters are
  * read with acquire and written with release at system scope; slots are read
- * uncached (ld.global.cv). Between ranks of one host a fifo's slots may
- * instead be in the receiving GPU's memory (the CUDA p2p transport; see
- * dev0 below). Every pointer in these structures is one the
+ * uncached (ld.global.cv). A message's data may instead be in a GPU data
+ * area (gpu0 below: CUDA IPC between ranks of one host, GPUDirect RDMA
+ * across hosts). Every pointer in these structures is one the
  * device can dereference: device memory, or mapped host memory.
  *
  * Failure: a block that meets a failed fifo, the launch's abort word, a peer
@@ -55,19 +55,13 @@ typedef struct {
   uint64_t slot_size;
   int shared; /* the consumer maps the slots: a published send is out of the producer's hands */
   int pad;
-  /* A receive over the CUDA p2p transport (src/core/cuda_p2p.h): slots in
-   * this GPU's memory that the producer writes instead of slot0's once it
-   * has mapped them. Steps from dev_from on are there; before it, in slot0's;
-   * dev_from = ~0 while the switch is not known: look in both (a step is
-   * written in one place only, so the one whose seq says ready holds it).
-   * dev0 = NULL: slot0's only. */
-  char *dev0;
-  uint64_t dev_from;
-  /* A network connection with GPUDirect RDMA (src/core/cuda_gdr.h): a data
-   * area in this GPU's memory laid out like the slots. A send writes its
-   * data there and marks the size with KCU_SIZE_GPU for the proxy; a
-   * receive whose size carries the mark reads its data there (the proxy
-   * received it there); headers stay in slot0's slots. NULL: none. */
+  /* A data area in GPU memory laid out like the slots: the receiving GPU's,
+   * shared through CUDA IPC (the p2p transport, src/core/cuda_p2p.h), or
+   * this GPU's for GPUDirect RDMA (src/core/cuda_gdr.h). A send writes its
+   * data there and marks the size with KCU_SIZE_GPU; a receive whose size
+   * carries the mark reads its data there. Headers always stay in slot0's
+   * slots, so a message without the mark (a host operation's, or one sent
+   * before the area was set up) is read from its slot. NULL: none. */
   char *gpu0;
 } kcu_fifo_t;
 
@@ -128,8 +122,8 @@ typedef struct {
 #else
 #define KCU_LAYOUT_CHECK(cond, msg) _Static_assert(cond, msg)
 #endif
-KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 88 && sizeof(kcu_work_t) == 288 && offsetof(kcu_work_t, send) == 88 &&
-                     offsetof(kcu_work_t, timeout_ns) == 280 && sizeof(kcu_status_t) == 48 &&
+KCU_LAYOUT_CHECK(sizeof(kcu_fifo_t) == 72 && sizeof(kcu_work_t) == 256 && offsetof(kcu_work_t, send) == 88 &&
+                     offsetof(kcu_work_t, timeout_ns) == 248 && sizeof(kcu_status_t) == 48 &&
                      sizeof(kcu_launch_t) == 56,
                  "kern_cuda.h's structures changed: update the sizes here after checking both sides agree");
 

@@ -125,9 +125,9 @@ void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes) {
 }
 
 slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t *got, uint64_t *carried) {
-  if (slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU) { /* in GPU memory: not for the host (cannot happen) */
-    *got = slot_fifo_hdr(f, step)->size;
-    return SLOT_MSG_SIZE;
+  if (slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU) { /* in GPU memory: not for the host */
+    *got = slot_fifo_size(f, step);
+    return SLOT_MSG_GPU;
   }
   size_t size = slot_fifo_size(f, step);
   size_t data = f->checksum ? (size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : 0) : size;

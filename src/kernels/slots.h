@@ -55,31 +55,30 @@ typedef struct {
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
   char error_msg[SLOT_ERROR_MAX];
   /* Device operations over a shared fifo (src/core/cuda_p2p.c, the CUDA p2p
-   * transport): the consumer may offer slots in its GPU's memory, the
-   * producer takes or declines them, and from then on its device operations
-   * write those slots while the counters stay here. The host path never
-   * looks. */
+   * transport): the consumer may offer a data area in its GPU's memory laid
+   * out like the slots, the producer takes or declines it; once taken, its
+   * device operations write their data there and mark the message
+   * (SLOT_SIZE_GPU), while headers and counters stay here. */
   _Atomic int32_t dev_state;    /* SLOT_DEV_* */
-  _Atomic int32_t dev_closed;   /* the producer no longer maps the offered slots */
+  _Atomic int32_t dev_closed;   /* the producer no longer maps the offered area */
   unsigned char dev_handle[64]; /* the offer: a cudaIpcMemHandle_t */
-  uint64_t dev_addr;            /* the consumer's own address of them (a producer in the same process) */
-  uint64_t dev_from;            /* the first step the producer writes there (set before TAKEN) */
-  char dev_note[160];           /* why the slots were not offered or not taken, in words */
+  uint64_t dev_addr;            /* the consumer's own address of it (a producer in the same process) */
+  char dev_note[160];           /* why the area was not offered or not taken, in words */
   /* GPUDirect RDMA over a network fifo (src/core/cuda_gdr.c; process-local
    * fifos only): a data area in GPU memory laid out like the slots (slot i's
    * data at gpu_data + i * slot_stride + SLOT_HDR_BYTES). A message whose
    * size has SLOT_SIZE_GPU has its data there, its header still here. The
    * sending kernel of a device operation writes there; the receiving proxy
    * receives steps [gpu_rx_from, gpu_rx_until) there (the steps of device
-   * operations, so a host consumer never meets one), and flushes. */
+   * operations), and flushes. */
   uint64_t gpu_data; /* this process's address of the area, 0: none */
   _Atomic uint64_t gpu_rx_from, gpu_rx_until;
 } slot_fifo_t;
 
 /* dev_state of a shared fifo: NONE -> OFFERED (by the consumer, handle
- * first) or UNOFFERED (note); OFFERED -> OPENING (the producer maps them) ->
- * TAKEN or DECLINED (note); OFFERED -> UNOFFERED when the consumer withdraws
- * at teardown. */
+ * first) or UNOFFERED (note); OFFERED -> OPENING (the producer maps the
+ * area) -> TAKEN or DECLINED (note); OFFERED -> UNOFFERED when the consumer
+ * withdraws at teardown. */
 enum {
   SLOT_DEV_NONE = 0,
   SLOT_DEV_OFFERED,
@@ -104,7 +103,9 @@ typedef struct {
  * and the transports move `size` bytes without knowing. Every slot has room
  * for it after slot_size bytes of data. */
 #define SLOT_CRC_BYTES 4
-/* In a header's size: the data is in the fifo's GPU data area (gpu_data). */
+/* In a header's size: the data is in the fifo's GPU data area (gpu_data
+ * over the network, the consumer GPU's offered area over shared memory).
+ * A host consumer cannot read it there and refuses it (SLOT_MSG_GPU). */
 #define SLOT_SIZE_GPU (1ull << 63)
 
 static inline slot_hdr_t *slot_fifo_hdr(slot_fifo_t *f, uint64_t step) {
@@ -165,11 +166,12 @@ static inline size_t slot_fifo_wire_max(const slot_fifo_t *f) {
 }
 
 /* What a kernel finds in a ready slot that should hold `want` data bytes. */
-typedef enum { SLOT_MSG_OK = 0, SLOT_MSG_SIZE, SLOT_MSG_CRC } slot_msg_t;
+typedef enum { SLOT_MSG_OK = 0, SLOT_MSG_SIZE, SLOT_MSG_CRC, SLOT_MSG_GPU } slot_msg_t;
 /* Checks message `step` (ready) against the `want` data bytes the schedule
  * expects and, when f->checksum, its CRC32C. On SLOT_MSG_SIZE *got is the
  * data bytes found; on SLOT_MSG_CRC *got is the CRC computed here and
- * *carried the one that came with the data. */
+ * *carried the one that came with the data; SLOT_MSG_GPU: the data is in GPU
+ * memory (SLOT_SIZE_GPU), where the host cannot read it. */
 slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t *got, uint64_t *carried);
 
 /* CRC32C (Castagnoli, as iSCSI and ext4 use) of n bytes; 0 when xccl was

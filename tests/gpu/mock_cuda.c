@@ -89,6 +89,9 @@ cudaError_t cudaGetDeviceCount(int *count) { return *count = 1, cudaSuccess; }
 cudaError_t cudaGetDevice(int *device) { return *device = 0, cudaSuccess; }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+/* One device: no peers. */
+cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) { return *can = device == peer, cudaSuccess; }
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) { return cudaErrorInvalidDevice; }
 cudaError_t cudaDeviceGetPCIBusId(char *busid, int len, int device) {
   snprintf(busid, (size_t)len, "0000:ee:00.0"); /* on no bus a topology shows */
   return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
@@ -249,11 +252,12 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at, const voi
 struct CUevent_st {
   _Atomic uint64_t reached; /* stamps its stream got through */
   uint64_t stamp;           /* the latest record's */
+  struct CUevent_st *next;  /* destroyed events (see cudaEventDestroy) */
 };
 
 typedef struct mock_task {
   struct mock_task *next;
-  int kind; /* 0 copy, 1 kernel, 2 record event, 3 wait for event, 4 memset */
+  int kind; /* 0 copy, 1 kernel, 2 record event, 3 wait for event, 4 memset, 5 a kernel that faults */
   void *dst;
   const void *src;
   size_t bytes;
@@ -272,6 +276,7 @@ struct CUstream_st {
 };
 
 static struct CUstream_st *legacy;
+static _Atomic int faulted; /* a kernel faulted (mock_cuda_fault_next_kernel) */
 static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
 static struct CUstream_st *all_streams[256];
 static _Atomic int nstreams;
@@ -296,6 +301,8 @@ static void *stream_main(void *arg) {
       case 2:
         atomic_store(&t->ev->reached, t->stamp);
         break;
+      case 5: /* the device is stuck in an error: nothing after it on this stream runs */
+        for (;;) pause();
       case 3:
         while (atomic_load(&t->ev->reached) < t->stamp) sched_yield();
         break;
@@ -408,7 +415,19 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
   return *e = calloc(1, sizeof(struct CUevent_st)), cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
-cudaError_t cudaEventDestroy(cudaEvent_t e) { return free(e), cudaSuccess; }
+/* CUDA lets an event go while a record of it is still queued; the queued
+ * task here still writes it, so a destroyed event is kept (a test double's
+ * few bytes, on a list so that leak checkers see them held). */
+static pthread_mutex_t graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUevent_st *graveyard;
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  pthread_mutex_lock(&graveyard_lock);
+  e->next = graveyard;
+  graveyard = e;
+  pthread_mutex_unlock(&graveyard_lock);
+  return cudaSuccess;
+}
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
   mock_task_t *t = task(2);
@@ -416,6 +435,11 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
   t->stamp = ++e->stamp;
   stream_push(st, t);
   return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (atomic_load(&e->reached) >= e->stamp) return cudaSuccess;
+  return atomic_load(&faulted) ? cudaErrorIllegalAddress : cudaErrorNotReady;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t e, unsigned int flags) {
@@ -435,10 +459,19 @@ cudaError_t kcu_reduce_launch(void *dst, const void *a, const void *b, size_t n,
   return cudaErrorNotSupported;
 }
 
+static _Atomic int fault_next;
+
+/* The next collective kernel faults as a GPU kernel can (an illegal
+ * address): it never ends, and events not reached by then report the
+ * error, as a sticky CUDA error does. */
+void mock_cuda_fault_next_kernel(void) { atomic_store(&fault_next, 1); }
+
 cudaError_t kcu_coll_launch(const kcu_launch_t *launch, cudaStream_t st) {
-  mock_task_t *t = task(1);
+  int fault = atomic_exchange(&fault_next, 0);
+  mock_task_t *t = task(fault ? 5 : 1);
   t->launch = *launch;
   stream_push(st, t);
+  if (fault) atomic_store(&faulted, 1);
   return cudaSuccess;
 }
 
@@ -467,24 +500,10 @@ static uint64_t *hdr_in(const char *area, const kcu_fifo_t *f, uint64_t step) {
 
 static uint64_t *hdr(const kcu_fifo_t *f, uint64_t step) { return hdr_in(f->slot0, f, step); }
 
-/* dev_coll.cu's kcu_recv_known and kcu_recv_area: where message `step` of a
- * receive is (slot0's slots, or the CUDA p2p transport's dev0). */
-static char *recv_known(const kcu_fifo_t *f, uint64_t step) {
-  if (!f->dev0) return f->slot0;
-  if (f->dev_from == ~0ull) return NULL;
-  return step >= f->dev_from ? f->dev0 : f->slot0;
-}
-
-static char *recv_area(const kcu_fifo_t *f, uint64_t step) {
-  char *known = recv_known(f, step);
-  if (known) return known;
-  return ld_acq(hdr_in(f->dev0, f, step)) > step ? f->dev0 : f->slot0;
-}
-
-/* dev_coll.cu's kcu_recv_data: the data of a ready message whose header is in `area`. */
-static char *recv_data(const kcu_fifo_t *f, const char *area, uint64_t step) {
-  uint64_t size = hdr_in(area, f, step)[1];
-  return (char *)hdr_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : area, f, step) + KCU_SLOT_HDR;
+/* dev_coll.cu's kcu_recv_data: where the data of a ready message is. */
+static char *recv_data(const kcu_fifo_t *f, uint64_t step) {
+  uint64_t size = hdr(f, step)[1];
+  return (char *)hdr_in(f->gpu0 && (size & KCU_SIZE_GPU) ? f->gpu0 : f->slot0, f, step) + KCU_SLOT_HDR;
 }
 
 /* dev_coll.cu's kcu_data: where a send writes. */
@@ -493,11 +512,7 @@ static char *send_data(const kcu_fifo_t *f, uint64_t step) {
 }
 
 static int ready(const kcu_fifo_t *f, int what, uint64_t step) {
-  if (what == WAIT_DATA) {
-    char *known = recv_known(f, step);
-    if (known) return ld_acq(hdr_in(known, f, step)) > step;
-    return ld_acq(hdr(f, step)) > step || ld_acq(hdr_in(f->dev0, f, step)) > step;
-  }
+  if (what == WAIT_DATA) return ld_acq(hdr(f, step)) > step;
   uint64_t head = ld_acq(f->head);
   return what == WAIT_ROOM ? head + KCU_STEPS > step : head >= step;
 }
@@ -539,9 +554,8 @@ static void publish(const kcu_fifo_t *f, uint64_t step, size_t bytes) {
   st_rel(f->tail, step + 1);
 }
 
-static int check_size(mock_block_t *bk, const kcu_fifo_t *f, const char *area, uint64_t step, size_t want, int action,
-                      uint64_t loop) {
-  uint64_t got = hdr_in(area, f, step)[1] & ~KCU_SIZE_GPU;
+static int check_size(mock_block_t *bk, const kcu_fifo_t *f, uint64_t step, size_t want, int action, uint64_t loop) {
+  uint64_t got = hdr(f, step)[1] & ~KCU_SIZE_GPU;
   if (got == want) return 0;
   kcu_status_t *st = &bk->L->status[bk->b];
   st->kind = KCU_FAIL_PROTOCOL;
@@ -561,21 +575,19 @@ static int run_ring(mock_block_t *bk, const kcu_work_t *w) {
                  w->nchannels, w->channel);
   uint64_t ss = w->send_step, rs = w->recv_step;
   int r = 0;
-  char *rarea = NULL;
   while (!it.done) {
     size_t in_off, out_off, n;
     int flags = ring_iter_action(&it, w->ring, &in_off, &out_off, &n);
     size_t bytes = n * es;
     if (flags & RING_RECV) {
       if ((r = mock_wait(bk, &w->recv, WAIT_DATA, rs, it.action, it.loop))) return r;
-      rarea = recv_area(&w->recv, rs);
-      if ((r = check_size(bk, &w->recv, rarea, rs, bytes, it.action, it.loop))) return r;
+      if ((r = check_size(bk, &w->recv, rs, bytes, it.action, it.loop))) return r;
     }
     if ((flags & RING_SEND) && (r = mock_wait(bk, &w->send, WAIT_ROOM, ss, it.action, it.loop))) return r;
     const char *in = (flags & RING_INPUT) ? (const char *)w->sendbuff + in_off * es : NULL;
     char *out = (flags & RING_OUTPUT) ? (char *)w->recvbuff + out_off * es : NULL;
     char *snd = (flags & RING_SEND) ? send_data(&w->send, ss) : NULL;
-    const char *rcv = (flags & RING_RECV) ? recv_data(&w->recv, rarea, rs) : NULL;
+    const char *rcv = (flags & RING_RECV) ? recv_data(&w->recv, rs) : NULL;
     if (flags & RING_REDUCE) {
       char *dst = out ? out : snd;
       kern_reduce(dst, rcv, in, n, (xcclDataType_t)w->type, (xcclRedOp_t)w->redop);
@@ -602,9 +614,8 @@ static int run_p2p(mock_block_t *bk, const kcu_work_t *w) {
     size_t n = p2p_step_bytes(w->bytes, (size_t)f->slot_size, i);
     char *buf = (char *)w->buf + (size_t)i * (size_t)f->slot_size;
     if ((r = mock_wait(bk, f, is_send ? WAIT_ROOM : WAIT_DATA, step, (int)i, 0))) return r;
-    char *area = is_send ? f->slot0 : recv_area(f, step);
-    char *slot = is_send ? send_data(f, step) : recv_data(f, area, step);
-    if (!is_send && (r = check_size(bk, f, area, step, n, (int)i, 0))) return r;
+    char *slot = is_send ? send_data(f, step) : recv_data(f, step);
+    if (!is_send && (r = check_size(bk, f, step, n, (int)i, 0))) return r;
     if (is_send) {
       memcpy(slot, buf, n);
       publish(f, step, n);

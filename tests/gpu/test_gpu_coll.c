@@ -24,6 +24,15 @@
  *            must stop the running kernel and return
  *   timeout  the same with XCCL_TIMEOUT=3: the kernel gives up by itself and
  *            the communicator reports xcclTimeout
+ *   mixed    2 ranks, after device sends both ways (the CUDA p2p or GPUDirect
+ *            area taken): a host send into a device receive arrives; a
+ *            device send into a host receive arrives (staged, GPUDirect) or
+ *            is refused with a sentence that says why (CUDA p2p: the data is
+ *            in the receiver's GPU), never a wrong result or a hang
+ *   refuse   with XCCL_CHECKSUM=1 a device all-reduce is refused with a
+ *            sentence, and the communicator still works for host buffers
+ *   fault    (stand-in runtime only) rank 0's kernel faults on the GPU: the
+ *            communicator reports the CUDA error and xcclCommDestroy returns
  *
  * GPU_TEST_P2P=1 (0): against the stand-in runtime (mock_cuda.c), the run
  * must (must not) have shared slots through CUDA IPC, the p2p transport.
@@ -465,6 +474,95 @@ static void mode_timeout(void) {
   CU(cudaFree(d));
 }
 
+/* One device send each way between ranks 0 and 1, n bytes. */
+static void device_exchange(unsigned char *d, size_t n) {
+  XCHECK(xcclGroupStart());
+  XCHECK(xcclSend(d, n, xcclUint8, 1 - rank, comm, stream));
+  XCHECK(xcclRecv(d + n, n, xcclUint8, 1 - rank, comm, stream));
+  XCHECK(xcclGroupEnd());
+  sync_ok("device exchange");
+}
+
+static void mode_mixed(void) {
+  enum { N = 4096 };
+  unsigned char *d, host[N];
+  CU(cudaMalloc((void **)&d, 2 * N));
+  for (int i = 0; i < 4; i++) device_exchange(d, N); /* offered, found, taken, used */
+  /* A host send into a device receive: the data is in its slot, unmarked. */
+  if (rank == 0) {
+    for (int i = 0; i < N; i++) host[i] = p2p_byte(0, 1, (size_t)i);
+    XCHECK(xcclSend(host, N, xcclUint8, 1, comm, NULL));
+  } else {
+    CU(cudaMemset(d, 0, N));
+    XCHECK(xcclRecv(d, N, xcclUint8, 0, comm, stream));
+    sync_ok("a device receive of a host send");
+    CU(cudaMemcpy(host, d, N, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += host[i] != p2p_byte(0, 1, (size_t)i);
+    CHECK(bad == 0, "a host send into a device receive: %d of %d bytes wrong", bad, N);
+  }
+  /* A device send (of what rank 1 just received) into a host receive. */
+  if (rank == 1) {
+    XCHECK(xcclSend(d, N, xcclUint8, 0, comm, stream));
+    sync_ok("a device send to a host receive");
+  } else {
+    memset(host, 0, sizeof(host));
+    xcclResult_t r = xcclRecv(host, N, xcclUint8, 1, comm, NULL);
+    const char *msg = xcclGetLastError(comm);
+    int bad = 0;
+    for (int i = 0; r == xcclSuccess && i < N; i++) bad += host[i] != p2p_byte(0, 1, (size_t)i);
+    CHECK(r == xcclSuccess ? bad == 0
+                           : r == xcclInvalidUsage && strstr(msg, "from a device operation") && strstr(msg, "host buffers"),
+          "a host receive of a device send returned %s, %d of %d bytes wrong: %s", xcclGetErrorString(r), bad, N, msg);
+    printf("host receive of a device send: %s\n", r == xcclSuccess ? "arrived" : msg);
+  }
+  xcclCommAbort(comm);
+  CU(cudaFree(d));
+}
+
+static void mode_refuse(void) {
+  float *d, h[64];
+  CU(cudaMalloc((void **)&d, sizeof(h)));
+  xcclResult_t r = xcclAllReduce(d, d, 64, xcclFloat32, xcclSum, comm, stream);
+  const char *msg = xcclGetLastError(comm);
+  CHECK(r == xcclInvalidUsage && strstr(msg, "XCCL_CHECKSUM"), "a device all-reduce with XCCL_CHECKSUM=1: %s: %s",
+        xcclGetErrorString(r), msg);
+  for (int i = 0; i < 64; i++) h[i] = (float)(rank + i);
+  r = xcclAllReduce(h, h, 64, xcclFloat32, xcclSum, comm, NULL); /* refused without harm: host buffers still work */
+  CHECK(r == xcclSuccess && h[5] == (float)(nranks * 5 + nranks * (nranks - 1) / 2), "then a host all-reduce: %s, %g",
+        xcclGetErrorString(r), (double)h[5]);
+  CU(cudaFree(d));
+}
+
+/* The stand-in runtime can make the next kernel fault; real builds lack it. */
+void mock_cuda_fault_next_kernel(void) __attribute__((weak));
+
+static void mode_fault(void) {
+  if (!mock_cuda_fault_next_kernel) test_skip("a kernel fault is made only by the stand-in runtime (mock_cuda.c)");
+  if (rank != 0) {
+    sleep(3); /* away: rank 0's kernel dies before it needs anyone */
+    xcclCommAbort(comm);
+    return;
+  }
+  float *d;
+  CU(cudaMalloc((void **)&d, 4096 * sizeof(float)));
+  mock_cuda_fault_next_kernel();
+  XCHECK(xcclAllReduce(d, d, 4096, xcclFloat32, xcclSum, comm, stream));
+  xcclResult_t async = xcclSuccess;
+  double t0 = now_s();
+  while (async == xcclSuccess && now_s() - t0 < 10) {
+    XCHECK(xcclCommGetAsyncError(comm, &async));
+    if (async == xcclSuccess) usleep(10000);
+  }
+  const char *msg = xcclGetLastError(comm);
+  CHECK(async == xcclUnhandledCudaError && strstr(msg, "failed on the GPU") && strstr(msg, "sticky"),
+        "after a kernel fault: %s: %s", xcclGetErrorString(async), msg);
+  printf("kernel fault after %.2f s: %s\n", now_s() - t0, msg);
+  t0 = now_s();
+  XCHECK(xcclCommDestroy(comm)); /* the watcher let go of it: no hang */
+  printf("destroyed in %.2f s\n", now_s() - t0);
+}
+
 /* The stand-in runtime counts CUDA IPC exports and opens; real builds lack it. */
 void mock_cuda_ipc_counts(int *exports, int *opens) __attribute__((weak));
 
@@ -499,6 +597,16 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "quick")) {
     mode_coll(1);
     mode_p2p(1);
+  } else if (!strcmp(mode, "refuse")) {
+    mode_refuse();
+  } else if (!strcmp(mode, "fault")) {
+    if (nranks != 2) test_skip("needs 2 ranks");
+    mode_fault();
+    return test_finish(mode);
+  } else if (!strcmp(mode, "mixed")) {
+    if (nranks != 2) test_skip("needs 2 ranks");
+    mode_mixed();
+    return test_finish(mode);
   } else if (!strcmp(mode, "abort") || !strcmp(mode, "timeout")) {
     if (nranks < 2) test_skip("needs 2 ranks");
     if (!strcmp(mode, "abort"))

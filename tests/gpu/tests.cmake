@@ -33,6 +33,9 @@ if(XCCL_HAVE_CUDA)
   xccl_add_test(NAME gpu_coll_socket TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS quick
                 LABELS gpu TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups}")
+  # Host and device operations meeting on one connection after device work used it.
+  xccl_add_test(NAME gpu_mixed TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS mixed
+                LABELS gpu TIMEOUT 120 ENV "XCCL_TIMEOUT=30")
   xccl_add_test(NAME gpu_abort TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS abort
                 LABELS gpu TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
   xccl_add_test(NAME gpu_timeout TARGET test_gpu_coll SOURCES ${gpu}/test_gpu_coll.c RANKS 2 ARGS timeout
@@ -56,7 +59,7 @@ if(XCCL_HAVE_CUDA)
     target_include_directories(test_gpu_coll_mock PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
   endforeach()
   target_link_libraries(test_gpu_coll_mock PRIVATE ${mock_libs})
-  foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2")
+  foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2" "mixed;2" "fault;2")
     list(POP_FRONT mode_ranks mode)
     foreach(n ${mode_ranks})
       set(mock_env "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=1")
@@ -69,6 +72,10 @@ if(XCCL_HAVE_CUDA)
   endforeach()
   xccl_add_test(NAME gpu_mock_socket TARGET test_gpu_coll_mock RANKS 3 ARGS quick LABELS unit TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
+  xccl_add_test(NAME gpu_mock_refuse TARGET test_gpu_coll_mock RANKS 2 ARGS refuse LABELS unit TIMEOUT 120
+                ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1")
+  xccl_add_test(NAME gpu_mock_mixed_socket TARGET test_gpu_coll_mock RANKS 2 ARGS mixed LABELS unit TIMEOUT 120
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket")
   xccl_add_test(NAME gpu_mock_nop2p TARGET test_gpu_coll_mock RANKS 2 ARGS quick LABELS unit TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_P2P_DISABLE=1;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
 

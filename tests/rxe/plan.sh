@@ -67,6 +67,7 @@ if [ -x "$B/tests/test_gpu_coll_mock" ]; then
   GDR="env XCCL_ALGO=ring GPU_TEST_P2P=0 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET"
   t gpu_mock_gdr_ib_n2 $GDR XCCL_NET_GDR_LEVEL=SYS XCCL_DEBUG_FILE=/tmp/gdr-%p.log $IB $RUN -n 2 \
     "$B/tests/test_gpu_coll_mock" quick
+  t gpu_mock_mixed_gdr_ib_n2 $GDR XCCL_NET_GDR_LEVEL=SYS $IB $RUN -n 2 "$B/tests/test_gpu_coll_mock" mixed
   t gdr_chosen sh -c 'grep -h "GPUDirect\|flush QP" /tmp/gdr-*.log | head -n 6 &&
     [ $(grep -l "goes GPUDirect RDMA" /tmp/gdr-*.log | wc -l) = 2 ] && grep -q "flush QP .* (loopback" /tmp/gdr-*.log'
   t gpu_mock_staged_ib_n2 $GDR XCCL_NET_GDR_LEVEL=LOC XCCL_DEBUG_FILE=/tmp/staged-%p.log $IB $RUN -n 2 \

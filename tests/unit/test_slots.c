@@ -94,8 +94,8 @@ static void test_gpu_mark(void) {
   CHECK(slot_fifo_data(f, 1) == area + f->slot_stride + SLOT_HDR_BYTES, "marked data at %p, area %p",
         (void *)slot_fifo_data(f, 1), (void *)area);
   CHECK(atomic_load(&f->bytes) == 400, "bytes counted %llu", (unsigned long long)atomic_load(&f->bytes));
-  CHECK(slot_fifo_check(f, 1, 300, &got, &carried) == SLOT_MSG_SIZE && (got & SLOT_SIZE_GPU),
-        "a host consumer refuses a marked message");
+  CHECK(slot_fifo_check(f, 1, 300, &got, &carried) == SLOT_MSG_GPU && got == 300,
+        "a host consumer refuses a marked message (got %llu)", (unsigned long long)got);
   CHECK(slot_fifo_check(f, 0, 100, &got, &carried) == SLOT_MSG_OK, "and takes an unmarked one");
   free(area);
   slot_fifo_destroy(f);
