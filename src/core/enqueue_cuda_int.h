@@ -84,9 +84,11 @@ typedef struct cuda_flight {
   uint64_t next_liveness;
   cudaEvent_t done_ev;  /* recorded after the kernel: an error there means the kernel died (a sticky CUDA error) */
   cudaError_t cuda_err; /* what that event said, once it said so */
+  uint64_t abort_seen;  /* when the watcher first passed an abort on (clock_ns), 0: none */
 } cuda_flight_t;
 
 #define CUDA_LIVENESS_NS 100000000ull /* how often the watcher looks for shared-memory peers */
+#define CUDA_ABORT_GRACE_S 2.0         /* an aborted launch not ended by then never started */
 
 extern _Atomic int cuda_flights_total; /* launches in flight, all communicators */
 

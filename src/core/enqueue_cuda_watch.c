@@ -100,8 +100,10 @@ static int flight_poll(cuda_flight_t *f, uint64_t now) {
   int moved = 0;
   for (int c = 0; c < f->ncomms; c++) {
     xcclComm_t comm = f->comms[c];
-    if (atomic_load_explicit(&comm->abort_flag, memory_order_relaxed))
+    if (atomic_load_explicit(&comm->abort_flag, memory_order_relaxed)) {
       atomic_store_explicit((_Atomic uint32_t *)&f->hdr->abort, 1, memory_order_release);
+      if (!f->abort_seen) f->abort_seen = now;
+    }
     const kern_env_t *e = &comm->env;
     if (e->progress && e->progress_ctx) moved |= e->progress(e->progress_ctx);
     if (e->wait && e->progress_ctx) moved |= e->wait(e->progress_ctx, 0); /* receives: a poll() that does not sleep */
@@ -165,6 +167,33 @@ static void flight_finish(cuda_flight_t *f) {
   cuda_flight_free(f);
 }
 
+/* Launches let go of unfinished: their records stay, for a kernel that may
+ * still start (it then stops at once); on a list, not lost. */
+static cuda_flight_t *abandoned;
+
+/* An aborted launch whose kernel has not ended a while after the abort
+ * never started (a started one sees the abort within microseconds): its
+ * stream waits on other work. Its communicators are let go, so that abort
+ * returns; the kernel, if it starts later, finds the abort word up before
+ * it touches anything of theirs. */
+static int flight_abandon(cuda_flight_t *f, uint64_t now) {
+  double grace_s = f->comms[0]->timeout_s < CUDA_ABORT_GRACE_S ? f->comms[0]->timeout_s : CUDA_ABORT_GRACE_S;
+  if (!f->abort_seen || now - f->abort_seen < (uint64_t)(grace_s * 1e9)) return 0;
+  char what[240];
+  group_op_describe(&f->ops[0].op, what, sizeof(what));
+  INFO(COLL, "%s: its kernel had not run %g s after the abort (its stream waits on other work): the communicator "
+       "is let go; the kernel, if it starts later, stops at once", what, grace_s);
+  for (int c = 0; c < f->ncomms; c++) {
+    proxy_op_end(f->comms[c]->proxy);
+    atomic_fetch_sub(&f->states[c]->inflight, 1);
+    comm_release(f->comms[c]);
+  }
+  atomic_fetch_sub(&cuda_flights_total, 1);
+  f->next = abandoned;
+  abandoned = f;
+  return 1;
+}
+
 static void *watch_main(void *arg) {
   cuda_flight_t *mine = NULL;
   unsigned idle = 0;
@@ -186,6 +215,9 @@ static void *watch_main(void *arg) {
       if (flight_done(f)) {
         *pp = f->next;
         flight_finish(f);
+        moved = 1;
+      } else if (flight_abandon(f, now)) {
+        *pp = f->next; /* flight_abandon keeps it */
         moved = 1;
       } else {
         pp = &f->next;

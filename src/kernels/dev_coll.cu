@@ -265,6 +265,17 @@ __global__ void __launch_bounds__(KCU_THREADS) kcu_coll_kernel(kcu_launch_t laun
   bk.status = launch.status + b;
   bk.abort = launch.abort;
   bk.failed = launch.failed;
+  /* Aborted before it started (the host may have let the communicator go):
+   * touch nothing of it. */
+  if (threadIdx.x == 0) {
+    sh.rc = kcu_ld_relaxed32(launch.abort) ? KCU_FAIL_ABORT : 0;
+    if (sh.rc) {
+      bk.status->kind = KCU_FAIL_ABORT;
+      bk.status->work = launch.block_first[b];
+    }
+  }
+  __syncthreads(); /* one answer for the whole block */
+  res = sh.rc;
   for (int i = launch.block_first[b]; i < launch.block_first[b + 1] && !res; i++) {
     if (threadIdx.x == 0) w = launch.work[i];
     __syncthreads();

@@ -257,7 +257,7 @@ struct CUevent_st {
 
 typedef struct mock_task {
   struct mock_task *next;
-  int kind; /* 0 copy, 1 kernel, 2 record event, 3 wait for event, 4 memset, 5 a kernel that faults */
+  int kind; /* 0 copy, 1 kernel, 2 record event, 3 wait for event, 4 memset, 5 a kernel that faults, 6 hold */
   void *dst;
   const void *src;
   size_t bytes;
@@ -303,6 +303,9 @@ static void *stream_main(void *arg) {
         break;
       case 5: /* the device is stuck in an error: nothing after it on this stream runs */
         for (;;) pause();
+      case 6: /* waits on other work (mock_cuda_hold_stream) */
+        while (atomic_load((_Atomic int *)t->dst)) usleep(1000);
+        break;
       case 3:
         while (atomic_load(&t->ev->reached) < t->stamp) sched_yield();
         break;
@@ -457,6 +460,13 @@ cudaError_t kcu_coll_max_blocks(int *blocks_p) { return *blocks_p = 256, cudaSuc
 cudaError_t kcu_reduce_launch(void *dst, const void *a, const void *b, size_t n, int type, int op,
                               cudaStream_t stream) {
   return cudaErrorNotSupported;
+}
+
+/* The stream waits, as on an event of other work, while *hold is non-zero. */
+void mock_cuda_hold_stream(cudaStream_t st, _Atomic int *hold) {
+  mock_task_t *t = task(6);
+  t->dst = (void *)hold;
+  stream_push(st, t);
 }
 
 static _Atomic int fault_next;
@@ -631,7 +641,9 @@ static int run_p2p(mock_block_t *bk, const kcu_work_t *w) {
 static void *block_main(void *arg) {
   mock_block_t *bk = arg;
   const kcu_launch_t *L = bk->L;
-  int res = 0;
+  /* dev_coll.cu: aborted before it started, it touches nothing. */
+  int res = atomic_load((_Atomic uint32_t *)L->abort) ? KCU_FAIL_ABORT : 0;
+  if (res) L->status[bk->b] = (kcu_status_t){.kind = KCU_FAIL_ABORT, .work = L->block_first[bk->b]};
   for (int i = L->block_first[bk->b]; i < L->block_first[bk->b + 1] && !res; i++) {
     const kcu_work_t *w = &L->work[i];
     bk->work = i;

@@ -31,12 +31,17 @@
  *            in the receiver's GPU), never a wrong result or a hang
  *   refuse   with XCCL_CHECKSUM=1 a device all-reduce is refused with a
  *            sentence, and the communicator still works for host buffers
+ *   held     (stand-in runtime only) rank 0's stream waits on other work,
+ *            so its all-reduce's kernel has not started when it aborts:
+ *            xcclCommAbort returns anyway, and the kernel that starts later
+ *            stops at once, touching nothing of the freed communicator
  *   fault    (stand-in runtime only) rank 0's kernel faults on the GPU: the
  *            communicator reports the CUDA error and xcclCommDestroy returns
  *
  * GPU_TEST_P2P=1 (0): against the stand-in runtime (mock_cuda.c), the run
  * must (must not) have shared slots through CUDA IPC, the p2p transport.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,6 +539,32 @@ static void mode_refuse(void) {
   CU(cudaFree(d));
 }
 
+/* The stand-in runtime can hold a stream; real builds lack it. */
+void mock_cuda_hold_stream(cudaStream_t st, _Atomic int *hold) __attribute__((weak));
+
+static void mode_held(void) {
+  if (!mock_cuda_hold_stream) test_skip("a held stream is made only by the stand-in runtime (mock_cuda.c)");
+  if (rank != 0) {
+    sleep(1);
+    xcclCommAbort(comm);
+    return;
+  }
+  static _Atomic int hold = 1;
+  float *d;
+  CU(cudaMalloc((void **)&d, 4096 * sizeof(float)));
+  mock_cuda_hold_stream(stream, &hold);
+  XCHECK(xcclAllReduce(d, d, 4096, xcclFloat32, xcclSum, comm, stream));
+  usleep(200000);
+  double t0 = now_s();
+  XCHECK(xcclCommAbort(comm));
+  double took = now_s() - t0;
+  CHECK(took < 6.0, "xcclCommAbort with a kernel that never started took %.2f s", took);
+  printf("abort with a held stream returned in %.2f s\n", took);
+  atomic_store(&hold, 0); /* the kernel runs now, after its communicator is gone */
+  CU(cudaStreamSynchronize(stream));
+  CU(cudaFree(d));
+}
+
 /* The stand-in runtime can make the next kernel fault; real builds lack it. */
 void mock_cuda_fault_next_kernel(void) __attribute__((weak));
 
@@ -599,6 +630,10 @@ int main(int argc, char **argv) {
     mode_p2p(1);
   } else if (!strcmp(mode, "refuse")) {
     mode_refuse();
+  } else if (!strcmp(mode, "held")) {
+    if (nranks != 2) test_skip("needs 2 ranks");
+    mode_held();
+    return test_finish(mode);
   } else if (!strcmp(mode, "fault")) {
     if (nranks != 2) test_skip("needs 2 ranks");
     mode_fault();
