@@ -40,7 +40,9 @@ int main(int argc, char **argv) {
   /* Asked of the library's layers, which were compiled with what was found. */
   const feature_t features[] = {
       {"socket transport", 1, "TCP over the interfaces of XCCL_SOCKET_IFNAME", ""},
-      {"CUDA", comm_cuda_built(), "device buffers (kernels for sm_80, sm_90 + PTX)", "host buffers only"},
+      {"CUDA", comm_cuda_built(),
+       "device buffers (kernels for sm_80, sm_90 + PTX; CUDA IPC within a host, GPUDirect RDMA over ib)",
+       "host buffers only"},
       {"InfiniBand verbs", net_ib_built(), "the ib transport (rdma-core)", "no RDMA transport"},
       {"CRC32C (ISA-L)", slot_checksum_available(), "XCCL_CHECKSUM=1 available", "XCCL_CHECKSUM=1 refused"},
   };

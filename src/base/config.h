@@ -54,7 +54,7 @@
     "bridge, SYS anywhere (also where the topology does not show them). Farther: staged through "  \
     "host memory.")                                                                                \
   X(P2P_DISABLE, BOOL, "0", 0, 1,                                                                 \
-    "1: device operations between ranks of one host keep their slots in mapped host memory "       \
+    "1: device operations between ranks of one host move their data through mapped host memory "   \
     "instead of the receiving GPU's memory shared through CUDA IPC (the p2p transport).")          \
   X(HOSTID, STR, "", 0, 0,                                                                         \
     "Host identity for choosing shared memory, instead of host name + network namespace: ranks "  \
