@@ -74,10 +74,7 @@ static const char *ent_desc(const p2p_ent_t *e, char *buf, size_t len) {
   return buf;
 }
 
-static int peer_gone(const p2p_ent_t *e) {
-  int32_t pid = e->producer ? e->f->consumer_pid : e->f->producer_pid;
-  return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
-}
+static int peer_gone(const p2p_ent_t *e) { return slot_fifo_side_gone(e->f, !e->producer); }
 
 /* The consumer's offer: a data area in its GPU's memory, exported.
  * UNOFFERED with a note when it cannot. (Nothing in it is read before a
@@ -137,7 +134,7 @@ static int answer(p2p_ent_t *e) {
   if (!atomic_compare_exchange_strong(&f->dev_state, &offered, SLOT_DEV_OPENING)) return 0; /* withdrawn */
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
-  } else if (f->consumer_pid == getpid()) {
+  } else if (slot_fifo_side_is_me(f, 0)) {
     dev = (void *)(uintptr_t)f->dev_addr; /* IPC cannot open a handle in its own process */
     err = same_process_access(dev, &why);
   } else {
@@ -221,7 +218,7 @@ static int may_free(p2p_ent_t *e, uint64_t deadline) {
 /* A producer in this process that still uses consumer entry e's area takes
  * it over, to free it when its own communicator goes. */
 static int hand_over(p2p_ent_t *e) {
-  if (e->f->producer_pid != getpid()) return 0;
+  if (!slot_fifo_side_is_me(e->f, 1)) return 0;
   pthread_mutex_lock(&ents_lock);
   p2p_ent_t *p = ent_find_locked(e->f, 1);
   int taken = p && p->dev == e->dev;

@@ -121,8 +121,8 @@ static int flight_poll(cuda_flight_t *f, uint64_t now) {
    * the kernel sees, as the host engine would notice it. */
   for (int i = 0; i < 2 * f->nwork; i++) {
     slot_fifo_t *q = f->fifos[i];
-    int32_t pid = q && q->shared ? (i % 2 ? q->producer_pid : q->consumer_pid) : 0;
-    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH && !atomic_load(&q->error)) {
+    int32_t pid = q && q->shared ? slot_fifo_side_pid(q, i % 2) : 0;
+    if (q && q->shared && slot_fifo_side_gone(q, i % 2) && !atomic_load(&q->error)) {
       char msg[SLOT_ERROR_MAX];
       snprintf(msg, sizeof(msg), "the peer process (pid %d) on the other side of shared memory is gone", (int)pid);
       slot_fifo_fail(q, xcclRemoteError, msg);

@@ -73,7 +73,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
         /* Laid out before the peer hears of it: it may write at once. */
         precv[p].fifo = slot_fifo_init_at(precv[p].seg.base, slot);
         precv[p].fifo->shared = 1;
-        precv[p].fifo->consumer_pid = (int32_t)getpid();
+        slot_fifo_side_set(precv[p].fifo, 0);
         w.kind = 'S';
         snprintf((char *)w.data, sizeof(w.data), "%s", precv[p].seg.name);
       }
@@ -98,7 +98,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
       res = shm_seg_open((const char *)w.data, slot_fifo_bytes(slot), &psend[p].seg);
       if (res == xcclSuccess) {
         psend[p].fifo = psend[p].seg.base;
-        psend[p].fifo->producer_pid = (int32_t)getpid();
+        slot_fifo_side_set(psend[p].fifo, 1);
         psend[p].ready = 1;
         res = bootstrap_send(comm->bs, p, P2P_TAG_ACK + (uint32_t)set, "", 1);
       }

@@ -47,7 +47,7 @@ xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_rec
       slot_fifo_destroy(ch->recv);
       ch->recv = slot_fifo_init_at(ch->recv_seg.base, slot);
       ch->recv->shared = 1;
-      ch->recv->consumer_pid = (int32_t)getpid();
+      slot_fifo_side_set(ch->recv, 0);
       snprintf(name, sizeof(name), "%s", ch->recv_seg.name);
       shm_recv[c] = 1;
     } else if (!warned++) {
@@ -65,7 +65,7 @@ xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_rec
     TRY(shm_seg_open(name, bytes, &ch->send_seg));
     slot_fifo_destroy(ch->send);
     ch->send = ch->send_seg.base;
-    ch->send->producer_pid = (int32_t)getpid();
+    slot_fifo_side_set(ch->send, 1);
     shm_send[c] = 1;
     TRY(bootstrap_send(comm->bs, comm->next, SHM_TAG_ACK + (uint32_t)c, "", 1));
   }

@@ -58,8 +58,8 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   int err = f ? atomic_load_explicit(&f->error, memory_order_acquire) : 0;
   /* A shared-memory peer that dies closes nothing: look for it. It may have
    * published what we wait for and then exited, so look before the counter. */
-  int32_t pid = f && f->shared ? (on_recv ? f->producer_pid : f->consumer_pid) : 0;
-  int gone = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+  int32_t pid = f && f->shared ? slot_fifo_side_pid(f, on_recv) : 0;
+  int gone = f && f->shared && slot_fifo_side_gone(f, on_recv);
   if (err || gone) {
     if (on_recv ? slot_fifo_ready(f, step) /* the kernels' own test: tail may run ahead of a skipped slot */
                 : atomic_load_explicit(&f->head, memory_order_acquire) + (it->finished ? 0 : XCCL_STEPS) > step)

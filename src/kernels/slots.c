@@ -1,9 +1,13 @@
 #include "slots.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +49,48 @@ void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg) {
   if (atomic_load_explicit(&f->error, memory_order_acquire)) return;
   snprintf(f->error_msg, sizeof(f->error_msg), "%s", msg);
   atomic_store_explicit(&f->error, result, memory_order_release);
+}
+
+/* ---- who is on each side of a shared fifo ---- */
+
+/* This process's PID namespace (the inode of /proc/self/ns/pid, 0 if
+ * unknown) and a random number of its own; both found again after a fork. */
+static _Atomic uint64_t id_pidns, id_token;
+static _Atomic int32_t id_pid;
+
+static void my_identity(void) {
+  if (atomic_load_explicit(&id_pid, memory_order_acquire) == (int32_t)getpid()) return;
+  struct stat st;
+  uint64_t t = 0;
+  if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t)) /* no entropy: pid and time still tell processes apart */
+    t = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&t;
+  atomic_store(&id_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
+  atomic_store(&id_token, t | 1);
+  atomic_store_explicit(&id_pid, (int32_t)getpid(), memory_order_release);
+}
+
+static uint64_t my_pidns(void) { return my_identity(), atomic_load(&id_pidns); }
+static uint64_t my_token(void) { return my_identity(), atomic_load(&id_token); }
+
+void slot_fifo_side_set(slot_fifo_t *f, int producer) {
+  *(producer ? &f->producer_pid : &f->consumer_pid) = (int32_t)getpid();
+  *(producer ? &f->producer_pidns : &f->consumer_pidns) = my_pidns();
+  *(producer ? &f->producer_token : &f->consumer_token) = my_token();
+}
+
+int32_t slot_fifo_side_pid(const slot_fifo_t *f, int producer) {
+  uint64_t ns = producer ? f->producer_pidns : f->consumer_pidns;
+  return ns && ns == my_pidns() ? (producer ? f->producer_pid : f->consumer_pid) : 0;
+}
+
+int slot_fifo_side_is_me(const slot_fifo_t *f, int producer) {
+  uint64_t t = producer ? f->producer_token : f->consumer_token;
+  return t && t == my_token();
+}
+
+int slot_fifo_side_gone(const slot_fifo_t *f, int producer) {
+  int32_t pid = slot_fifo_side_pid(f, producer);
+  return pid > 0 && !slot_fifo_side_is_me(f, producer) && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 void slot_bell_wait(slot_bell_t *b, uint32_t seen, int timeout_us) {

@@ -52,7 +52,9 @@ typedef struct {
   size_t data_off;                    /* from the fifo's first byte to slot 0's header */
   int shared;      /* in shared memory, moved by the peer's kernel (no proxy) */
   int checksum;    /* XCCL_CHECKSUM: each message ends with the CRC32C of its data (slot_fifo_send) */
-  int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side */
+  int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side (slot_fifo_side_*) */
+  uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
+  uint64_t producer_token, consumer_token; /* ... which process, by a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
   /* Device operations over a shared fifo (src/core/cuda_p2p.c, the CUDA p2p
    * transport): the consumer may offer a data area in its GPU's memory laid
@@ -213,5 +215,19 @@ void slot_bell_ring(slot_bell_t *b);
 
 /* Records a failure as described above. */
 void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg);
+
+/* Shared fifos: this process takes the producer's or the consumer's side
+ * (its pid, PID namespace and token go into the fifo). */
+void slot_fifo_side_set(slot_fifo_t *f, int producer);
+/* The pid of the process on the given side, as kill() here understands it:
+ * 0 when unknown, or when it lives in another PID namespace (containers
+ * that share /dev/shm but not PIDs), where the number means another
+ * process. */
+int32_t slot_fifo_side_pid(const slot_fifo_t *f, int producer);
+/* 1: the process on the given side is this one (two ranks in one process). */
+int slot_fifo_side_is_me(const slot_fifo_t *f, int producer);
+/* 1: the process on the given side is known to be gone (by its pid, where
+ * that means something here). */
+int slot_fifo_side_gone(const slot_fifo_t *f, int producer);
 
 #endif

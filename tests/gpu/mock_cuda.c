@@ -162,11 +162,19 @@ void mock_cuda_ipc_counts(int *exports, int *opens) {
   *opens = atomic_load(&ipc_opens);
 }
 
+/* This process's pid as /proc names it (in a PID namespace of its own it
+ * calls itself 1, but /proc, mounted outside, still knows its number). */
+static int32_t proc_pid(void) {
+  char buf[32] = "";
+  ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+  return n > 0 ? (int32_t)atoi(buf) : (int32_t)getpid();
+}
+
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p) {
   pthread_mutex_lock(&mem_lock);
   int i = region_find(p);
   int ok = i >= 0 && regions[i].kind == 1 && regions[i].base == p;
-  mock_ipc_t m = {MOCK_IPC_MAGIC, (int32_t)getpid(), ok ? regions[i].fd : -1, ok ? regions[i].bytes : 0};
+  mock_ipc_t m = {MOCK_IPC_MAGIC, proc_pid(), ok ? regions[i].fd : -1, ok ? regions[i].bytes : 0};
   pthread_mutex_unlock(&mem_lock);
   if (!ok) return cudaErrorInvalidValue;
   memset(h, 0, sizeof(*h));
@@ -179,7 +187,7 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int fl
   mock_ipc_t m;
   memcpy(&m, &h, sizeof(m));
   if (m.magic != MOCK_IPC_MAGIC) return cudaErrorInvalidValue;
-  if (m.pid == (int32_t)getpid()) return cudaErrorDeviceUninitialized; /* as CUDA (an invalid context): not in the exporting process */
+  if (m.pid == proc_pid()) return cudaErrorDeviceUninitialized; /* as CUDA (an invalid context): not in the exporting process */
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m.pid, (int)m.fd);
   int fd = open(path, O_RDWR | O_CLOEXEC);

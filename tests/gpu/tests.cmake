@@ -79,6 +79,13 @@ if(XCCL_HAVE_CUDA)
   xccl_add_test(NAME gpu_mock_nop2p TARGET test_gpu_coll_mock RANKS 2 ARGS quick LABELS unit TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_P2P_DISABLE=1;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
 
+  # Ranks in PID namespaces of their own sharing /dev/shm (containers with
+  # --ipc=host): no rank takes another for itself. Needs root (skipped).
+  add_test(NAME gpu_mock_pidns COMMAND sh ${gpu}/pidns.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_gpu_coll_mock>
+                                       $<TARGET_FILE:test_allreduce>)
+  set_tests_properties(gpu_mock_pidns PROPERTIES LABELS "netns" TIMEOUT 300 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "XCCL_SOCKET_IFNAME=lo;XCCL_TIMEOUT=60;XCCL_ALGO=ring")
+
   # xccl-perf --device against the same stand-in: every collective's results
   # checked (-c 1) through device buffers, a stream and the drains.
   add_executable(xccl_perf_mock ${PROJECT_SOURCE_DIR}/tools/xccl_perf.c ${PROJECT_SOURCE_DIR}/tools/perf_check.c
