@@ -1,8 +1,9 @@
 /*
  * enqueue_cuda.c — the CUDA device path (enqueue_cuda.h): where a call's
  * buffers live, the device operations of a group, and building and
- * launching the collective kernel's work; the watcher thread that carries
- * each launch to its end is in enqueue_cuda_watch.c.
+ * launching the collective kernel's work; what a launch settles first is in
+ * enqueue_cuda_prep.c, the watcher thread that carries each launch to its
+ * end in enqueue_cuda_watch.c.
  *
  * Lifecycle of a launch: the calling thread registers the communicator's
  * fifos with CUDA (once per fifo), lays the work out in a mapped host record
@@ -28,20 +29,15 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "config.h"
 #include "cuda_gdr.h"
 #include "cuda_p2p.h"
 #include "enqueue_cuda_int.h"
 #include "kern_cuda.h"
 #include "log.h"
-#include "net_select.h"
 #include "reduce.h"
 #include "ring_schedule.h"
 #include "slots.h"
 
-/* Lane keys, as group.c numbers them: items of one lane run in order. */
-#define CUDA_LANES_PER_COMM 100000
-#define CUDA_LANE_P2P 1000
 
 _Static_assert(KCU_STEPS == XCCL_STEPS && KCU_SLOT_HDR == SLOT_HDR_BYTES && sizeof(slot_hdr_t) == KCU_SLOT_HDR &&
                    offsetof(slot_hdr_t, seq) == 0 && offsetof(slot_hdr_t, size) == 8,
@@ -456,136 +452,6 @@ typedef struct {
   slot_fifo_t *send, *recv;
 } cuda_item_t;
 
-/* Sends to self meet receives from self in order: copies on the stream. */
-static xcclResult_t self_copies(const dev_op_t *ops, int n, xcclComm_t comm) {
-  int r = 0;
-  for (int s = 0; s < n; s++) {
-    const group_op_t *so = &ops[s].op;
-    if (so->comm != comm || so->kind != GROUP_SEND || so->peer != comm->rank) continue;
-    while (r < n && !(ops[r].op.comm == comm && ops[r].op.kind == GROUP_RECV && ops[r].op.peer == comm->rank)) r++;
-    if (r == n)
-      return err_set(xcclInvalidUsage, LOG_COLL,
-                     "send #%llu on rank %d to itself has no matching receive from itself "
-                     "in the group",
-                     (unsigned long long)so->seq, comm->rank);
-    if (ops[r].op.bytes != so->bytes)
-      return err_set(xcclInvalidUsage, LOG_COLL, "rank %d sends %zu bytes to itself but receives %zu from itself",
-                     comm->rank, so->bytes, ops[r].op.bytes);
-    cudaError_t e = so->bytes && ops[r].op.buf != so->buf
-                        ? cudaMemcpyAsync(ops[r].op.buf, so->buf, so->bytes, cudaMemcpyDefault, ops[r].stream)
-                        : cudaSuccess;
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      return err_set(xcclUnhandledCudaError, LOG_COLL, "rank %d: the copy of a send to itself failed: %s", comm->rank,
-                     cudaGetErrorString(e));
-    }
-    r++;
-  }
-  for (; r < n; r++)
-    if (ops[r].op.comm == comm && ops[r].op.kind == GROUP_RECV && ops[r].op.peer == comm->rank)
-      return err_set(xcclInvalidUsage, LOG_COLL, "a receive from itself on rank %d has no matching send", comm->rank);
-  return xcclSuccess;
-}
-
-/* The point-to-point connections comm's operations need (as group.c makes them). */
-static xcclResult_t connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
-  int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
-  xcclResult_t res = xcclSuccess;
-  if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
-  for (int i = 0; i < n && res == xcclSuccess; i++) {
-    const group_op_t *op = &ops[i].op;
-    if (op->comm != comm || op->kind == GROUP_RING || op->peer == comm->rank) continue;
-    int send = op->kind == GROUP_SEND;
-    if ((send ? comm->p2p_send : comm->p2p_recv)[COMM_P2P_USER][op->peer].ready) continue;
-    if (send)
-      sends[ns++] = op->peer;
-    else
-      recvs[nr++] = op->peer;
-  }
-  if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
-  free(sends);
-  free(recvs);
-  return res;
-}
-
-/* Where device work finds the data of the fifos the operations use: for
- * shared-memory fifos the CUDA p2p exchange moves on (cuda_p2p.h), network
- * fifos settle GPUDirect RDMA (cuda_gdr.h). Every channel of a communicator
- * with a ring operation, and the connections of its sends and receives. */
-static xcclResult_t settle_p2p(const dev_op_t *ops, int n) {
-  int cap = 0, nn = 0;
-  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? 2 * ops[i].op.comm->nchannels : 1;
-  cuda_p2p_need_t *needs = malloc(sizeof(*needs) * (size_t)(cap ? cap : 1));
-  if (!needs) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
-  for (int i = 0; i < n; i++) {
-    const group_op_t *op = &ops[i].op;
-    xcclComm_t comm = op->comm;
-    if (op->kind == GROUP_RING) {
-      for (int c = 0; c < comm->nchannels; c++) {
-        comm_channel_t *ch = &comm->channels[c];
-        if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c};
-        else cuda_gdr_settle(comm, ch->send, 1, comm->next, comm->chan_dev[c]);
-        if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c};
-        else cuda_gdr_settle(comm, ch->recv, 0, comm->prev, comm->chan_dev[c]);
-      }
-    } else if (op->peer != comm->rank) {
-      int send = op->kind == GROUP_SEND;
-      comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1};
-      else cuda_gdr_settle(comm, p->fifo, send, op->peer, comm_p2p_dev(comm, op->peer));
-    }
-  }
-  xcclResult_t res = cuda_p2p_settle(needs, nn);
-  free(needs);
-  return res;
-}
-
-/* The lane (thread block) of operation op on comm number ci: ring channel
- * c, or the connection to op's peer in its direction. */
-static long lane_key(int ci, const group_op_t *op, int c) {
-  if (op->kind == GROUP_RING) return (long)ci * CUDA_LANES_PER_COMM + c;
-  return (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + (op->kind != GROUP_SEND);
-}
-
-/* Refusals that must come before any step counter moves (a failure after
- * that leaves the communicators out of step and fails them on every rank):
- * XCCL_CHECKSUM, which the kernels do not speak, and a group with more lanes
- * than the device holds at once (max_blocks, 0: unknown). */
-static xcclResult_t launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms, int device,
-                                 int max_blocks) {
-  if (config_bool(CFG_CHECKSUM)) /* the kernels neither add nor check the CRC a message then ends with */
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "%s on rank %d: XCCL_CHECKSUM=1 covers host buffers only so far: unset it to use device buffers",
-                   ops[0].op.coll.name, ops[0].op.comm->rank);
-  if (max_blocks <= 0) return xcclSuccess;
-  int cap = 0, nkeys = 0;
-  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1;
-  long *keys = malloc(sizeof(long) * (size_t)(cap ? cap : 1));
-  if (!keys) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
-  for (int i = 0; i < n; i++) {
-    const group_op_t *op = &ops[i].op;
-    int ci = 0, nch = 1;
-    while (ci < ncomms - 1 && comms[ci] != op->comm) ci++;
-    if (op->kind == GROUP_RING)
-      nch = ring_nchannels_for(op->coll.count * xcclTypeSize(op->coll.type), op->comm->nchannels);
-    else if (op->peer == op->comm->rank)
-      continue; /* a copy */
-    for (int c = 0; c < nch; c++) {
-      long k = lane_key(ci, op, c);
-      int seen = 0;
-      for (int j = 0; j < nkeys && !seen; j++) seen = keys[j] == k;
-      if (!seen) keys[nkeys++] = k;
-    }
-  }
-  free(keys);
-  if (nkeys > max_blocks)
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "%s: the group needs %d lanes (thread blocks running at once) but CUDA device %d holds %d: split "
-                   "the group",
-                   ops[0].op.coll.name, nkeys, device, max_blocks);
-  return xcclSuccess;
-}
-
 /* Appends the work items of operation i (ops[i] on comm number ci). */
 static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st, cuda_item_t *items, int *nitems) {
   const group_op_t *op = &d->op;
@@ -614,7 +480,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       it->w.ring = st->ring_dev;
       TRY(fifo_view(st, ch->send, 1, &it->w.send));
       TRY(fifo_view(st, ch->recv, 0, &it->w.recv));
-      it->key = lane_key(ci, op, c);
+      it->key = cuda_lane_key(ci, op, c);
       it->op = i;
       it->send = ch->send;
       it->recv = ch->recv;
@@ -647,7 +513,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   uint64_t nsteps = p2p_nsteps(op->bytes, p->fifo->slot_size);
   if (!send && !p->fifo->shared) cuda_gdr_recv_steps(p->fifo, p->step, p->step + nsteps);
   p->step += nsteps;
-  it->key = lane_key(ci, op, 0);
+  it->key = cuda_lane_key(ci, op, 0);
   it->op = i;
   *(send ? &it->send : &it->recv) = p->fifo;
   return xcclSuccess;
@@ -762,16 +628,16 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
       goto out;
     }
     TRY_GOTO(state_get(comm, device, &f->states[c]), out);
-    TRY_GOTO(self_copies(ops, n, comm), out);
-    TRY_GOTO(connect_p2p(ops, n, comm), out);
+    TRY_GOTO(cuda_self_copies(ops, n, comm), out);
+    TRY_GOTO(cuda_connect_p2p(ops, n, comm), out);
   }
   static int max_blocks[64]; /* per device, 0 until asked */
   if (device < 64 && !max_blocks[device] && kcu_coll_max_blocks(&max_blocks[device]) != cudaSuccess) {
     cudaGetLastError();
     max_blocks[device] = 0;
   }
-  TRY_GOTO(launch_check(ops, n, f->comms, f->ncomms, device, device < 64 ? max_blocks[device] : 0), out);
-  TRY_GOTO(settle_p2p(ops, n), out);
+  TRY_GOTO(cuda_launch_check(ops, n, f->comms, f->ncomms, device, device < 64 ? max_blocks[device] : 0), out);
+  TRY_GOTO(cuda_settle_fifos(ops, n), out);
   for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1; /* at most */
   if (!(items = malloc(sizeof(*items) * (size_t)nitems))) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a device launch of %d operation(s)", n);
