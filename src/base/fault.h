@@ -82,7 +82,8 @@ fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p
 
 /* fault_match, then does what the action asks of the sender itself:
  * delay sleeps, stall stops and kill ends the process, corrupt flips a bit
- * of data (none when data is NULL: memory this process cannot touch). Returns FAULT_CLOSE or FAULT_ERROR when the caller must fail the
+ * of data (none when data is NULL: memory this process cannot touch).
+ * Returns FAULT_CLOSE or FAULT_ERROR when the caller must fail the
  * connection (as its transport would), else FAULT_NONE: send as usual. */
 fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes);
 

@@ -29,9 +29,7 @@ static inline int kern_recv_check(slot_fifo_t *f, uint64_t step, size_t want, ke
       return 0;
     case SLOT_MSG_GPU:
       fail->got_gpu = 1;
-      fail->got_bytes = (size_t)got;
-      fail->want_bytes = want;
-      return 0;
+      /* fall through - a PROTOCOL failure, with got_gpu */
     default:
       fail->got_bytes = (size_t)got;
       fail->want_bytes = want;
