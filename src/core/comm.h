@@ -143,6 +143,11 @@ int comm_cuda_built(void);
  * shut, shared-memory fifos marked). Any thread. */
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
 
+/* Calls fn(ctx, f, producer) for every fifo of comm: each ring channel's
+ * send (producer = 1) and receive fifo, and every point-to-point
+ * connection made so far. */
+void comm_each_fifo(struct xcclComm *comm, void (*fn)(void *ctx, slot_fifo_t *f, int producer), void *ctx);
+
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */
 void comm_break_shm(struct xcclComm *comm, const char *msg);

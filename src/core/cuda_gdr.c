@@ -1,5 +1,7 @@
 /*
- * cuda_gdr.c — GPUDirect RDMA for network fifos (cuda_gdr.h).
+ * cuda_gdr.c — GPUDirect RDMA for network fifos (cuda_gdr.h). The state is
+ * the fifo's own (gpu_decided, gpu_data: network fifos belong to this
+ * process), so a launch asks no list and takes no lock.
  */
 #include "cuda_gdr.h"
 
@@ -15,16 +17,6 @@
 #include "gdr_path.h"
 #include "log.h"
 #include "topo.h"
-
-typedef struct gdr_ent {
-  struct gdr_ent *next;
-  xcclComm_t comm;
-  slot_fifo_t *f;
-  char *area; /* GPU memory registered with the proxy; NULL: staged */
-} gdr_ent_t;
-
-static pthread_mutex_t ents_lock = PTHREAD_MUTEX_INITIALIZER;
-static gdr_ent_t *ents;
 
 /* The node's topology, loaded once per process (NULL when it cannot be). */
 static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
@@ -59,31 +51,24 @@ static int gdr_wanted(xcclComm_t comm, int dev, char *why, size_t len) {
 }
 
 void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, int dev) {
-  pthread_mutex_lock(&ents_lock);
-  gdr_ent_t *e = ents;
-  while (e && e->f != f) e = e->next;
-  pthread_mutex_unlock(&ents_lock);
-  if (e) return;
-  if (!(e = calloc(1, sizeof(*e)))) return; /* staged; asked again next time */
-  e->comm = comm;
-  e->f = f;
+  if (f->gpu_decided) return; /* a network fifo is this process's own: no lock needed */
+  f->gpu_decided = 1;
   char why[256], peer_s[160];
   comm_peer_desc(comm, peer, peer_s, sizeof(peer_s));
   const char *dir = producer ? "to" : "from";
   if (gdr_wanted(comm, dev, why, sizeof(why))) {
-    size_t bytes = (size_t)XCCL_STEPS * f->slot_stride;
-    cudaError_t err = cudaMalloc((void **)&e->area, bytes);
+    size_t bytes = slot_fifo_area_bytes(f);
+    char *area = NULL;
+    cudaError_t err = cudaMalloc((void **)&area, bytes);
     if (err != cudaSuccess) {
       cudaGetLastError();
-      e->area = NULL;
       INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but cudaMalloc of %zu bytes failed: %s",
            comm->rank, dir, peer_s, why, bytes, cudaGetErrorString(err));
-    } else if (proxy_gpu_area(comm->proxy, f, e->area, bytes) != xcclSuccess) {
+    } else if (proxy_gpu_area(comm->proxy, f, area, bytes) != xcclSuccess) {
       INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but the transport cannot register GPU "
            "memory: %s", comm->rank, dir, peer_s, why, err_last());
-      cudaFree(e->area);
+      cudaFree(area);
       cudaGetLastError();
-      e->area = NULL;
     } else {
       INFO(NET, "rank %d: device data %s %s goes GPUDirect RDMA (%zu bytes of GPU memory): %s", comm->rank, dir,
            peer_s, bytes, why);
@@ -91,10 +76,6 @@ void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, in
   } else {
     INFO(NET, "rank %d: device data %s %s staged through host memory: %s", comm->rank, dir, peer_s, why);
   }
-  pthread_mutex_lock(&ents_lock);
-  e->next = ents;
-  ents = e;
-  pthread_mutex_unlock(&ents_lock);
 }
 
 void cuda_gdr_recv_steps(slot_fifo_t *f, uint64_t from, uint64_t until) {
@@ -108,21 +89,13 @@ void cuda_gdr_recv_steps(slot_fifo_t *f, uint64_t from, uint64_t until) {
   atomic_store_explicit(&f->gpu_rx_until, until, memory_order_release);
 }
 
-void cuda_gdr_comm_free(xcclComm_t comm) {
-  pthread_mutex_lock(&ents_lock);
-  for (gdr_ent_t **pp = &ents; *pp;) {
-    gdr_ent_t *e = *pp;
-    if (e->comm != comm) {
-      pp = &e->next;
-      continue;
-    }
-    *pp = e->next;
-    if (e->area) {
-      proxy_gpu_area_drop(comm->proxy, e->f);
-      cudaFree(e->area);
-      cudaGetLastError();
-    }
-    free(e);
-  }
-  pthread_mutex_unlock(&ents_lock);
+static void free_area(void *comm, slot_fifo_t *f, int producer) {
+  (void)producer;
+  char *area = (char *)(uintptr_t)f->gpu_data;
+  if (!area) return;
+  proxy_gpu_area_drop(((xcclComm_t)comm)->proxy, f); /* stops the connection, deregisters, clears gpu_data */
+  cudaFree(area);
+  cudaGetLastError();
 }
+
+void cuda_gdr_comm_free(xcclComm_t comm) { comm_each_fifo(comm, free_area, comm); }

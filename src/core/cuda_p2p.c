@@ -85,7 +85,7 @@ static void offer(p2p_ent_t *e) {
   const char *why = NULL;
   cudaIpcMemHandle_t h;
   char *dev = NULL;
-  e->bytes = (size_t)XCCL_STEPS * f->slot_stride;
+  e->bytes = slot_fifo_area_bytes(f);
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
   } else {
@@ -160,7 +160,7 @@ static int answer(p2p_ent_t *e) {
 static void log_settled(const p2p_ent_t *e) {
   char desc[256];
   const slot_fifo_t *f = e->f;
-  size_t bytes = (size_t)XCCL_STEPS * f->slot_stride;
+  size_t bytes = slot_fifo_area_bytes(f);
   if (e->dev && e->producer)
     INFO(COLL, "rank %d: device operations on the %s write their data into the peer GPU's memory (CUDA IPC, %zu bytes)",
          e->comm->rank, ent_desc(e, desc, sizeof(desc)), bytes);

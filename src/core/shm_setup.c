@@ -84,18 +84,22 @@ xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_rec
   return xcclSuccess;
 }
 
-void comm_break_shm(struct xcclComm *comm, const char *msg) {
+void comm_each_fifo(struct xcclComm *comm, void (*fn)(void *ctx, slot_fifo_t *f, int producer), void *ctx) {
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    comm_channel_t *ch = &comm->channels[c];
-    if (ch->send_seg.base) slot_fifo_fail(ch->send, xcclRemoteError, msg);
-    if (ch->recv_seg.base) slot_fifo_fail(ch->recv, xcclRemoteError, msg);
+    if (comm->channels[c].send) fn(ctx, comm->channels[c].send, 1);
+    if (comm->channels[c].recv) fn(ctx, comm->channels[c].recv, 0);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
-    for (int p = 0; comm->p2p_send[set] && p < comm->nranks; p++) {
-      if (comm->p2p_send[set][p].seg.base && comm->p2p_send[set][p].fifo)
-        slot_fifo_fail(comm->p2p_send[set][p].fifo, xcclRemoteError, msg);
-      if (comm->p2p_recv[set][p].seg.base && comm->p2p_recv[set][p].fifo)
-        slot_fifo_fail(comm->p2p_recv[set][p].fifo, xcclRemoteError, msg);
+    for (int p = 0; comm->p2p_send[set] && comm->p2p_recv[set] && p < comm->nranks; p++) {
+      if (comm->p2p_send[set][p].fifo) fn(ctx, comm->p2p_send[set][p].fifo, 1);
+      if (comm->p2p_recv[set][p].fifo) fn(ctx, comm->p2p_recv[set][p].fifo, 0);
     }
   }
 }
+
+static void break_one(void *msg, slot_fifo_t *f, int producer) {
+  (void)producer;
+  if (f->shared) slot_fifo_fail(f, xcclRemoteError, msg);
+}
+
+void comm_break_shm(struct xcclComm *comm, const char *msg) { comm_each_fifo(comm, break_one, (void *)msg); }

@@ -75,6 +75,7 @@ typedef struct {
    * operations), and flushes. */
   uint64_t gpu_data; /* this process's address of the area, 0: none */
   _Atomic uint64_t gpu_rx_from, gpu_rx_until;
+  int gpu_decided; /* whether the fifo goes GPUDirect was settled (its first device operation) */
 } slot_fifo_t;
 
 /* dev_state of a shared fifo: NONE -> OFFERED (by the consumer, handle
@@ -130,11 +131,18 @@ static inline size_t slot_fifo_size(slot_fifo_t *f, uint64_t step) {
   return (size_t)(slot_fifo_hdr(f, step)->size & ~SLOT_SIZE_GPU);
 }
 
+/* A GPU data area laid out like f's slots (CUDA IPC, GPUDirect RDMA): its
+ * bytes, and where message `step`'s data goes in it. */
+static inline size_t slot_fifo_area_bytes(const slot_fifo_t *f) { return (size_t)XCCL_STEPS * f->slot_stride; }
+static inline char *slot_fifo_area_data(const slot_fifo_t *f, char *area, uint64_t step) {
+  return area + (size_t)(step % XCCL_STEPS) * f->slot_stride + SLOT_HDR_BYTES;
+}
+
 /* Where the data of message `step` is: the slot, or the fifo's GPU data
  * area when its size says so (the proxy's view; kernels know their own). */
 static inline char *slot_fifo_data(slot_fifo_t *f, uint64_t step) {
   if (!(slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU)) return slot_fifo_slot(f, step);
-  return (char *)(uintptr_t)f->gpu_data + (size_t)(step % XCCL_STEPS) * f->slot_stride + SLOT_HDR_BYTES;
+  return slot_fifo_area_data(f, (char *)(uintptr_t)f->gpu_data, step);
 }
 
 /* Every slot before `step` that the producer published is out of its hands:

@@ -25,10 +25,10 @@ typedef struct {
   uint64_t done;   /* completed */
   void *reqs[XCCL_STEPS];
   int failed;
-  /* GPUDirect RDMA (proxy_gpu_area): the fifo's GPU data area and its
-   * registration; per slot, whether the posted receive lands there, whether
-   * its flush is what reqs[] holds now, and the size that arrived. */
-  char *gpu_area;
+  /* GPUDirect RDMA (proxy_gpu_area): the registration of the fifo's GPU
+   * data area (fifo->gpu_data); per slot, whether the posted receive lands
+   * there, whether its flush is what reqs[] holds now, and the size that
+   * arrived. */
   void *gpu_mh;
   unsigned char gpu_slot[XCCL_STEPS], flushing[XCCL_STEPS];
   size_t got[XCCL_STEPS];
@@ -162,11 +162,6 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   return moved;
 }
 
-/* Slot s's place in the GPU data area. */
-static char *gpu_slot_data(const proxy_conn_t *c, int s) {
-  return c->gpu_area + (size_t)s * c->fifo->slot_stride + SLOT_HDR_BYTES;
-}
-
 /* test = 0: only post receives into freed slots (no system call); they are
  * tested when their fds are readable. A receive into GPU memory is flushed
  * (iflush) before it is published, so the kernel that reads it sees all of
@@ -180,7 +175,9 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     void *req = NULL;
     int gpu = c->gpu_mh && c->posted >= atomic_load_explicit(&f->gpu_rx_from, memory_order_acquire) &&
               c->posted < atomic_load_explicit(&f->gpu_rx_until, memory_order_acquire);
-    xcclResult_t res = p->net->irecv(c->net_comm, gpu ? gpu_slot_data(c, s) : slot_fifo_slot(f, (uint64_t)s),
+    char *gpu_data = (char *)(uintptr_t)f->gpu_data;
+    xcclResult_t res = p->net->irecv(c->net_comm, gpu ? slot_fifo_area_data(f, gpu_data, (uint64_t)s)
+                                                      : slot_fifo_slot(f, (uint64_t)s),
                                      slot_fifo_wire_max(f), gpu ? c->gpu_mh : NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
@@ -199,7 +196,8 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     moved = 1;
     if (c->gpu_slot[s] && !c->flushing[s]) {
       void *flush = NULL;
-      res = p->net->iflush(c->net_comm, gpu_slot_data(c, s), size, c->gpu_mh, &flush);
+      res = p->net->iflush(c->net_comm, slot_fifo_area_data(f, (char *)(uintptr_t)f->gpu_data, (uint64_t)s), size,
+                           c->gpu_mh, &flush);
       if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
       c->got[s] = size;
       if (flush) { /* published once the flush is done too */
@@ -232,7 +230,6 @@ xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t by
   else if (c->gpu_mh)
     res = err_set(xcclInternalError, LOG_PROXY, "proxy: the connection with %s has GPU memory already", c->peer_desc);
   else if ((res = p->net->reg_mr(c->net_comm, area, bytes, NET_PTR_CUDA, &mh)) == xcclSuccess) {
-    c->gpu_area = area;
     c->gpu_mh = mh;
     fifo->gpu_data = (uint64_t)(uintptr_t)area;
   }
@@ -249,7 +246,6 @@ void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo) {
     c->failed = 1;
     p->net->dereg_mr(c->net_comm, c->gpu_mh);
     c->gpu_mh = NULL;
-    c->gpu_area = NULL;
     fifo->gpu_data = 0;
   }
   pthread_mutex_unlock(&p->progress_lock);
