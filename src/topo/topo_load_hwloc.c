@@ -365,13 +365,14 @@ static void silent(void *ctx, xmlErrorPtr e) { (void)ctx, (void)e; }
  * bitmaps ("0x0000ffff,0x1", "0xf...f"). */
 static int bitmap_text_ok(const char *v) {
   /* What hwloc writes: comma-separated "0x" + 1..8 hex digits (empty groups
-   * allowed: zero words), the first possibly "0xf...f" (infinite); at most
-   * 4096 groups. hwloc 2.9 asserts on other shapes instead of refusing them. */
+   * allowed after the first: zero words), the first possibly "0xf...f"
+   * (infinite); at most 4096 groups. hwloc 2.9 asserts on other shapes
+   * (",0x1" for one) instead of refusing them. */
   int groups = 0;
   if (!*v) return 0;
   for (const char *p = v;; p++) {
     if (++groups > 4096) return 0;
-    if (*p == ',') continue; /* an empty group */
+    if (*p == ',' && groups > 1) continue; /* an empty group */
     if (*p == '\0') return 1;
     if (p[0] != '0' || p[1] != 'x') return 0;
     p += 2;
@@ -387,10 +388,18 @@ static int bitmap_text_ok(const char *v) {
   }
 }
 
+/* Does an attribute's name say it holds a bitmap? hwloc reads every
+ * "...cpuset" and "...nodeset" it knows (objects' sets, cpukinds' cpusets,
+ * memattrs' initiator_cpuset) with the same parser. */
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int bitmap_attr(const char *name) { return ends_with(name, "cpuset") || ends_with(name, "nodeset"); }
+
 static xcclResult_t check_objects(xmlNode *n, int depth, const char *name) {
   static const char *pairs[][2] = {{"cpuset", "complete_cpuset"}, {"nodeset", "complete_nodeset"}};
-  static const char *bitmaps[] = {"cpuset", "complete_cpuset", "online_cpuset", "allowed_cpuset", "nodeset",
-                                  "complete_nodeset", "allowed_nodeset"};
   for (; n; n = n->next) {
     if (n->type != XML_ELEMENT_NODE) continue;
     if (depth > 256)
@@ -402,14 +411,15 @@ static xcclResult_t check_objects(xmlNode *n, int depth, const char *name) {
           return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <object> has %s without %s", name, (int)xmlGetLineNo(n),
                          a ? pairs[i][0] : pairs[i][1], a ? pairs[i][1] : pairs[i][0]);
       }
-      for (size_t i = 0; i < sizeof(bitmaps) / sizeof(bitmaps[0]); i++) {
-        xmlChar *v = xmlGetProp(n, (const xmlChar *)bitmaps[i]);
-        int ok = !v || bitmap_text_ok((const char *)v);
-        if (v) xmlFree(v);
-        if (!ok)
-          return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <object %s=...> is not an hwloc bitmap", name,
-                         (int)xmlGetLineNo(n), bitmaps[i]);
-      }
+    }
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+      if (!bitmap_attr((const char *)a->name)) continue;
+      xmlChar *v = xmlNodeListGetString(n->doc, a->children, 1);
+      int ok = v && bitmap_text_ok((const char *)v);
+      if (v) xmlFree(v);
+      if (!ok)
+        return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <%s %s=...> is not an hwloc bitmap", name,
+                       (int)xmlGetLineNo(n), (const char *)n->name, (const char *)a->name);
     }
     TRY(check_objects(n->children, depth + 1, name));
   }

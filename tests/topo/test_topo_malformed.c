@@ -118,5 +118,20 @@ int main(int argc, char **argv) {
   refused_s("hwloc garbage", "<?xml version=\"1.0\"?><topology version=\"2.0\"><object type=\"Banana\"/></topology>",
             "hwloc cannot read it");
   refused_s("hwloc future", "<topology version=\"9.0\"><object type=\"Machine\"/></topology>", "hwloc cannot read it");
+  /* Bitmaps hwloc 2.9 asserts on instead of refusing (the first from the
+   * hwloc fuzzer: one comma inserted into a real export's cpuset). */
+  static const char *bad_bitmaps[] = {",0x0000ffff", ",", "0x1,,zz", "0x", "0x123456789", "0xf...f0"};
+  for (size_t i = 0; i < sizeof(bad_bitmaps) / sizeof(bad_bitmaps[0]); i++) {
+    char doc[256];
+    snprintf(doc, sizeof(doc),
+             "<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"%s\" "
+             "complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/></topology>", bad_bitmaps[i]);
+    refused_s("hwloc bad bitmap", doc, "<object cpuset=...> is not an hwloc bitmap");
+  }
+  refused_s("hwloc bad cpukind bitmap",
+            "<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" "
+            "complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>"
+            "<cpukind cpuset=\",0x1\" forced_efficiency=\"0\"/></topology>",
+            "<cpukind cpuset=...> is not an hwloc bitmap");
   return test_finish("topo_malformed");
 }
