@@ -16,6 +16,7 @@
 #include "config.h"
 #include "error.h"
 #include "log.h"
+#include "thread.h"
 
 #define BS_MAX_CANDIDATES 1024
 #define BS_FAIL_GRACE_S 5.0 /* ranks wait this much longer than the root */
@@ -186,12 +187,7 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
     return err_prefix(r, "bootstrap root");
   }
   id->root = rt->addr;
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, root_main, rt);
-  pthread_attr_destroy(&attr);
+  int rc = thread_start_detached(root_main, rt);
   if (rc != 0) {
     close(rt->listen_fd);
     free(rt->cands);

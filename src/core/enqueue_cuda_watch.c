@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "enqueue_cuda_int.h"
 #include "log.h"
+#include "thread.h"
 
 _Atomic int cuda_flights_total;
 
@@ -241,12 +242,7 @@ xcclResult_t cuda_watch_start(void) {
   pthread_mutex_lock(&watch_lock);
   int rc = 0;
   if (!watch_started) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&t, &attr, watch_main, NULL);
-    pthread_attr_destroy(&attr);
+    rc = thread_start_detached(watch_main, NULL);
     watch_started = rc == 0;
   }
   pthread_mutex_unlock(&watch_lock);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "log.h"
 #include "net_ib.h"
+#include "thread.h"
 
 static void ib_async_fail(ib_comm_t *c, const char *dev, const struct ibv_async_event *ev) {
   if (!c || atomic_load(&c->async_failed)) return;
@@ -55,12 +56,7 @@ static void *ib_async_main(void *arg) {
 }
 
 xcclResult_t ib_async_start(ib_ctx_t *ctx) {
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, ib_async_main, ctx);
-  pthread_attr_destroy(&attr);
+  int rc = thread_start_detached(ib_async_main, ctx);
   if (rc != 0)
     return err_set(xcclSystemError, LOG_NET, "ib: cannot start the async-event thread of %s: %s",
                    ibv_get_device_name(ctx->verbs->device), strerror(rc));

@@ -54,10 +54,11 @@ typedef struct {
 static int node_of(hwloc_obj_t o) { return o->userdata ? (int)(intptr_t)o->userdata - 1 : -1; }
 static void set_node(hwloc_obj_t o, int n) { o->userdata = (void *)(intptr_t)(n + 1); }
 
-static int64_t pci_busid(hwloc_obj_t o) {
-  const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+static int64_t pci_attr_busid(const struct hwloc_pcidev_attr_s *p) {
   return ((int64_t)p->domain << 24) | ((int64_t)p->bus << 16) | ((int64_t)p->dev << 8) | p->func;
 }
+
+static int64_t pci_busid(hwloc_obj_t o) { return pci_attr_busid(&o->attr->pcidev); }
 
 static const char *info(hwloc_obj_t o, const char *name) {
   for (; o; o = o->parent) {
@@ -101,9 +102,9 @@ static int cpu_node_for(hw_ctx_t *c, hwloc_obj_t o) {
   return topo_graph_find_cpu(c->sys, 0) >= 0 ? topo_graph_find_cpu(c->sys, 0) : c->sys->nnodes > 0 ? 0 : -1;
 }
 
-static void fill_pci(topo_node_t *x, hwloc_obj_t o) {
-  const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
-  x->busid = pci_busid(o);
+/* A PCI device's or a bridge's upstream port's attributes (the same shape). */
+static void fill_pci(topo_node_t *x, const struct hwloc_pcidev_attr_s *p) {
+  x->busid = pci_attr_busid(p);
   x->pci_class = p->class_id << 8;
   x->vendor = p->vendor_id;
   x->device = p->device_id;
@@ -134,13 +135,7 @@ static int parent_node(hw_ctx_t *c, hwloc_obj_t o) {
   int n = topo_graph_add_node(c->sys, TOPO_PCI, above);
   if (n < 0) return -1;
   topo_node_t *x = &c->sys->nodes[n];
-  x->busid = ((int64_t)p->domain << 24) | ((int64_t)p->bus << 16) | ((int64_t)p->dev << 8) | p->func;
-  x->pci_class = p->class_id << 8;
-  x->vendor = p->vendor_id;
-  x->device = p->device_id;
-  x->subvendor = p->subvendor_id;
-  x->subdevice = p->subdevice_id;
-  topo_pcie_from_bw(p->linkspeed, &x->link_gts, &x->link_width);
+  fill_pci(x, p);
   /* From the rate and width hwloc's figure stands for, so that the NCCL XML
    * dump (which has only those) gives the same graph back. */
   double bw = topo_pcie_bw(x->link_gts, x->link_width);
@@ -205,7 +200,7 @@ static xcclResult_t add_device(hw_ctx_t *c, hwloc_obj_t o, int kind) {
   int n = topo_graph_add_node(c->sys, t, parent);
   if (n < 0) return xcclInvalidArgument;
   topo_node_t *x = &c->sys->nodes[n];
-  fill_pci(x, o);
+  fill_pci(x, &o->attr->pcidev);
   set_node(o, n);
   const char *ibdev = NULL, *netdev = NULL;
   for (hwloc_obj_t k = o->io_first_child; k; k = k->next_sibling) {

@@ -15,9 +15,9 @@ foreach(kind nccl hwloc)
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/fuzz_topo_${kind})
   if(XCCL_FUZZ_OK)
     add_custom_command(OUTPUT ${_out}
-      COMMAND ${XCCL_CLANG} ${_fz_flags} -I/usr/include/libxml2 ${_fz_dir}/fuzz_topo_${kind}.c ${_fz_base} ${_fz_topo}
-        -o ${_out} -lhwloc -lxml2 -lpthread -lm -ldl
-      DEPENDS ${_fz_dir}/fuzz_topo_${kind}.c ${_fz_base} ${_fz_topo}
+      COMMAND ${XCCL_CLANG} ${_fz_flags} -DTOPO_FUZZ_LOAD=topo_load_${kind}_xml -I/usr/include/libxml2
+        ${_fz_dir}/fuzz_topo.c ${_fz_base} ${_fz_topo} -o ${_out} -lhwloc -lxml2 -lpthread -lm -ldl
+      DEPENDS ${_fz_dir}/fuzz_topo.c ${_fz_base} ${_fz_topo}
       COMMENT "Building libFuzzer target fuzz_topo_${kind} with clang")
     list(APPEND _fz_targets ${_out})
   endif()
