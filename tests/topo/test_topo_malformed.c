@@ -117,7 +117,9 @@ int main(int argc, char **argv) {
   /* hwloc: wrong types and absurd values inside an otherwise fine export. */
   refused_s("hwloc garbage", "<?xml version=\"1.0\"?><topology version=\"2.0\"><object type=\"Banana\"/></topology>",
             "hwloc cannot read it");
-  refused_s("hwloc future", "<topology version=\"9.0\"><object type=\"Machine\"/></topology>", "hwloc cannot read it");
+  refused_s("hwloc future",
+            "<topology version=\"9.0\"><object type=\"Machine\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/></topology>",
+            "hwloc cannot read it");
   /* Bitmaps hwloc 2.9 asserts on instead of refusing (the first from the
    * hwloc fuzzer: one comma inserted into a real export's cpuset). */
   static const char *bad_bitmaps[] = {",0x0000ffff", ",", "0x1,,zz", "0x", "0x123456789", "0xf...f0"};
@@ -133,5 +135,46 @@ int main(int argc, char **argv) {
             "complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>"
             "<cpukind cpuset=\",0x1\" forced_efficiency=\"0\"/></topology>",
             "<cpukind cpuset=...> is not an hwloc bitmap");
+  /* A 1.x export's NUMA node without a cpuset: hwloc 2.9 dereferences NULL
+   * (the fuzzer's input, minimized; "NU" is hwloc's abbreviation). */
+  refused_s("hwloc NUMANode without cpuset",
+            "<topology><object cpuset=\"0xf\" complete_cpuset=\"0xf\"><object type=\"NU\"></object></object></topology>",
+            "<object type=\"NU\"> has no cpuset");
+  refused_s("hwloc NUMANode without nodeset",
+            "<topology><object type=\"Machine\" cpuset=\"0xf\" complete_cpuset=\"0xf\"><object type=\"NUMANode\" "
+            "cpuset=\"0xf\" complete_cpuset=\"0xf\"/></object></topology>",
+            "<object type=\"NUMANode\"> has no nodeset");
+  /* Sets that do not nest: a complete_cpuset smaller than the cpuset (the
+   * fuzzer's second crash of hwloc, minimized), a child outside its parent. */
+  refused_s("hwloc cpuset outside complete_cpuset",
+            "<topology><object cpuset=\"0xf\" complete_cpuset=\"0x3\"><object type=\"No\" cpuset=\"0xf\" "
+            "complete_cpuset=\"0xf\" nodeset=\"0x0\" complete_nodeset=\"0x0\"></object></object></topology>",
+            "cpuset is not within its complete_cpuset");
+  refused_s("hwloc child outside its parent",
+            "<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "
+            "nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"PU\" os_index=\"4\" cpuset=\"0x10\" "
+            "complete_cpuset=\"0x10\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/></object></topology>",
+            "cpuset is not within its parent's");
+  /* A 1.x root without a nodeset above a NUMA node that has one: hwloc 2.9
+   * dereferences NULL (the fuzzer's third crash, minimized further). */
+  refused_s("hwloc nodeset under a root without one",
+            "<topology><object type=\"Machine\" cpuset=\"0xf\" complete_cpuset=\"0xff\"><object type=\"NU\" "
+            "os_index=\"0\" cpuset=\"0xf\" complete_cpuset=\"0xf\" nodeset=\"0x1\" complete_nodeset=\"0x1\"></object></object></topology>",
+            "has a nodeset but its parent has none");
+  /* A NUMA node with an empty nodeset: hwloc 2.9 dereferences NULL (the
+   * fuzzer's fourth crash, minimized). */
+  refused_s("hwloc NUMANode with an empty nodeset",
+            "<topology><object cpuset=\"0xf\" complete_cpuset=\"0xff\" nodeset=\"0x3\" complete_nodeset=\"0x3\">"
+            "<object type=\"NU\" cpuset=\"0xf\" complete_cpuset=\"0xf\" nodeset=\"0x0\" complete_nodeset=\"0x0\">"
+            "</object></object></topology>",
+            "nodeset is not its os_index alone");
+  /* An attribute name hwloc's small XML reader does not take: it stops
+   * reading the element's attributes there, so the root's nodeset below went
+   * unread and hwloc 2.9 crashed (the fuzzer's fifth input, minimized). */
+  refused_s("hwloc attribute name with a digit",
+            "<topology><object type=\"Machine\" cpuset=\"0xf\" complete_cpuset=\"0xff\" o0=\"\" nodeset=\"0x1\" "
+            "complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"0xf\" complete_cpuset=\"0xf\" "
+            "nodeset=\"0x1\" complete_nodeset=\"0x1\"></object></object></topology>",
+            "has an attribute named 'o0'");
   return test_finish("topo_malformed");
 }
