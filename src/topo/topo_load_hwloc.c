@@ -369,9 +369,10 @@ static void silent(void *ctx, xmlErrorPtr e) { (void)ctx, (void)e; }
  * - each of an object's four sets is on its parent <object> too, and within
  *   the parent's.
  * hwloc was seen crashing on a breach of each (the inputs are in
- * tests/topo/test_topo_malformed.c), except that of "within the parent's",
- * which closes the same gap one level up. The 48 real exports in
- * tests/data and ../shared/topologies pass.
+ * tests/topo/test_topo_malformed.c) but two, which only keep its input to
+ * what it writes: a NUMA node's nodeset other than its os_index, and a set
+ * outside the parent's. The 48 real exports in tests/data and
+ * ../shared/topologies pass.
  */
 
 /* What hwloc writes: comma-separated "0x" + 1..8 hex digits (empty groups

@@ -161,8 +161,8 @@ int main(int argc, char **argv) {
             "<topology><object type=\"Machine\" cpuset=\"0xf\" complete_cpuset=\"0xff\"><object type=\"NU\" "
             "os_index=\"0\" cpuset=\"0xf\" complete_cpuset=\"0xf\" nodeset=\"0x1\" complete_nodeset=\"0x1\"></object></object></topology>",
             "has a nodeset but its parent has none");
-  /* A NUMA node with an empty nodeset: hwloc 2.9 dereferences NULL (the
-   * fuzzer's fourth crash, minimized). */
+  /* A NUMA node with an empty nodeset (hwloc refuses this one itself, but
+   * only with "hwloc cannot read it"). */
   refused_s("hwloc NUMANode with an empty nodeset",
             "<topology><object cpuset=\"0xf\" complete_cpuset=\"0xff\" nodeset=\"0x3\" complete_nodeset=\"0x3\">"
             "<object type=\"NU\" cpuset=\"0xf\" complete_cpuset=\"0xf\" nodeset=\"0x0\" complete_nodeset=\"0x0\">"
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
             "nodeset is not its os_index alone");
   /* An attribute name hwloc's small XML reader does not take: it stops
    * reading the element's attributes there, so the root's nodeset below went
-   * unread and hwloc 2.9 crashed (the fuzzer's fifth input, minimized). */
+   * unread and hwloc 2.9 crashed (the fuzzer's fourth input, minimized). */
   refused_s("hwloc attribute name with a digit",
             "<topology><object type=\"Machine\" cpuset=\"0xf\" complete_cpuset=\"0xff\" o0=\"\" nodeset=\"0x1\" "
             "complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"0xf\" complete_cpuset=\"0xf\" "
