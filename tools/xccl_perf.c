@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config.h"
 #include "perf_check.h"
 #include "perf_device.h"
 #include "xccl.h"
@@ -707,8 +708,8 @@ int main(int argc, char **argv) {
   size_t buf_n = recv_n > send_n ? recv_n : send_n;
   if (p.opt.device) {
     char why[256];
-    const char *lr = getenv("XCCL_LOCAL_RANK"); /* xccl-run's numbering of this host's ranks */
-    if (perf_dev_open(lr ? atoi(lr) : 0, why, sizeof(why)) != 0) {
+    int64_t lr = config_int(CFG_LOCAL_RANK); /* xccl-run's numbering of this host's ranks; -1 unset */
+    if (perf_dev_open(lr > 0 ? (int)lr : 0, why, sizeof(why)) != 0) {
       fprintf(stderr, "xccl-perf: rank %d: --device: %s\n", p.rank, why);
       (void)xcclCommAbort(p.comm);
       return 1;
