@@ -53,24 +53,36 @@ void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg) {
 
 /* ---- who is on each side of a shared fifo ---- */
 
-/* This process's PID namespace (the inode of /proc/self/ns/pid, 0 if
- * unknown) and a random number of its own; both found again after a fork. */
-static _Atomic uint64_t id_pidns, id_token;
-static _Atomic int32_t id_pid;
+/* This process's token: its pid in the high half (so a forked child, whose
+ * pid differs, draws its own) and a random number in the low half. Two
+ * threads may both draw one; the first stored is the process's. */
+static _Atomic uint64_t id_token;
 
-static void my_identity(void) {
-  if (atomic_load_explicit(&id_pid, memory_order_acquire) == (int32_t)getpid()) return;
-  struct stat st;
-  uint64_t t = 0;
-  if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t)) /* no entropy: pid and time still tell processes apart */
-    t = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&t;
-  atomic_store(&id_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
-  atomic_store(&id_token, t | 1);
-  atomic_store_explicit(&id_pid, (int32_t)getpid(), memory_order_release);
+static uint64_t my_token(void) {
+  uint32_t pid = (uint32_t)getpid();
+  uint64_t cur = atomic_load_explicit(&id_token, memory_order_acquire);
+  if (cur >> 32 == pid) return cur;
+  uint32_t r = 0;
+  if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) /* no entropy: time still tells processes apart */
+    r = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)&r;
+  uint64_t t = (uint64_t)pid << 32 | r | 1;
+  return atomic_compare_exchange_strong(&id_token, &cur, t) ? t : cur;
 }
 
-static uint64_t my_pidns(void) { return my_identity(), atomic_load(&id_pidns); }
-static uint64_t my_token(void) { return my_identity(), atomic_load(&id_token); }
+/* This process's PID namespace: the inode of /proc/self/ns/pid, 0 if
+ * unknown; found again after a fork (threads that race store the same). */
+static _Atomic uint64_t id_pidns;
+static _Atomic int32_t id_pidns_pid;
+
+static uint64_t my_pidns(void) {
+  int32_t pid = (int32_t)getpid();
+  if (atomic_load_explicit(&id_pidns_pid, memory_order_acquire) != pid) {
+    struct stat st;
+    atomic_store(&id_pidns, stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0);
+    atomic_store_explicit(&id_pidns_pid, pid, memory_order_release);
+  }
+  return atomic_load(&id_pidns);
+}
 
 void slot_fifo_side_set(slot_fifo_t *f, int producer) {
   *(producer ? &f->producer_pid : &f->consumer_pid) = (int32_t)getpid();
@@ -85,7 +97,8 @@ int32_t slot_fifo_side_pid(const slot_fifo_t *f, int producer) {
 
 int slot_fifo_side_is_me(const slot_fifo_t *f, int producer) {
   uint64_t t = producer ? f->producer_token : f->consumer_token;
-  return t && t == my_token();
+  uint64_t ns = producer ? f->producer_pidns : f->consumer_pidns;
+  return t && t == my_token() && ns == my_pidns(); /* the pid half is unique within a namespace */
 }
 
 int slot_fifo_side_gone(const slot_fifo_t *f, int producer) {

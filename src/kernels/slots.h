@@ -54,7 +54,7 @@ typedef struct {
   int checksum;    /* XCCL_CHECKSUM: each message ends with the CRC32C of its data (slot_fifo_send) */
   int32_t producer_pid, consumer_pid; /* shared fifos: who is on each side (slot_fifo_side_*) */
   uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
-  uint64_t producer_token, consumer_token; /* ... which process, by a random number of its own */
+  uint64_t producer_token, consumer_token; /* ... which process: its pid and a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
   /* Device operations over a shared fifo (src/core/cuda_p2p.c, the CUDA p2p
    * transport): the consumer may offer a data area in its GPU's memory laid
