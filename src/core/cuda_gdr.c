@@ -18,12 +18,17 @@
 #include "log.h"
 #include "topo.h"
 
-/* The node's topology, loaded once per process (NULL when it cannot be). */
-static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+/* Per process, once: the node's topology (NULL when it cannot be loaded)
+ * and XCCL_NET_GDR_LEVEL, so that a bad value is said once. */
+static pthread_once_t gdr_once = PTHREAD_ONCE_INIT;
 static topo_system_t *topo;
+static int gdr_level = TOPO_PATH_PXB;
 
-static void topo_load(void) {
-  if (topo_system_load(&topo) != xcclSuccess) {
+static void gdr_init(void) {
+  const char *word = config_str(CFG_NET_GDR_LEVEL);
+  if (gdr_level_parse(word, &gdr_level) != 0)
+    WARN(ENV, "XCCL_NET_GDR_LEVEL=%s is not one of LOC, PIX, PXB, PHB, SYS: using PXB", word);
+  if (gdr_level != GDR_LEVEL_LOC && topo_system_load(&topo) != xcclSuccess) {
     INFO(NET, "GPUDirect RDMA: no topology (%s): only XCCL_NET_GDR_LEVEL=SYS allows it", err_last());
     topo = NULL;
   }
@@ -31,13 +36,8 @@ static void topo_load(void) {
 
 /* May f's data go GPU-direct? why says, either way. */
 static int gdr_wanted(xcclComm_t comm, int dev, char *why, size_t len) {
-  int level = TOPO_PATH_PXB, device = 0;
-  const char *word = config_str(CFG_NET_GDR_LEVEL);
-  if (gdr_level_parse(word, &level) != 0) {
-    WARN(ENV, "XCCL_NET_GDR_LEVEL=%s is not one of LOC, PIX, PXB, PHB, SYS: using PXB", word);
-    level = TOPO_PATH_PXB;
-  }
-  if (level == GDR_LEVEL_LOC) return snprintf(why, len, "XCCL_NET_GDR_LEVEL=LOC"), 0;
+  int device = 0;
+  pthread_once(&gdr_once, gdr_init);
   net_props_t props;
   if (comm->net->get_properties(dev, &props) != xcclSuccess)
     return snprintf(why, len, "net device %d has no properties: %s", dev, err_last()), 0;
@@ -46,8 +46,7 @@ static int gdr_wanted(xcclComm_t comm, int dev, char *why, size_t len) {
     cudaGetLastError();
     snprintf(busid, sizeof(busid), "(device %d, bus id unknown)", device);
   }
-  pthread_once(&topo_once, topo_load);
-  return gdr_allowed(topo, busid, &props, level, why, len);
+  return gdr_allowed(topo, busid, &props, gdr_level, why, len);
 }
 
 void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, int dev) {
