@@ -637,7 +637,7 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
     max_blocks[device] = 0;
   }
   TRY_GOTO(cuda_launch_check(ops, n, f->comms, f->ncomms, device, device < 64 ? max_blocks[device] : 0), out);
-  TRY_GOTO(cuda_settle_fifos(ops, n), out);
+  TRY_GOTO(cuda_settle_fifos(ops, n, f->comms, f->ncomms), out);
   for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1; /* at most */
   if (!(items = malloc(sizeof(*items) * (size_t)nitems))) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a device launch of %d operation(s)", n);

@@ -101,8 +101,8 @@ extern _Atomic int cuda_flights_total; /* launches in flight, all communicators 
 xcclResult_t cuda_self_copies(const dev_op_t *ops, int n, xcclComm_t comm);
 /* Makes the point-to-point connections comm's operations need. */
 xcclResult_t cuda_connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm);
-/* Moves the CUDA IPC exchange on and settles GPUDirect RDMA for the fifos ops use. */
-xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n);
+/* Moves the CUDA IPC exchange on and settles GPUDirect RDMA for the fifos ops use (comms: the launch's). */
+xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms);
 /* The lane (thread block) of op on comm number ci: ring channel c, or op's connection. */
 long cuda_lane_key(int ci, const group_op_t *op, int c);
 /* Refusals due before any step counter moves: XCCL_CHECKSUM, and more lanes

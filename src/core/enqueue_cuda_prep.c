@@ -69,35 +69,52 @@ xcclResult_t cuda_connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
   return res;
 }
 
+static void settle_fifo(cuda_p2p_need_t *needs, int *nn, xcclComm_t comm, slot_fifo_t *f, int producer, int peer,
+                        int channel, int dev) {
+  if (f->shared)
+    needs[(*nn)++] = (cuda_p2p_need_t){comm, f, producer, peer, channel};
+  else
+    cuda_gdr_settle(comm, f, producer, peer, dev);
+}
+
 /* Where device work finds the data of the fifos the operations use: for
  * shared-memory fifos the CUDA p2p exchange moves on (cuda_p2p.h), network
- * fifos settle GPUDirect RDMA (cuda_gdr.h). Every channel of a communicator
- * with a ring operation, and the connections of its sends and receives. */
-xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n) {
-  int cap = 0, nn = 0;
-  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? 2 * ops[i].op.comm->nchannels : 1;
+ * fifos settle GPUDirect RDMA (cuda_gdr.h). Each channel of every
+ * communicator (of comms, the launch's) with a ring operation, once however
+ * many it has, and the connections of its sends and receives. */
+xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms) {
+  int cap = n, nn = 0;
+  for (int c = 0; c < ncomms; c++) cap += 2 * comms[c]->nchannels;
   cuda_p2p_need_t *needs = malloc(sizeof(*needs) * (size_t)(cap ? cap : 1));
-  if (!needs) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  unsigned char *ring = calloc((size_t)(ncomms ? ncomms : 1), 1);
+  if (!needs || !ring) {
+    free(needs);
+    free(ring);
+    return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
+  }
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i].op;
     xcclComm_t comm = op->comm;
     if (op->kind == GROUP_RING) {
-      for (int c = 0; c < comm->nchannels; c++) {
-        comm_channel_t *ch = &comm->channels[c];
-        if (ch->send->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->send, 1, comm->next, c};
-        else cuda_gdr_settle(comm, ch->send, 1, comm->next, comm->chan_dev[c]);
-        if (ch->recv->shared) needs[nn++] = (cuda_p2p_need_t){comm, ch->recv, 0, comm->prev, c};
-        else cuda_gdr_settle(comm, ch->recv, 0, comm->prev, comm->chan_dev[c]);
-      }
+      int ci = 0;
+      while (ci < ncomms - 1 && comms[ci] != comm) ci++;
+      ring[ci] = 1;
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      if (p->fifo->shared) needs[nn++] = (cuda_p2p_need_t){comm, p->fifo, send, op->peer, -1};
-      else cuda_gdr_settle(comm, p->fifo, send, op->peer, comm_p2p_dev(comm, op->peer));
+      settle_fifo(needs, &nn, comm, p->fifo, send, op->peer, -1, comm_p2p_dev(comm, op->peer));
+    }
+  }
+  for (int ci = 0; ci < ncomms; ci++) {
+    xcclComm_t comm = comms[ci];
+    for (int c = 0; ring[ci] && c < comm->nchannels; c++) {
+      settle_fifo(needs, &nn, comm, comm->channels[c].send, 1, comm->next, c, comm->chan_dev[c]);
+      settle_fifo(needs, &nn, comm, comm->channels[c].recv, 0, comm->prev, c, comm->chan_dev[c]);
     }
   }
   xcclResult_t res = cuda_p2p_settle(needs, nn);
   free(needs);
+  free(ring);
   return res;
 }
 
