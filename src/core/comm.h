@@ -56,6 +56,10 @@ typedef struct {
   shm_seg_t send_seg, recv_seg;
 } comm_channel_t;
 
+/* The device path's state of a communicator (src/cuda), made on its first
+ * device launch; NULL in a build without CUDA and until then. */
+typedef struct cuda_comm cuda_comm_t;
+
 struct xcclComm {
   int rank, nranks;
   int next, prev; /* ring neighbours */
@@ -87,6 +91,7 @@ struct xcclComm {
   uint64_t seq;        /* collectives issued */
   int job_rank;        /* what XCCL_FAULT's rank= matches here: rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
+  cuda_comm_t *_Atomic cuda;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */

@@ -1,6 +1,6 @@
 /*
  * kern_cuda.h — what the CUDA kernels (dev_coll.cu, dev_reduce.cu) are given,
- * and how the host launches them. Compiles as C (src/core/enqueue_cuda.c
+ * and how the host launches them. Compiles as C (src/cuda/enqueue_cuda.c
  * fills the descriptors) and as CUDA C++ (the kernels read them); only built
  * with XCCL_HAVE_CUDA.
  *
@@ -56,8 +56,8 @@ typedef struct {
   int shared; /* the consumer maps the slots: a published send is out of the producer's hands */
   int pad;
   /* A data area in GPU memory laid out like the slots: the receiving GPU's,
-   * shared through CUDA IPC (the p2p transport, src/core/cuda_p2p.h), or
-   * this GPU's for GPUDirect RDMA (src/core/cuda_gdr.h). A send writes its
+   * shared through CUDA IPC (the p2p transport, src/cuda/cuda_p2p.h), or
+   * this GPU's for GPUDirect RDMA (src/cuda/cuda_gdr.h). A send writes its
    * data there and marks the size with KCU_SIZE_GPU; a receive whose size
    * carries the mark reads its data there. Headers always stay in slot0's
    * slots, so a message without the mark (a host operation's, or one sent

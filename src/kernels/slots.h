@@ -56,7 +56,7 @@ typedef struct {
   uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
   uint64_t producer_token, consumer_token; /* ... which process: its pid and a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
-  /* Device operations over a shared fifo (src/core/cuda_p2p.c, the CUDA p2p
+  /* Device operations over a shared fifo (src/cuda/cuda_p2p.c, the CUDA p2p
    * transport): the consumer may offer a data area in its GPU's memory laid
    * out like the slots, the producer takes or declines it; once taken, its
    * device operations write their data there and mark the message
@@ -66,7 +66,7 @@ typedef struct {
   unsigned char dev_handle[64]; /* the offer: a cudaIpcMemHandle_t */
   uint64_t dev_addr;            /* the consumer's own address of it (a producer in the same process) */
   char dev_note[160];           /* why the area was not offered or not taken, in words */
-  /* GPUDirect RDMA over a network fifo (src/core/cuda_gdr.c; process-local
+  /* GPUDirect RDMA over a network fifo (src/cuda/cuda_gdr.c; process-local
    * fifos only): a data area in GPU memory laid out like the slots (slot i's
    * data at gpu_data + i * slot_stride + SLOT_HDR_BYTES). A message whose
    * size has SLOT_SIZE_GPU has its data there, its header still here. The

@@ -46,7 +46,7 @@ xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int p
 
 xcclResult_t proxy_start(proxy_t *p);
 
-/* GPUDirect RDMA on fifo's connection (src/core/cuda_gdr.h): registers the
+/* GPUDirect RDMA on fifo's connection (src/cuda/cuda_gdr.h): registers the
  * fifo's GPU data area (area, bytes; laid out like the slots) with the
  * transport (reg_mr, NET_PTR_CUDA) and sets fifo->gpu_data. From then on a
  * send whose size carries SLOT_SIZE_GPU goes from the area, and a receive

@@ -10,12 +10,12 @@ include(${CMAKE_CURRENT_LIST_DIR}/probe.cmake)
 set(_fzb_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
 set(_fzb_src ${PROJECT_SOURCE_DIR}/src)
 file(GLOB _fzb_base ${_fzb_src}/base/*.c)
-set(_fzb_common ${_fzb_base} ${_fzb_src}/net/sock.c ${_fzb_src}/core/bootstrap_msg.c)
-set(_fzb_extra_bootstrap_msg ${_fzb_src}/core/bootstrap_conn.c)
+set(_fzb_common ${_fzb_base} ${_fzb_src}/net/sock.c ${_fzb_src}/bootstrap/bootstrap_msg.c)
+set(_fzb_extra_bootstrap_msg ${_fzb_src}/bootstrap/bootstrap_conn.c)
 set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c)
 set(_fzb_link_unique_id -Wl,--wrap=getaddrinfo) # numeric hosts only: no input waits on DNS
 set(_fzb_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/kernels
+  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/bootstrap -I${_fzb_src}/kernels
   -I${_fzb_src}/proxy)
 set(_fzb_targets)
 foreach(kind bootstrap_msg unique_id)

@@ -1,6 +1,6 @@
 /*
  * mock_cuda.c — a stand-in for the CUDA runtime and the collective kernel,
- * so that the device path's host side (src/core/enqueue_cuda.c) runs on a
+ * so that the device path's host side (src/cuda/enqueue_cuda.c) runs on a
  * machine without a GPU: test_gpu_coll built against it (gpu_mock_* tests)
  * exercises buffer classification, work layout, step accounting, fifo
  * registration and views, stream and event ordering, the watcher, failure

@@ -57,7 +57,7 @@ t two_devices_one_per_channel sh -c 'grep -h "devices for" /tmp/two-dev-*.log &&
 # as with a network per rail): sends, receives and all-to-all over both devices.
 t alltoall_two_devices_ib_n3 env XCCL_NCHANNELS=2 $IB $RUN -n 3 "$B/tests/test_p2p" alltoall
 t sendrecv_two_devices_ib_n3 env XCCL_NCHANNELS=2 $IB $RUN -n 3 "$B/tests/test_p2p" sendrecv
-# 7. GPUDirect RDMA over ib (src/core/cuda_gdr.c) with the stand-in CUDA runtime
+# 7. GPUDirect RDMA over ib (src/cuda/cuda_gdr.c) with the stand-in CUDA runtime
 # (tests/gpu/mock_cuda.c): its "GPU memory" is host memory, so rxe registers it through the
 # plain ibv_reg_mr route and moves it, while the GPU-data marks, the proxy's receives into
 # the GPU area, the flushes on the loopback QP and the kernel's reads are the real ones.

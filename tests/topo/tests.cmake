@@ -29,7 +29,7 @@ set_tests_properties(topo_tool_formats PROPERTIES LABELS "topo;unit" TIMEOUT 120
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz.cmake OPTIONAL)
 
 # The NIC each channel uses (src/core/net_select.c) and when device data goes
-# GPUDirect RDMA (src/core/gdr_path.c) are checked against saved machines.
+# GPUDirect RDMA (src/cuda/gdr_path.c) are checked against saved machines.
 foreach(t unit_test_net_select unit_test_gdr_path)
   if(TARGET ${t})
     target_compile_definitions(${t} PRIVATE XCCL_TEST_TOPO_DIR="${XCCL_TOPO_DATA}")

@@ -1,5 +1,5 @@
 /*
- * test_bootstrap_msg.c — the bootstrap's wire format (src/core/bootstrap_msg.h):
+ * test_bootstrap_msg.c — the bootstrap's wire format (src/bootstrap/bootstrap_msg.h):
  * frames and their MAC, header checks, the hello payload, the unique id, and
  * the secret and random helpers. All pure functions: no sockets.
  *

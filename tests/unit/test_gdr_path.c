@@ -1,5 +1,5 @@
 /* test_gdr_path.c — when device data goes GPUDirect RDMA, and when it is
- * staged through host memory (src/core/gdr_path.c), on a real server's
+ * staged through host memory (src/cuda/gdr_path.c), on a real server's
  * topology: a JURECA-DC GPU node, where GPU 0 shares a PCI switch with
  * mlx5_0 (PIX), reaches mlx5_1 through its socket's host bridge (PHB) and
  * mlx5_2 across the sockets (SYS) (tests/data/topologies). */

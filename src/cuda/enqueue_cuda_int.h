@@ -26,8 +26,8 @@ typedef struct {
   int owned; /* registered here (else someone else's registration already covered it) */
 } cuda_reg_t;
 
-typedef struct cuda_comm {
-  struct cuda_comm *next;
+/* A communicator's device state: comm->cuda. */
+struct cuda_comm {
   xcclComm_t comm;
   int device; /* the device its launches run on */
   cuda_reg_t *regs;
@@ -36,7 +36,7 @@ typedef struct cuda_comm {
   cudaEvent_t last;          /* recorded after its latest launch */
   int launched;
   _Atomic int inflight; /* launches the watcher has not finished */
-} cuda_comm_t;
+};
 
 /* ---- launch records: mapped host memory, reused ---------------------------- */
 

@@ -182,16 +182,9 @@ static void *dev_addr(const void *p) {
 
 /* ---- per-communicator device state ------------------------------------------ */
 
-static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
-static cuda_comm_t *states;
-
-static cuda_comm_t *state_find(xcclComm_t comm) {
-  pthread_mutex_lock(&states_lock);
-  cuda_comm_t *s = states;
-  while (s && s->comm != comm) s = s->next;
-  pthread_mutex_unlock(&states_lock);
-  return s;
-}
+/* comm->cuda: made on the communicator's first launch, read by the threads
+ * that call on it (the watcher has its own pointers, in each flight). */
+static cuda_comm_t *state_find(xcclComm_t comm) { return atomic_load_explicit(&comm->cuda, memory_order_acquire); }
 
 /* comm's state, made on its first launch (from the calling thread, which
  * holds comm). */
@@ -223,20 +216,13 @@ static xcclResult_t state_get(xcclComm_t comm, int device, cuda_comm_t **st_p) {
                    comm->rank, rb, cudaGetErrorString(e));
   }
   memcpy(s->ring_host, comm->ring, rb);
-  pthread_mutex_lock(&states_lock);
-  s->next = states;
-  states = s;
-  pthread_mutex_unlock(&states_lock);
+  atomic_store_explicit(&comm->cuda, s, memory_order_release);
   *st_p = s;
   return xcclSuccess;
 }
 
 void enqueue_cuda_comm_free(xcclComm_t comm) {
-  pthread_mutex_lock(&states_lock);
-  cuda_comm_t **pp = &states, *s;
-  while (*pp && (*pp)->comm != comm) pp = &(*pp)->next;
-  if ((s = *pp)) *pp = s->next;
-  pthread_mutex_unlock(&states_lock);
+  cuda_comm_t *s = atomic_exchange(&comm->cuda, NULL);
   if (!s) return;
   cuda_p2p_comm_free(comm);
   cuda_gdr_comm_free(comm);
