@@ -15,6 +15,34 @@
  *    refused with xcclInvalidArgument; it is never dereferenced.
  *  - Host buffers: pass stream = NULL. The call returns when the result is in
  *    place in the receive buffer.
+ *  - Device buffers (in a build with CUDA: xccl-info says whether this one
+ *    is): pass a cudaStream_t as stream. The call checks its
+ *    arguments, enqueues the work on the stream and returns at once, as
+ *    NCCL's do; the result is in place when the stream reaches that point.
+ *    xccl asks CUDA where each buffer lives, on every call:
+ *      - device or managed memory of the current device, or page-locked
+ *        host memory with a stream: the call runs on the device;
+ *      - device memory of another device than the current one, device
+ *        memory beside pageable host memory in one call, a stream with
+ *        pageable host buffers, or, where CUDA cannot be used (no driver, no
+ *        device), a stream or an address that is not host memory: refused
+ *        with xcclInvalidArgument.
+ *    A communicator runs all its device work on the device that was current
+ *    at its first device call; later calls from another current device are
+ *    refused with xcclInvalidUsage.
+ *  - Device and host operations share a communicator's connections, so:
+ *      - device launches on one communicator run one after the other,
+ *        whatever their streams;
+ *      - a host-buffer call waits (XCCL_TIMEOUT at most) for the
+ *        communicator's device work to finish before it starts, and one
+ *        group may not mix host and device operations on one communicator
+ *        (xcclInvalidUsage);
+ *      - device collectives always run the ring algorithm, so a job whose
+ *        ranks mix device and host buffers in one collective must keep the
+ *        host side on the ring too (XCCL_ALGO=ring).
+ *    Device work in flight keeps the communicator busy: xcclCommDestroy waits
+ *    for it, xcclCommAbort stops it, and a kernel's failure is reported by
+ *    xcclCommGetAsyncError and xcclGetLastError(comm).
  */
 #ifndef XCCL_H
 #define XCCL_H
