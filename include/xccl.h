@@ -39,7 +39,9 @@
  *        (xcclInvalidUsage);
  *      - device collectives always run the ring algorithm, so a job whose
  *        ranks mix device and host buffers in one collective must keep the
- *        host side on the ring too (XCCL_ALGO=ring).
+ *        host side on the ring too (XCCL_ALGO=ring);
+ *      - with XCCL_CHECKSUM=1 a device call is refused (xcclInvalidUsage):
+ *        the kernel does not compute the checksum yet.
  *    Device work in flight keeps the communicator busy: xcclCommDestroy waits
  *    for it, xcclCommAbort stops it, and a kernel's failure is reported by
  *    xcclCommGetAsyncError and xcclGetLastError(comm).
@@ -234,8 +236,10 @@ xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int exclud
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank);
 
-/* xcclSuccess, or the error that the communicator's background progress
- * (the proxy thread) or a failed operation left it in. */
+/* xcclSuccess, or the error a failed operation left the communicator in: a
+ * host call that failed half-done, or device work that failed on its stream
+ * (reported by the CUDA watcher). A peer that closes while the communicator
+ * is idle is not an error here until an operation needs that peer. */
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError);
 
 /* Bytes exchanged with one peer (0 <= peer < nranks). */
