@@ -85,7 +85,7 @@ struct xcclComm {
   _Atomic int fail_claimed;
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
   uint64_t seq;        /* collectives issued */
-  int job_rank;        /* what XCCL_FAULT's rank= matches here: rank, or for xcclCommShrink's comm its parent's */
+  fault_ctx_t fault;   /* what XCCL_FAULT matches: rank= is rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];

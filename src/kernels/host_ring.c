@@ -61,7 +61,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
     if (send_slot) memcpy(send_slot, src, bytes);
   }
 
-  if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes);
+  if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes, it->env->fault);
   if (flags & RING_RECV) slot_fifo_release(ch->recv, (*ch->recv_step)++);
 
   ring_iter_next(&r->iter);

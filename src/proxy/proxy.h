@@ -34,7 +34,9 @@
 
 typedef struct proxy proxy_t;
 
-xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p);
+/* fault: the communicator's XCCL_FAULT context, which the send connections'
+ * messages match (net_fault_bind); it must outlive the proxy. */
+xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p);
 
 /* Hands a connected net comm and its fifo to the proxy (before or after
  * proxy_start: point-to-point connections are added when first used).
