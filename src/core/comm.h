@@ -84,7 +84,7 @@ struct xcclComm {
   _Atomic xcclResult_t failed;
   _Atomic int fail_claimed;
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
-  uint64_t seq;        /* collectives issued */
+  uint64_t seq;        /* operations issued (collectives, sends and receives) */
   fault_ctx_t fault;   /* what XCCL_FAULT matches: rank= is rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
   pthread_mutex_t err_lock;

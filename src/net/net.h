@@ -24,7 +24,7 @@
  *    may keep its progress in the handle's bytes after NET_HANDLE_PUBLIC, so
  *    the caller passes the same handle object to every call of one connect,
  *    and close_send() of a comm never made is not needed: a connect that is
- *    abandoned is released with net_connect_abandon().
+ *    abandoned is released with connect_abandon().
  *  - Memory: reg_mr() returns a handle the data calls take (NULL is accepted
  *    for host memory by transports that need no registration).
  */
