@@ -106,7 +106,7 @@ xcclResult_t fault_parse(const char *text, fault_rule_t *rules, int max, int *n_
   return xcclSuccess;
 }
 
-/* ---- the process's rules and context ---- */
+/* ---- the process's rules ---- */
 
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
@@ -114,9 +114,6 @@ static fault_rule_t fault_rules[FAULT_MAX_RULES];
 static int fault_nrules;
 static xcclResult_t fault_config_result;
 static char fault_config_msg[ERR_MSG_MAX];
-static _Atomic int fault_rank = -1;
-static _Atomic uint64_t fault_seq;
-static _Atomic(const char *) fault_op = "";
 
 static void fault_load(void) {
   const char *text = config_str(CFG_FAULT);
@@ -144,15 +141,16 @@ xcclResult_t fault_check_config(void) {
   return xcclSuccess;
 }
 
-void fault_set_rank(int rank) { atomic_store(&fault_rank, rank); }
-
-void fault_set_op(const char *op, uint64_t seq) { /* once per operation: no fence */
-  atomic_store_explicit(&fault_op, op, memory_order_relaxed);
-  atomic_store_explicit(&fault_seq, seq, memory_order_release);
+void fault_ctx_init(fault_ctx_t *ctx, int rank) {
+  ctx->rank = rank;
+  atomic_init(&ctx->op, "");
+  atomic_init(&ctx->seq, 0);
 }
 
-const char *fault_op_name(void) { return atomic_load(&fault_op); }
-uint64_t fault_op_seq(void) { return atomic_load(&fault_seq); }
+void fault_set_op(fault_ctx_t *ctx, const char *op, uint64_t seq) { /* once per operation: no fence */
+  atomic_store_explicit(&ctx->op, op, memory_order_relaxed);
+  atomic_store_explicit(&ctx->seq, seq, memory_order_release);
+}
 
 /* xorshift64*: a generator per rule, seeded from the rule's seed and the rank. */
 static double rule_draw(fault_rule_t *r, int rank) {
@@ -163,13 +161,13 @@ static double rule_draw(fault_rule_t *r, int rank) {
   return (double)((r->rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
 }
 
-fault_action_t fault_match(fault_stream_t *s, const char *where, int *delay_ms_p) {
+fault_action_t fault_match(const fault_ctx_t *ctx, fault_stream_t *s, const char *where, int *delay_ms_p) {
   if (!fault_enabled()) return FAULT_NONE;
-  uint64_t seq = atomic_load(&fault_seq);
-  const char *op = atomic_load(&fault_op);
+  uint64_t seq = ctx ? atomic_load(&ctx->seq) : 0;
+  const char *op = ctx ? atomic_load(&ctx->op) : "";
   if (s->seq != seq) s->seq = seq, s->step = 0;
   uint64_t step = s->step++;
-  int rank = atomic_load(&fault_rank);
+  int rank = ctx ? ctx->rank : -1;
   fault_action_t act = FAULT_NONE;
   pthread_mutex_lock(&fault_lock);
   for (int i = 0; i < fault_nrules && act == FAULT_NONE; i++) {
@@ -193,9 +191,9 @@ void fault_corrupt(void *data, size_t bytes) {
   if (data && bytes) ((unsigned char *)data)[bytes / 2] ^= 0x80;
 }
 
-fault_action_t fault_on_send(fault_stream_t *s, const char *where, void *data, size_t bytes) {
+fault_action_t fault_on_send(const fault_ctx_t *ctx, fault_stream_t *s, const char *where, void *data, size_t bytes) {
   int ms = 0;
-  fault_action_t act = fault_match(s, where, &ms);
+  fault_action_t act = fault_match(ctx, s, where, &ms);
   switch (act) {
     case FAULT_CLOSE:
     case FAULT_ERROR: return act;

@@ -153,7 +153,7 @@ static xcclResult_t shrink_check(const struct xcclComm *comm, const int *ex, int
 
 xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int excludeCount, xcclComm_t *newcomm) {
   TRY(comm_acquire(comm));
-  int rank = comm->rank, nranks = comm->nranks, job_rank = comm->job_rank, *ex = NULL;
+  int rank = comm->rank, nranks = comm->nranks, job_rank = comm->fault.rank, *ex = NULL;
   uint64_t t0 = clock_ns();
   bs_id_t id;
   xcclResult_t res = shrink_check(comm, excludeRanks, excludeCount, newcomm, &ex);

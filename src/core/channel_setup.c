@@ -69,7 +69,7 @@ xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, c
       nanosleep(&ts, NULL);
     }
   }
-  res = res == xcclSuccess && !comm->proxy ? proxy_create(comm->net, &comm->proxy) : res;
+  res = res == xcclSuccess && !comm->proxy ? proxy_create(comm->net, &comm->fault, &comm->proxy) : res;
   for (int c = 0; c < n && res == xcclSuccess; c++) {
     comm_channel_t *ch = &comm->channels[c];
     if (res == xcclSuccess && !skip_send[c])

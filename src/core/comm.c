@@ -398,6 +398,7 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   comm->nranks = nranks;
   comm->next = (rank + 1) % nranks;
   comm->prev = (rank + nranks - 1) % nranks;
+  fault_ctx_init(&comm->fault, job_rank);
   comm->timeout_s = config_double(CFG_TIMEOUT);
   comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
@@ -428,8 +429,6 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   }
   TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
   TRY_GOTO(fault_check_config(), fail);
-  comm->job_rank = job_rank;
-  fault_set_rank(job_rank);
   comm->check = config_bool(CFG_CHECK);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
@@ -440,7 +439,7 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   comm->env = (kern_env_t){.timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
                            .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
-                           .wait = proxy_wait, .progress_ctx = comm->proxy};
+                           .wait = proxy_wait, .progress_ctx = comm->proxy, .fault = &comm->fault};
   TRY_GOTO(dump_register(comm, id->job), fail);
   TRY_GOTO(registry_add(comm), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,

@@ -88,8 +88,8 @@ struct xcclComm {
   _Atomic xcclResult_t failed;
   _Atomic int fail_claimed;
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
-  uint64_t seq;        /* collectives issued */
-  int job_rank;        /* what XCCL_FAULT's rank= matches here: rank, or for xcclCommShrink's comm its parent's */
+  uint64_t seq;        /* operations issued (collectives, sends and receives) */
+  fault_ctx_t fault;   /* what XCCL_FAULT matches: rank= is rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
   cuda_comm_t *_Atomic cuda;
   pthread_mutex_t err_lock;

@@ -317,7 +317,8 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
   if (res != xcclSuccess) goto out;
   if ((res = group_build(&g, ops, n)) != xcclSuccess || g.nitems == 0) goto out;
   for (int c = 0; c < g.ncomms; c++) proxy_op_begin(g.comms[c]->proxy);
-  fault_set_op(ops[0].coll.name, ops[0].seq); /* what XCCL_FAULT rules match (a group: its first operation) */
+  for (int i = n - 1; i >= 0; i--) /* what XCCL_FAULT rules match: on each comm, its first operation in the group */
+    fault_set_op(&ops[i].comm->fault, ops[i].coll.name, ops[i].seq);
   kern_failure_t fail;
   res = kern_run(g.items, g.nitems, &fail);
   for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);

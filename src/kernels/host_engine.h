@@ -32,6 +32,9 @@ typedef struct {
    * transport (at most timeout_us) and moves data. Returns 1 if anything moved. */
   int (*wait)(void *ctx, int timeout_us);
   void *progress_ctx;
+  /* The communicator's XCCL_FAULT context, for sends into shared memory
+   * (slot_fifo_send); NULL: none. */
+  const fault_ctx_t *fault;
   /* What the items of this environment wait on, for dumps (see
    * kern_state_t); NULL: nobody asks. */
   struct kern_state *state;

@@ -16,7 +16,7 @@ static int p2p_step(kern_item_t *it, kern_failure_t *fail) {
   if (p->is_send) {
     if (!slot_fifo_room(f, *p->step)) return 0;
     memcpy(slot_fifo_slot(f, (uint64_t)s), p->buf + p->off, n);
-    slot_fifo_send(f, (*p->step)++, n);
+    slot_fifo_send(f, (*p->step)++, n, it->env->fault);
   } else {
     if (!slot_fifo_ready(f, *p->step)) return 0;
     if (!kern_recv_check(f, *p->step, n, fail)) return -1;

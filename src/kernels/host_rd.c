@@ -79,7 +79,7 @@ static int rd_step(kern_item_t *it, kern_failure_t *fail) {
       if (!slot_fifo_room(f, *step)) return 0;
       int s = (int)(*step % XCCL_STEPS);
       memcpy(slot_fifo_slot(f, (uint64_t)s), acc, bytes);
-      slot_fifo_send(f, (*step)++, bytes);
+      slot_fifo_send(f, (*step)++, bytes, it->env->fault);
       break;
     }
     default: { /* a receive */

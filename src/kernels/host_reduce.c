@@ -76,28 +76,17 @@
 
 /* The element operations are reduce_ops.h's, shared with the CUDA kernels;
  * here each becomes one loop per (type, op). */
-#define KERN_DEFINE_REDUCE(tname, T)                                         \
+#define KERN_DEFINE_REDUCE(TYPE, tname, T, D)                                \
   KERN_DEFINE_BINARY(kern_reduce_##tname##_sum, T, xr_##tname##_sum(x, y))   \
   KERN_DEFINE_BINARY(kern_reduce_##tname##_prod, T, xr_##tname##_prod(x, y)) \
   KERN_DEFINE_BINARY(kern_reduce_##tname##_max, T, xr_##tname##_max(x, y))   \
   KERN_DEFINE_BINARY(kern_reduce_##tname##_min, T, xr_##tname##_min(x, y))
 
-KERN_DEFINE_REDUCE(int8, int8_t)
-KERN_DEFINE_REDUCE(uint8, uint8_t)
-KERN_DEFINE_REDUCE(int32, int32_t)
-KERN_DEFINE_REDUCE(uint32, uint32_t)
-KERN_DEFINE_REDUCE(int64, int64_t)
-KERN_DEFINE_REDUCE(uint64, uint64_t)
-KERN_DEFINE_REDUCE(float32, float)
-KERN_DEFINE_REDUCE(float64, double)
-KERN_DEFINE_REDUCE(float16, uint16_t)
-KERN_DEFINE_REDUCE(bfloat16, uint16_t)
-KERN_DEFINE_REDUCE(float8e4m3, uint8_t)
-KERN_DEFINE_REDUCE(float8e5m2, uint8_t)
+XR_FOR_EACH_TYPE(KERN_DEFINE_REDUCE)
 
 /* One case of kern_reduce's switch: the four loops of one type. avg combines
  * like sum; kern_divide finishes it. */
-#define KERN_REDUCE_CASE(TYPE, tname)                     \
+#define KERN_REDUCE_CASE(TYPE, tname, T, D)               \
   case TYPE:                                              \
     switch (op) {                                         \
       case xcclSum:                                       \
@@ -120,18 +109,7 @@ KERN_DEFINE_REDUCE(float8e5m2, uint8_t)
 void kern_reduce(void *dst, const void *a, const void *b, size_t n, xcclDataType_t type,
                  xcclRedOp_t op) {
   switch (type) {
-    KERN_REDUCE_CASE(xcclInt8, int8)
-    KERN_REDUCE_CASE(xcclUint8, uint8)
-    KERN_REDUCE_CASE(xcclInt32, int32)
-    KERN_REDUCE_CASE(xcclUint32, uint32)
-    KERN_REDUCE_CASE(xcclInt64, int64)
-    KERN_REDUCE_CASE(xcclUint64, uint64)
-    KERN_REDUCE_CASE(xcclFloat16, float16)
-    KERN_REDUCE_CASE(xcclFloat32, float32)
-    KERN_REDUCE_CASE(xcclFloat64, float64)
-    KERN_REDUCE_CASE(xcclBfloat16, bfloat16)
-    KERN_REDUCE_CASE(xcclFloat8e4m3, float8e4m3)
-    KERN_REDUCE_CASE(xcclFloat8e5m2, float8e5m2)
+    XR_FOR_EACH_TYPE(KERN_REDUCE_CASE)
     default:
       return; /* unknown type: callers validate, nothing to do */
   }
@@ -204,56 +182,30 @@ KERN_DEFINE_UNSIGNED_DIVIDE(uint32, uint32_t, unsigned)
 KERN_DEFINE_SIGNED_DIVIDE(int64, int64_t, uint64_t, int64_t)
 KERN_DEFINE_UNSIGNED_DIVIDE(uint64, uint64_t, uint64_t)
 
-/* Floating types divide in float (double for float64); the narrow ones widen
- * and round back, as in the reductions. */
-KERN_DEFINE_UNARY(kern_divide_float32, float, float, xr_float32_div(x, p))
-KERN_DEFINE_UNARY(kern_divide_float64, double, double, xr_float64_div(x, p))
-KERN_DEFINE_UNARY(kern_divide_float16, uint16_t, float, xr_float16_div(x, p))
-KERN_DEFINE_UNARY(kern_divide_bfloat16, uint16_t, float, xr_bfloat16_div(x, p))
-KERN_DEFINE_UNARY(kern_divide_float8e4m3, uint8_t, float, xr_float8e4m3_div(x, p))
-KERN_DEFINE_UNARY(kern_divide_float8e5m2, uint8_t, float, xr_float8e5m2_div(x, p))
+/* Floating types divide in D: float (exact for any rank count up to 2^24),
+ * double for float64; the narrow ones widen and round back, as in the
+ * reductions. */
+#define KERN_DEFINE_FLOAT_DIVIDE(tname, T, D)                                          \
+  KERN_DEFINE_UNARY(kern_divide_##tname##_by, T, D, xr_##tname##_div(x, p))            \
+  static void kern_divide_##tname(void *dst, const void *src, size_t n, int divisor) { \
+    kern_divide_##tname##_by((T *)dst, (const T *)src, n, (D)divisor);                 \
+  }
+
+KERN_DEFINE_FLOAT_DIVIDE(float32, float, float)
+KERN_DEFINE_FLOAT_DIVIDE(float64, double, double)
+KERN_DEFINE_FLOAT_DIVIDE(float16, uint16_t, float)
+KERN_DEFINE_FLOAT_DIVIDE(bfloat16, uint16_t, float)
+KERN_DEFINE_FLOAT_DIVIDE(float8e4m3, uint8_t, float)
+KERN_DEFINE_FLOAT_DIVIDE(float8e5m2, uint8_t, float)
+
+#define KERN_DIVIDE_CASE(TYPE, tname, T, D)    \
+  case TYPE:                                   \
+    kern_divide_##tname(dst, src, n, divisor); \
+    return;
 
 void kern_divide(void *dst, const void *src, size_t n, xcclDataType_t type, int divisor) {
-  /* Exact for any rank count up to 2^24. */
-  float fdiv = (float)divisor;
-
   switch (type) {
-    case xcclInt8:
-      kern_divide_int8(dst, src, n, divisor);
-      return;
-    case xcclUint8:
-      kern_divide_uint8(dst, src, n, divisor);
-      return;
-    case xcclInt32:
-      kern_divide_int32(dst, src, n, divisor);
-      return;
-    case xcclUint32:
-      kern_divide_uint32(dst, src, n, divisor);
-      return;
-    case xcclInt64:
-      kern_divide_int64(dst, src, n, divisor);
-      return;
-    case xcclUint64:
-      kern_divide_uint64(dst, src, n, divisor);
-      return;
-    case xcclFloat16:
-      kern_divide_float16(dst, src, n, fdiv);
-      return;
-    case xcclFloat32:
-      kern_divide_float32(dst, src, n, fdiv);
-      return;
-    case xcclFloat64:
-      kern_divide_float64(dst, src, n, (double)divisor);
-      return;
-    case xcclBfloat16:
-      kern_divide_bfloat16(dst, src, n, fdiv);
-      return;
-    case xcclFloat8e4m3:
-      kern_divide_float8e4m3(dst, src, n, fdiv);
-      return;
-    case xcclFloat8e5m2:
-      kern_divide_float8e5m2(dst, src, n, fdiv);
-      return;
+    XR_FOR_EACH_TYPE(KERN_DIVIDE_CASE)
     default:
       return;
   }

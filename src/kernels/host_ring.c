@@ -24,10 +24,6 @@
 
 static ring_item_t *to_ring_item(kern_item_t *it) { return (ring_item_t *)((char *)it - offsetof(ring_item_t, base)); }
 
-void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, size_t *off_p, size_t *len_p) {
-  ring_sched_channel_range(count, elem_size, nchannels, c, off_p, len_p);
-}
-
 /* Runs the channel's next action if its slots are ready. */
 static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   ring_item_t *r = to_ring_item(it);
@@ -61,7 +57,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
     if (send_slot) memcpy(send_slot, src, bytes);
   }
 
-  if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes);
+  if (flags & RING_SEND) slot_fifo_send(ch->send, (*ch->send_step)++, bytes, it->env->fault);
   if (flags & RING_RECV) slot_fifo_release(ch->recv, (*ch->recv_step)++);
 
   ring_iter_next(&r->iter);

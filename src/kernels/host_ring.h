@@ -50,10 +50,6 @@ typedef struct {
   ring_iter_t iter;
 } ring_item_t;
 
-/* Elements of each channel for count elements over nchannels (same on every
- * rank): channel c covers [*off_p, *off_p + *len_p). */
-void ring_channel_range(size_t count, size_t elem_size, int nchannels, int c, size_t *off_p, size_t *len_p);
-
 /* Fills items[0 .. a->nchannels-1], one per channel, lane = first_lane + c.
  * a must outlive the items. */
 void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane, ring_item_t *items);

@@ -130,11 +130,11 @@ static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
 
 /* XCCL_FAULT on shared memory, where no transport call exists to wrap: the
  * action for this message; 0 when it must not be published. */
-static int fault_shm_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
+static int fault_shm_publish(slot_fifo_t *f, const fault_ctx_t *ctx, uint64_t step, size_t bytes) {
   if (atomic_load_explicit(&f->error, memory_order_acquire)) return 0; /* closed: nothing more goes through */
   char where[64];
   snprintf(where, sizeof(where), "shared memory to pid %d", (int)f->consumer_pid);
-  if (fault_on_send(&f->fault, where, slot_fifo_slot(f, step), bytes) != FAULT_NONE) {
+  if (fault_on_send(ctx, &f->fault, where, slot_fifo_slot(f, step), bytes) != FAULT_NONE) {
     /* close or error: the consumer sees the connection fail; so, soon, does this rank */
     slot_fifo_fail(f, xcclRemoteError, "fault injection (XCCL_FAULT) closed this shared-memory connection");
     return 0;
@@ -143,7 +143,6 @@ static int fault_shm_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
 }
 
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
-  if (f->shared && fault_enabled() && !fault_shm_publish(f, step, bytes)) return;
   slot_hdr_t *h = slot_fifo_hdr(f, step);
   h->size = bytes;
   /* Counted before the message shows: a consumer that has seen it (and the
@@ -174,12 +173,13 @@ int slot_checksum_available(void) {
 #endif
 }
 
-void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes) {
+void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes, const fault_ctx_t *fault) {
   if (f->checksum) {
     uint32_t crc = slot_crc32c(slot_fifo_slot(f, step), bytes);
     memcpy(slot_fifo_slot(f, step) + bytes, &crc, sizeof(crc)); /* x86/arm: little-endian on every rank */
     bytes += SLOT_CRC_BYTES;
   }
+  if (f->shared && fault_enabled() && !fault_shm_publish(f, fault, step, bytes)) return;
   slot_fifo_publish(f, step, bytes);
 }
 

@@ -168,8 +168,10 @@ static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
  * data area). */
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes);
 /* A kernel's send: slot `step` holds `bytes` of data; adds their CRC32C when
- * f->checksum, then publishes. */
-void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes);
+ * f->checksum, applies XCCL_FAULT's rules (matched against fault, the
+ * sending communicator's context) when f is shared memory, then publishes,
+ * unless a rule closed the connection (f is then marked failed). */
+void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes, const fault_ctx_t *fault);
 /* The most bytes one message of f takes on the wire (data and CRC). */
 static inline size_t slot_fifo_wire_max(const slot_fifo_t *f) {
   return f->slot_size + (f->checksum ? SLOT_CRC_BYTES : 0);

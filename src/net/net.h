@@ -24,7 +24,7 @@
  *    may keep its progress in the handle's bytes after NET_HANDLE_PUBLIC, so
  *    the caller passes the same handle object to every call of one connect,
  *    and close_send() of a comm never made is not needed: a connect that is
- *    abandoned is released with net_connect_abandon().
+ *    abandoned is released with connect_abandon().
  *  - Memory: reg_mr() returns a handle the data calls take (NULL is accepted
  *    for host memory by transports that need no registration).
  */
@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
 #include "xccl.h"
 
 #define NET_HANDLE_BYTES 128
@@ -113,6 +114,10 @@ int net_ib_built(void);
 
 /* The fault-injection decorator around inner (net_fault.c; XCCL_FAULT). */
 const xccl_net_ops_v1_t *net_fault_wrap(const xccl_net_ops_v1_t *inner);
+/* When ops is that decorator, XCCL_FAULT's rules match send_comm's messages
+ * against ctx (the communicator's; it must outlive send_comm); otherwise,
+ * and for a NULL send_comm, nothing. */
+void net_fault_bind(const xccl_net_ops_v1_t *ops, void *send_comm, const fault_ctx_t *ctx);
 
 /* The tables of the transports built in. */
 extern const xccl_net_ops_v1_t net_socket_ops;

@@ -22,8 +22,9 @@ typedef struct {
   uint32_t magic;
   int is_send;
   void *inner;
-  fault_stream_t stream; /* send comms: where in the current operation */
-  fault_req_t *reqs;     /* requests not yet reported done: freed at close if never tested again */
+  const fault_ctx_t *ctx; /* send comms: the communicator's (net_fault_bind); NULL until bound */
+  fault_stream_t stream;  /* send comms: where in the current operation */
+  fault_req_t *reqs;      /* requests not yet reported done: freed at close if never tested again */
 } fault_comm_t;
 
 struct fault_req {
@@ -100,7 +101,7 @@ static xcclResult_t f_isend(void *comm, void *data, size_t size, void *mh, void 
   fault_comm_t *c = comm;
   /* A send with a registration comes from GPU memory (GPUDirect RDMA, the
    * proxy's only such sends), which the CPU cannot corrupt: it goes as is. */
-  switch (fault_on_send(&c->stream, inner_ops->name, mh ? NULL : data, size)) {
+  switch (fault_on_send(c->ctx, &c->stream, inner_ops->name, mh ? NULL : data, size)) {
     case FAULT_CLOSE:
       inner_ops->shutdown(c->inner);
       return err_set(xcclRemoteError, LOG_NET, "fault injection (XCCL_FAULT) closed this %s connection",
@@ -145,6 +146,10 @@ static xcclResult_t f_close(void *comm) {
 
 static xcclResult_t f_shutdown(void *comm) { return inner_ops->shutdown(unwrap(comm)); }
 static int f_poll_fds(void *comm, int *fds, int max) { return inner_ops->poll_fds(unwrap(comm), fds, max); }
+
+void net_fault_bind(const xccl_net_ops_v1_t *ops, void *send_comm, const fault_ctx_t *ctx) {
+  if (ops == &fault_ops && send_comm) ((fault_comm_t *)send_comm)->ctx = ctx;
+}
 
 const xccl_net_ops_v1_t *net_fault_wrap(const xccl_net_ops_v1_t *inner) {
   if (inner_ops == inner) return &fault_ops;

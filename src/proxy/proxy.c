@@ -36,6 +36,7 @@ typedef struct {
 
 struct proxy {
   const xccl_net_ops_v1_t *net;
+  const fault_ctx_t *fault; /* what XCCL_FAULT matches the send connections against */
   proxy_conn_t *conns;
   int nconns, capacity;
   pthread_t thread;
@@ -53,10 +54,11 @@ struct proxy {
   char error_msg[SLOT_ERROR_MAX + 128];
 };
 
-xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p) {
+xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p) {
   proxy_t *p = calloc(1, sizeof(*p));
   if (!p) return err_set(xcclSystemError, LOG_PROXY, "out of memory for the proxy");
   p->net = net;
+  p->fault = fault;
   p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (p->wake_fd < 0) {
     free(p);
@@ -95,6 +97,7 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int
   c->peer = peer;
   snprintf(c->peer_desc, sizeof(c->peer_desc), "%s", peer_desc);
   c->bell = bell;
+  if (is_send) net_fault_bind(p->net, net_comm, p->fault);
   if (p->started) pthread_mutex_unlock(&p->progress_lock);
   return xcclSuccess;
 }

@@ -15,13 +15,13 @@
  * the proxy publishes slots it rings the connection's bell (slots.h) so a
  * sleeping kernel wakes.
  *
- * A failed transport call marks only that connection's fifo failed: a peer
- * that closes after its last send is normal. The kernel that then waits on
- * the fifo reports the failure; proxy_shutdown_connections (a failed
- * operation, or abort) breaks every connection so that peers fail fast. When a transport call fails, the
- * proxy marks that fifo failed (slot_fifo_fail), records the error as the
- * communicator's async error, and shuts every connection down so that the
- * peers fail fast instead of waiting for their timeout.
+ * A failed transport call marks only that connection's fifo failed
+ * (slot_fifo_fail) and shuts that connection, so its peer learns at once: a
+ * peer that closes after its last send is normal, and the other connections
+ * may still carry data. The kernel that then waits on the fifo reports the
+ * failure; proxy_shutdown_connections (a failed operation, or abort) breaks
+ * every connection so that all peers fail fast instead of waiting for their
+ * timeout.
  */
 #ifndef XCCL_PROXY_PROXY_H
 #define XCCL_PROXY_PROXY_H
@@ -34,7 +34,9 @@
 
 typedef struct proxy proxy_t;
 
-xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, proxy_t **proxy_p);
+/* fault: the communicator's XCCL_FAULT context, which the send connections'
+ * messages match (net_fault_bind); it must outlive the proxy. */
+xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p);
 
 /* Hands a connected net comm and its fifo to the proxy (before or after
  * proxy_start: point-to-point connections are added when first used).

@@ -68,11 +68,8 @@ void topo_system_free(topo_system_t *sys); /* NULL is fine */
 int topo_ngpus(const topo_system_t *sys);
 int topo_nnics(const topo_system_t *sys);
 int topo_nnuma(const topo_system_t *sys); /* CPU nodes = NUMA domains */
-/* Where the graph came from: "file X (NCCL XML)", "hwloc (this machine)". */
-const char *topo_source(const topo_system_t *sys);
-/* NUMA domain of GPU / NIC i (-1 unknown); GPUs are numbered in PCI bus id
+/* NUMA domain of NIC i (-1 unknown); GPUs are numbered in PCI bus id
  * order, NICs in bus id then name order. */
-int topo_gpu_numa(const topo_system_t *sys, int gpu);
 int topo_nic_numa(const topo_system_t *sys, int nic);
 /* Bus id text of GPU i ("0000:13:00.0"), "" when unknown; buf >= 32 bytes. */
 const char *topo_gpu_busid(const topo_system_t *sys, int gpu, char *buf, size_t len);
@@ -142,11 +139,6 @@ char *topo_channels_describe(const topo_system_t *sys, const topo_channels_t *ch
 xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const int *numa_of_rank,
                                    const int *gpu_of_rank, int *order_out, char *desc,
                                    size_t desclen);
-/* Across nodes: node rings are chained in node order. local_orders[n] holds
- * node n's ring (global ranks, nlocal[n] of them); global_out gets them one
- * after the other (sum of nlocal entries). */
-void topo_chain_rings(int nnodes, const int *nlocal, const int *const *local_orders,
-                      int *global_out);
 
 /* NUMA domain (OS index) this process runs on: its CPU binding when bound
  * inside one domain, else where its thread last ran. -1 when unknown (an

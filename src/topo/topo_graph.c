@@ -200,8 +200,6 @@ int topo_class_is_nic(int c) {
   return ((c >> 16) & 0xff) == 0x02 || (c >> 8) == 0x0c06; /* network, InfiniBand (old class) */
 }
 
-int topo_class_is_bridge(int c) { return c >= 0 && ((c >> 16) & 0xff) == 0x06; }
-
 const char *topo_node_type_name(topo_node_type_t t) {
   static const char *names[] = {"CPU", "PCI", "GPU", "NIC", "NVS", "NET"};
   return t < TOPO_NODE_TYPES ? names[t] : "?";

@@ -130,7 +130,6 @@ int topo_nic_usable(const topo_system_t *sys, int n);
  * with subclass, as stored: 0xCCSSPP). */
 int topo_class_is_gpu(int pci_class);
 int topo_class_is_nic(int pci_class);
-int topo_class_is_bridge(int pci_class);
 
 const char *topo_node_type_name(topo_node_type_t t);
 const char *topo_link_type_name(topo_link_type_t t);

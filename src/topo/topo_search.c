@@ -391,9 +391,3 @@ xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const i
   free(keys);
   return xcclSuccess;
 }
-
-void topo_chain_rings(int nnodes, const int *nlocal, const int *const *local_orders, int *global_out) {
-  int k = 0;
-  for (int n = 0; n < nnodes; n++)
-    for (int i = 0; i < nlocal[n]; i++) global_out[k++] = local_orders[n][i];
-}

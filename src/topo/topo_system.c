@@ -94,11 +94,7 @@ xcclResult_t topo_system_load(topo_system_t **sys_p) {
 int topo_ngpus(const topo_system_t *sys) { return sys->ngpus; }
 int topo_nnics(const topo_system_t *sys) { return sys->nnics; }
 int topo_nnuma(const topo_system_t *sys) { return sys->ncpus; }
-const char *topo_source(const topo_system_t *sys) { return sys->source; }
 
-int topo_gpu_numa(const topo_system_t *sys, int g) {
-  return g >= 0 && g < sys->ngpus ? sys->nodes[sys->gpus[g]].numa : -1;
-}
 int topo_nic_numa(const topo_system_t *sys, int n) {
   return n >= 0 && n < sys->nnics ? sys->nodes[sys->nics[n]].numa : -1;
 }

@@ -234,20 +234,23 @@ static void check_case(const plan_case_t *pc) {
   for (int p = 0; p < pc->k; p++) free(ref[p]);
 }
 
-/* ring_sched_channel_range is host_ring.c's ring_channel_range. */
+/* The channels' ranges cover [0, count) one after the other. */
 static void check_channel_ranges(void) {
   const size_t counts[] = {0, 1, 2, 15, 16, 17, 63, 64, 65, 1000, 4097, 1 << 20};
   const size_t sizes[] = {1, 2, 4, 8};
   for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
     for (size_t s = 0; s < 4; s++)
-      for (int nch = 1; nch <= 5; nch++)
+      for (int nch = 1; nch <= 5; nch++) {
+        size_t end = 0;
         for (int c = 0; c < nch; c++) {
-          size_t o1, l1, o2, l2;
-          ring_channel_range(counts[i], sizes[s], nch, c, &o1, &l1);
-          ring_sched_channel_range(counts[i], sizes[s], nch, c, &o2, &l2);
-          CHECK(o1 == o2 && l1 == l2, "count %zu esize %zu nch %d c %d: host (%zu,%zu) schedule (%zu,%zu)", counts[i],
-                sizes[s], nch, c, o1, l1, o2, l2);
+          size_t off, len;
+          ring_sched_channel_range(counts[i], sizes[s], nch, c, &off, &len);
+          CHECK(off == end, "count %zu esize %zu nch %d c %d: starts at %zu, not %zu", counts[i], sizes[s], nch, c, off,
+                end);
+          end = off + len;
         }
+        CHECK(end == counts[i], "count %zu esize %zu nch %d: channels end at %zu", counts[i], sizes[s], nch, end);
+      }
   CHECK(ring_nchannels_for(0, 4) == 1 && ring_nchannels_for(RING_BYTES_PER_CHANNEL * 3, 2) == 2 &&
             ring_nchannels_for(RING_BYTES_PER_CHANNEL * 3, 8) == 3,
         "ring_nchannels_for");

@@ -82,11 +82,6 @@ int main(int argc, char **argv) {
           gpu_of[gorder[i]], chs.ch[0].gpus[i]);
   CHECK(strstr(line, "channel") != NULL, "desc '%s'", line);
   /* Chaining. */
-  int n0[] = {0, 1}, n1[] = {3, 2, 4};
-  const int *orders[] = {n0, n1};
-  int nl[] = {2, 3}, chain[5], wantc[] = {0, 1, 3, 2, 4};
-  topo_chain_rings(2, nl, orders, chain);
-  CHECK(memcmp(chain, wantc, sizeof(wantc)) == 0, "chain");
   int pn = -2;
   CHECK(topo_process_numa(&pn) == xcclSuccess && pn >= -1, "process numa %d", pn);
   topo_system_free(p4d);

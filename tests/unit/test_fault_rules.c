@@ -68,26 +68,31 @@ int main(void) {
   setenv("XCCL_FAULT", "rank=1,op=allreduce,seq=2,step=1,action=corrupt; rank=1,op=reduce,p=0.25,seed=5,action=delay:0",
          1);
   CHECK(fault_check_config() == xcclSuccess && fault_enabled(), "XCCL_FAULT not taken: %s", err_last());
-  fault_set_rank(1);
+  fault_ctx_t one, zero;
+  fault_ctx_init(&one, 1);
+  fault_ctx_init(&zero, 0);
   fault_stream_t s = {0};
   int ms = -1;
-  fault_set_op("allreduce", 1);
-  for (int i = 0; i < 3; i++) CHECK(fault_match(&s, "test", &ms) == FAULT_NONE, "seq 1 step %d fired", i);
-  fault_set_op("allreduce", 2);
-  CHECK(fault_match(&s, "test", &ms) == FAULT_NONE, "seq 2 step 0 fired");
-  CHECK(fault_match(&s, "test", &ms) == FAULT_CORRUPT, "seq 2 step 1 did not fire");
-  fault_set_op("allreduce", 2);
+  fault_set_op(&one, "allreduce", 1);
+  for (int i = 0; i < 3; i++) CHECK(fault_match(&one, &s, "test", &ms) == FAULT_NONE, "seq 1 step %d fired", i);
+  fault_set_op(&one, "allreduce", 2);
+  CHECK(fault_match(&one, &s, "test", &ms) == FAULT_NONE, "seq 2 step 0 fired");
+  CHECK(fault_match(&one, &s, "test", &ms) == FAULT_CORRUPT, "seq 2 step 1 did not fire");
+  fault_set_op(&one, "allreduce", 2);
   s = (fault_stream_t){0};
-  CHECK(fault_match(&s, "test", &ms) == FAULT_NONE && fault_match(&s, "test", &ms) == FAULT_NONE,
+  CHECK(fault_match(&one, &s, "test", &ms) == FAULT_NONE && fault_match(&one, &s, "test", &ms) == FAULT_NONE,
         "a rule without p fired twice");
-  fault_set_rank(0);
-  fault_set_op("reduce", 9);
+  /* Two communicators in one process: each matches its own rank and operation. */
+  fault_set_op(&zero, "reduce", 9);
+  fault_set_op(&one, "allgather", 9);
   int fired0 = 0;
-  for (int i = 0; i < 400; i++) fired0 += fault_match(&s, "test", &ms) != FAULT_NONE;
+  for (int i = 0; i < 400; i++) fired0 += fault_match(&zero, &s, "test", &ms) != FAULT_NONE;
   CHECK(fired0 == 0, "a rule for rank 1 fired %d times on rank 0", fired0);
-  fault_set_rank(1);
+  for (int i = 0; i < 400; i++) fired0 += fault_match(&one, &s, "test", &ms) != FAULT_NONE;
+  CHECK(fired0 == 0, "a rule for reduce fired %d times on rank 1's allgather", fired0);
+  fault_set_op(&one, "reduce", 9);
   int fired = 0;
-  for (int i = 0; i < 4000; i++) fired += fault_match(&s, "test", &ms) == FAULT_DELAY;
+  for (int i = 0; i < 4000; i++) fired += fault_match(&one, &s, "test", &ms) == FAULT_DELAY;
   CHECK(fired > 800 && fired < 1200, "p=0.25 fired %d of 4000 times", fired);
 
   unsigned char buf[9] = {0};

@@ -10,7 +10,7 @@
 static void send_pattern(slot_fifo_t *f, uint64_t step, size_t n) {
   unsigned char *d = (unsigned char *)slot_fifo_slot(f, step);
   for (size_t i = 0; i < n; i++) d[i] = (unsigned char)(i * 7 + step);
-  slot_fifo_send(f, step, n);
+  slot_fifo_send(f, step, n, NULL);
 }
 
 static void test_crc_vectors(void) {
