@@ -63,3 +63,7 @@ foreach(pair DEBUG=INFO DUMP_DIR=/tmp TIMEOUT=100 NCHANNELS=2 CHUNK_SIZE=512K NE
   xccl_add_test(NAME mp_shared_cfg_agree_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
                 ARGS agree ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
 endforeach()
+
+# xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
+add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
