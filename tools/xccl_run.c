@@ -14,9 +14,20 @@
  * on a signalfd (SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT) and, with
  * --prefix, on the ranks' output pipes, always with a bounded poll timeout.
  *
+ * A closed output pipe (`xccl-run ... | head -3`, once head exits): a rank
+ * that writes to it dies of SIGPIPE, perhaps in the middle of connecting to
+ * the others, whose output nobody would read either. xccl-run then stops the
+ * other ranks at once (SIGTERM, SIGKILL 2 s later: no --grace), says so in one
+ * line on stderr and exits 141 (128 + SIGPIPE). With --prefix the ranks write
+ * to xccl-run, and xccl-run's own write failing with EPIPE does the same.
+ * xccl-run blocks SIGPIPE, so its own writes see EPIPE instead of killing it;
+ * ranks start with SIGPIPE unblocked and at its default action, whatever
+ * xccl-run inherited.
+ *
  * Exit status: 0 when every rank exits 0; 77 when every rank exits 77 (all
  * skipped); otherwise the status of the first rank that failed (exit code, or
- * 128 + signal), where a real failure wins over a skip; 124 when --timeout
+ * 128 + signal), where a real failure wins over a skip; 141 when the output
+ * pipe was closed (unless a rank had failed first); 124 when --timeout
  * expired; 128 + signal when xccl-run itself was interrupted.
  */
 #include <errno.h>
@@ -82,6 +93,7 @@ typedef struct {
   int timed_out;
   int got_signal;     /* a signal that xccl-run itself received */
   int out_broken;     /* our stdout/stderr is gone (EPIPE): drop rank output */
+  int pipe_closed;    /* the job's output has no reader: a rank died of SIGPIPE, or out_broken */
   char *scratch;      /* prefixed output being assembled */
   size_t scratch_cap;
 } job_t;
@@ -107,7 +119,9 @@ static void usage(FILE *f) {
           "Each rank gets XCCL_UNIQUE_ID, XCCL_RANK, XCCL_NRANKS, XCCL_LOCAL_RANK and\n"
           "XCCL_SOCKET_IFNAME (lo unless already set), and stdin from /dev/null.\n"
           "Exit status: 0 if all ranks exit 0, 77 if all exit 77 (skipped), 124 on\n"
-          "--timeout, else the status of the first rank that failed (128+signal if killed).\n",
+          "--timeout, else the status of the first rank that failed (128+signal if killed).\n"
+          "When the output pipe closes (a rank dies of SIGPIPE), the others are stopped at\n"
+          "once, without the grace, and the exit status is 141.\n",
           MAX_RANKS, KILL_AFTER_TERM_S);
 }
 
@@ -181,6 +195,8 @@ static int parse_args(int argc, char **argv, options_t *o) {
 
 /* ---- Output ------------------------------------------------------------ */
 
+static void output_gone(job_t *job, int rank);
+
 static void write_all(job_t *job, int fd, const char *p, size_t n) {
   while (n > 0 && !job->out_broken) {
     ssize_t w = write(fd, p, n);
@@ -194,6 +210,7 @@ static void write_all(job_t *job, int fd, const char *p, size_t n) {
       (void)poll(&pfd, 1, 100);
     } else {
       job->out_broken = 1; /* EPIPE or similar: nobody reads our output any more */
+      if (errno == EPIPE) output_gone(job, -1);
     }
   }
 }
@@ -319,6 +336,25 @@ static void describe_status(int status, char *buf, size_t len) {
   }
 }
 
+/* The job's output has no reader any more: rank's SIGPIPE death (rank >= 0)
+ * or our own EPIPE (-1) says so. Nothing the ranks print can be seen, and a
+ * rank killed while connecting leaves the others failing or waiting, so
+ * they are all stopped now, without the grace. Said once. */
+static void output_gone(job_t *job, int rank) {
+  if (job->pipe_closed || job->got_signal || job->timed_out || job->launch_error) return;
+  job->pipe_closed = 1;
+  char who[96] = "";
+  if (rank >= 0)
+    snprintf(who, sizeof(who), " (rank %d, pid %d, was killed by SIGPIPE)", rank, (int)job->ranks[rank].pid);
+  if (job->live > 0) {
+    fprintf(stderr, "xccl-run: the output pipe was closed%s; stopping the job's %d %srank(s) now\n", who,
+            job->live, rank >= 0 ? "other " : "");
+    begin_stop(job, 0);
+  } else {
+    fprintf(stderr, "xccl-run: the output pipe was closed%s; the job has stopped\n", who);
+  }
+}
+
 static void on_rank_exit(job_t *job, int i, int status) {
   rank_t *r = &job->ranks[i];
   r->running = 0;
@@ -327,7 +363,11 @@ static void on_rank_exit(job_t *job, int i, int status) {
   if (r->code == 0) return;
   /* Ranks that end because we stopped them for a timeout, a signal or a
    * launch error are consequences, not causes. */
-  if (job->timed_out || job->got_signal || job->launch_error) return;
+  if (job->timed_out || job->got_signal || job->launch_error || job->pipe_closed) return;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+    output_gone(job, i);
+    return;
+  }
   int first = job->first_fail < 0 && job->first_skip < 0;
   if (r->code == SKIP_CODE) {
     if (job->first_skip < 0) job->first_skip = i;
@@ -452,7 +492,12 @@ static int start_rank(job_t *job, int i, char **env, const sigset_t *child_mask,
     if (getppid() != parent) _exit(128 + SIGKILL); /* xccl-run is already gone */
     if (dup2(devnull, 0) < 0) _exit(126);
     if (job->opt.prefix && (dup2(pipes[0][1], 1) < 0 || dup2(pipes[1][1], 2) < 0)) _exit(126);
-    (void)sigprocmask(SIG_SETMASK, child_mask, NULL);
+    /* A rank dies of a closed pipe, as a program does, whatever xccl-run inherited. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t mask = *child_mask;
+    (void)sigaction(SIGPIPE, &dfl, NULL);
+    (void)sigdelset(&mask, SIGPIPE);
+    (void)sigprocmask(SIG_SETMASK, &mask, NULL);
     execvpe(job->opt.argv[0], job->opt.argv, env);
     int err = errno;
     child_fail(fail_msg, err);
@@ -543,6 +588,7 @@ static int exit_status(const job_t *job) {
   if (job->got_signal) return 128 + job->got_signal;
   if (job->launch_error) return 1;
   if (job->first_fail >= 0) return job->ranks[job->first_fail].code;
+  if (job->pipe_closed) return 128 + SIGPIPE;
   if (job->timed_out) return 124;
   if (job->first_skip >= 0) {
     int skipped = 0;
@@ -638,7 +684,7 @@ int main(int argc, char **argv) {
      * only starts the grace period, as it would later. */
     struct signalfd_siginfo si;
     while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) on_signal(&job, (int)si.ssi_signo);
-    if (job.got_signal) break;
+    if (job.got_signal || job.pipe_closed) break; /* nothing more to start for */
   }
   run_loop(&job, sfd, pfds, owner);
   int code = exit_status(&job);

@@ -13,10 +13,15 @@
 extern char **environ;
 
 const config_entry_t config_table[CFG_COUNT] = {
-#define XCCL_CFG_ROW(name_, type_, def_, lo_, hi_, desc_) \
-  [CFG_##name_] = {.name = #name_, .type = CFG_T_##type_, .def = def_, .min = lo_, .max = hi_, .desc = desc_},
-    XCCL_CONFIG_TABLE(XCCL_CFG_ROW)
+#define XCCL_CFG_ROW(name_, type_, def_, lo_, hi_, desc_)                                                    \
+  [CFG_##name_] = {.name = #name_, .type = CFG_T_##type_, .def = def_, .min = lo_, .max = hi_, .desc = desc_, \
+                   .shared = -1},
+#define XCCL_CFG_SHARED_ROW(name_, type_, def_, lo_, hi_, desc_)                                             \
+  [CFG_##name_] = {.name = #name_, .type = CFG_T_##type_, .def = def_, .min = lo_, .max = hi_, .desc = desc_, \
+                   .shared = CFG_SHARED_##name_},
+    XCCL_CONFIG_TABLE(XCCL_CFG_ROW, XCCL_CFG_SHARED_ROW)
 #undef XCCL_CFG_ROW
+#undef XCCL_CFG_SHARED_ROW
 };
 
 typedef struct {
@@ -197,14 +202,17 @@ static int config_hidden(int id) { return id == CFG_SECRET || id == CFG_UNIQUE_I
 void config_print(FILE *out) {
   static const char *tname[] = {"int", "size", "double", "bool", "string"};
   config_load();
-  fprintf(out, "%-22s %-7s %-10s %-12s %s\n", "VARIABLE", "TYPE", "DEFAULT", "VALUE", "DESCRIPTION");
+  fprintf(out, "%-22s %-7s %-7s %-10s %-12s %s\n", "VARIABLE", "TYPE", "SCOPE", "DEFAULT", "VALUE", "DESCRIPTION");
   for (int id = 0; id < CFG_COUNT; id++) {
     const config_entry_t *e = &config_table[id];
     char var[96];
     snprintf(var, sizeof(var), "XCCL_%s", e->name);
     const char *val = !config_values[id].valid ? "(default)" : config_hidden(id) ? "(set, hidden)" : config_values[id].s;
-    fprintf(out, "%-22s %-7s %-10s %-12s %s\n", var, tname[e->type], *e->def ? e->def : "\"\"", val, e->desc);
+    fprintf(out, "%-22s %-7s %-7s %-10s %-12s %s\n", var, tname[e->type], e->shared >= 0 ? "shared" : "-",
+            *e->def ? e->def : "\"\"", val, e->desc);
   }
+  fprintf(out, "\nshared: every rank of a communicator must use the same value; init compares them and fails,\n"
+               "naming the first that differs, the ranks and their values.\n");
 }
 
 void config_reset_for_test(void) {

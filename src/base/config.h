@@ -2,7 +2,14 @@
  * config.h — every knob of xccl, in one table, read from the environment once.
  *
  * An entry is X(NAME, TYPE, default, min, max, description); the variable is
- * XCCL_<NAME>. Types: INT (decimal), SIZE (bytes, with an optional K/M/G
+ * XCCL_<NAME>. An entry written S(...), with the same columns, is a setting
+ * that every rank of a communicator must share: a rank whose value differs
+ * would speak another wire protocol or run another schedule, and hang its
+ * peers. Each rank sends its values of the S entries with its peer info at
+ * init (config_shared_t), and init fails on every rank, naming the first
+ * that differs, before any connection is made. Mark an entry S when ranks
+ * that differ in it cannot work together; leave it X when each rank may
+ * have its own (log settings, timeouts, per-node devices). Types: INT (decimal), SIZE (bytes, with an optional K/M/G
  * suffix, powers of 1024), DOUBLE, BOOL (0/1, yes/no, true/false, on/off),
  * STR. A value that does not parse or is out of [min, max] gets a warning and
  * the default. An XCCL_* variable that is not in the table gets a warning that
@@ -17,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define XCCL_CONFIG_TABLE(X)                                                                       \
+#define XCCL_CONFIG_TABLE(X, S)                                                                    \
   X(DEBUG, STR, "WARN", 0, 0, "Log level: NONE, VERSION, WARN, INFO or TRACE.")                    \
   X(DEBUG_SUBSYS, STR, "ALL", 0, 0,                                                                \
     "Subsystems to log, comma separated: INIT,COLL,NET,PROXY,BOOTSTRAP,TOPO,ENV or ALL; "          \
@@ -43,33 +50,33 @@
     "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
     "and not loopback or a container bridge, else loopback.")                                      \
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
-  X(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
-  X(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
-  X(TRANSPORT, STR, "", 0, 0,                                                                      \
+  S(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
+  S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
+  S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
-  X(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
-  X(NET_GDR_LEVEL, STR, "PXB", 0, 0,                                                              \
+  S(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  S(NET_GDR_LEVEL, STR, "PXB", 0, 0,                                                              \
     "How close a GPU and a NIC must be for GPUDirect RDMA (the NIC reading and writing GPU "       \
     "memory): LOC never, PIX one PCI switch, PXB several switches, PHB through the CPU's host "     \
     "bridge, SYS anywhere (also where the topology does not show them). Farther: staged through "  \
     "host memory.")                                                                                \
-  X(P2P_DISABLE, BOOL, "0", 0, 1,                                                                 \
+  S(P2P_DISABLE, BOOL, "0", 0, 1,                                                                 \
     "1: device operations between ranks of one host move their data through mapped host memory "   \
     "instead of the receiving GPU's memory shared through CUDA IPC (the p2p transport).")          \
   X(HOSTID, STR, "", 0, 0,                                                                         \
     "Host identity for choosing shared memory, instead of host name + network namespace: ranks "  \
     "with equal values are on one host.")                                                          \
-  X(NCHANNELS, INT, "2", 1, 32,                                                                    \
+  S(NCHANNELS, INT, "2", 1, 32,                                                                    \
     "Channels (independent rings, each with its own connections) a collective is split over.")    \
-  X(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
+  S(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
-  X(ALGO, STR, "", 0, 0,                                                                           \
+  S(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring or rd (recursive doubling), for every collective it serves or per "  \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
-  X(CHECKSUM, BOOL, "0", 0, 1,                                                                     \
+  S(CHECKSUM, BOOL, "0", 0, 1,                                                                     \
     "1: every chunk carries a CRC32C of its data, checked by the receiving rank; a mismatch fails "  \
     "the call naming the peer and chunk. Every rank must use the same value.")                      \
-  X(CHECK, BOOL, "0", 0, 1,                                                                        \
+  S(CHECK, BOOL, "0", 0, 1,                                                                        \
     "Before each collective, compare what every rank called (collective, count, type, op, root) "   \
     "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \
     "bootstrap all-gather per call.")                                                              \
@@ -111,7 +118,7 @@
   X(IB_TIMEOUT, INT, "18", 1, 31,                                                                  \
     "ib ack timeout exponent: a packet is retried after 4.096 us * 2^value without an ack.")        \
   X(IB_RETRY_CNT, INT, "7", 0, 7, "ib transport retries before a send fails with retry exceeded.") \
-  X(IB_QPS_PER_CONNECTION, INT, "1", 1, 16,                                                        \
+  S(IB_QPS_PER_CONNECTION, INT, "1", 1, 16,                                                        \
     "Queue pairs per ib connection; a message is split across them.")                              \
   X(IB_FAULT_RKEY, BOOL, "0", 0, 1,                                                                \
     "Test only: the ib receiver advertises a wrong remote key, so the sender's RDMA write fails "  \
@@ -119,10 +126,20 @@
 
 typedef enum {
 #define XCCL_CFG_ENUM(name, type, def, lo, hi, desc) CFG_##name,
-  XCCL_CONFIG_TABLE(XCCL_CFG_ENUM)
+  XCCL_CONFIG_TABLE(XCCL_CFG_ENUM, XCCL_CFG_ENUM)
 #undef XCCL_CFG_ENUM
   CFG_COUNT
 } config_id_t;
+
+/* The S entries, numbered in table order. */
+typedef enum {
+#define XCCL_CFG_OWN(name, type, def, lo, hi, desc)
+#define XCCL_CFG_SHARED(name, type, def, lo, hi, desc) CFG_SHARED_##name,
+  XCCL_CONFIG_TABLE(XCCL_CFG_OWN, XCCL_CFG_SHARED)
+#undef XCCL_CFG_OWN
+#undef XCCL_CFG_SHARED
+  CFG_SHARED_COUNT
+} config_shared_id_t;
 
 typedef enum { CFG_T_INT, CFG_T_SIZE, CFG_T_DOUBLE, CFG_T_BOOL, CFG_T_STR } config_type_t;
 
@@ -132,6 +149,7 @@ typedef struct {
   const char *def;
   double min, max;
   const char *desc;
+  int shared; /* its config_shared_id_t for an S entry; -1 for an X entry */
 } config_entry_t;
 
 extern const config_entry_t config_table[CFG_COUNT];
@@ -164,7 +182,36 @@ const char *config_nearest(const char *name);
  * place xccl reads a non-XCCL variable. NULL when unset or empty. */
 const char *config_foreign_env(const char *name);
 
-/* Prints the table with current values and sources, for xccl-info. */
+/*
+ * This process's values of the S entries, in the fixed-size form that travels
+ * in the init all-gather (a few hundred bytes per rank): numbers as parsed,
+ * strings as given. Strings compare without regard to case, as every shared
+ * string setting reads its value. A string too long for text[] (which the S
+ * strings share) is compared by its hash alone.
+ */
+#define CONFIG_SHARED_MAX 24   /* S entries the form has room for */
+#define CONFIG_SHARED_TEXT 192 /* bytes for the S strings together */
+typedef struct {
+  uint32_t set;   /* bit k: S entry k is set in the environment */
+  uint32_t shown; /* bit k: S entry k is a string and its text is in text[] */
+  uint64_t value[CONFIG_SHARED_MAX]; /* the number as parsed; a string's FNV-1a hash, lower-cased */
+  char text[CONFIG_SHARED_TEXT];     /* the shown strings, each NUL-terminated, in table order */
+} config_shared_t;
+
+/* Fills *out with this process's values (reading the environment first). */
+void config_shared_pack(config_shared_t *out);
+
+/* The first S entry, in table order, whose value differs between a and b;
+ * CFG_COUNT when they agree on all. An unset entry has its default's value,
+ * so unset and set to the default agree. */
+config_id_t config_shared_diff(const config_shared_t *a, const config_shared_t *b);
+
+/* Entry id's value in s for a message: the number, the string as given,
+ * "(unset)", or "(a value too long to show)". Returns buf. */
+const char *config_shared_show(const config_shared_t *s, config_id_t id, char *buf, size_t len);
+
+/* Prints the table with current values and sources, for xccl-info; S entries
+ * say "shared". */
 void config_print(FILE *out);
 
 /* Tests only: forget what was read so the next access reads again. */

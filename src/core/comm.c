@@ -260,26 +260,29 @@ xcclResult_t xcclCommAbort(xcclComm_t comm) {
 
 /* ---- Init ---- */
 
-/* Every rank must agree on channels and slot size; name the first that differs. */
+/* Every rank must agree on the settings config.h marks shared (channels, slot
+ * size, transports, algorithms...). Each rank compares every rank with rank 0,
+ * so all of them fail with the same sentence: the first shared setting in
+ * table order that differs, and the lowest rank that differs in it. */
 static xcclResult_t comm_check_peers(struct xcclComm *comm) {
-  const comm_peer_info_t *me = &comm->peers[comm->rank];
+  config_id_t id = CFG_COUNT;
+  int who = -1;
   for (int r = 0; r < comm->nranks; r++) {
     const comm_peer_info_t *p = &comm->peers[r];
-    char d[160];
     if (p->rank != r)
       return err_set(xcclInternalError, LOG_INIT, "bootstrap all-gather put rank %d's info in slot %d", p->rank, r);
-    if (p->nchannels != me->nchannels || p->chunk_size != me->chunk_size)
-      return err_set(xcclInvalidUsage, LOG_INIT,
-                     "%s runs with XCCL_NCHANNELS=%d XCCL_CHUNK_SIZE=%llu but rank %d with %d and %llu: "
-                     "every rank must use the same values",
-                     comm_peer_desc(comm, r, d, sizeof(d)), p->nchannels, (unsigned long long)p->chunk_size,
-                     comm->rank, me->nchannels, (unsigned long long)me->chunk_size);
-    if (p->checksum != me->checksum)
-      return err_set(xcclInvalidUsage, LOG_INIT,
-                     "%s runs with XCCL_CHECKSUM=%d but rank %d with %d: every rank must use the same value",
-                     comm_peer_desc(comm, r, d, sizeof(d)), p->checksum, comm->rank, me->checksum);
+    config_id_t d = config_shared_diff(&p->shared, &comm->peers[0].shared);
+    if (d < id) id = d, who = r;
   }
-  return xcclSuccess;
+  if (who < 0) return xcclSuccess;
+  char dr[160], d0[160], vr[CONFIG_SHARED_TEXT + 32], v0[CONFIG_SHARED_TEXT + 32];
+  const char *name = config_table[id].name;
+  return err_set(xcclInvalidUsage, LOG_INIT,
+                 "%s runs with XCCL_%s=%s but %s with XCCL_%s=%s: every rank must use the same value",
+                 comm_peer_desc(comm, who, dr, sizeof(dr)), name,
+                 config_shared_show(&comm->peers[who].shared, id, vr, sizeof(vr)),
+                 comm_peer_desc(comm, 0, d0, sizeof(d0)), name,
+                 config_shared_show(&comm->peers[0].shared, id, v0, sizeof(v0)));
 }
 
 /* This process's NUMA domain, asked of hwloc once per process. */
@@ -421,6 +424,7 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   me->checksum = config_bool(CFG_CHECKSUM);
+  config_shared_pack(&me->shared);
   if (me->checksum && !slot_checksum_available()) {
     res = err_set(xcclInvalidUsage, LOG_INIT,
                   "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
+#include "config.h"
 #include "error.h"
 #include "host_p2p.h"
 #include "host_rd.h"
@@ -33,6 +34,7 @@ typedef struct {
   int32_t numa; /* NUMA domain the process runs on, -1 when unknown */
   int32_t checksum; /* XCCL_CHECKSUM */
   uint64_t chunk_size;
+  config_shared_t shared; /* the settings every rank must share (S entries of config.h) */
   /* listen handles of this rank's receive side, one per channel */
   unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
 } comm_peer_info_t;

@@ -40,3 +40,30 @@ foreach(mode_ranks "sendrecv;1;2;3;4;7" "alltoall;1;2;3;5;8" "gatherscatter;1;2;
                   LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60")
   endforeach()
 endforeach()
+
+# ---- Settings every rank must share (the S entries of src/base/config.h) ----
+# Rank 1 of 3 sets one of them (test_shared_cfg.c): init fails on every rank
+# within a second, naming it. Values as the message shows them (numbers as parsed).
+set(shared_cfg_mismatch NSOCKS=2 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
+    NCHANNELS=3 CHUNK_SIZE=1048576 ALGO=allreduce:ring CHECKSUM=1 CHECK=1 IB_QPS_PER_CONNECTION=2)
+set(shared_cfg_names)
+foreach(pair ${shared_cfg_mismatch})
+  string(REGEX REPLACE "=.*" "" var ${pair})
+  list(APPEND shared_cfg_names ${var})
+  xccl_add_test(NAME mp_shared_cfg_mismatch_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
+                ARGS mismatch ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
+endforeach()
+# The list above is the table's S entries, no more, no fewer.
+xccl_add_test(NAME unit_shared_cfg_covered TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c
+              ARGS covered ${shared_cfg_names} LABELS unit TIMEOUT 30)
+# Settings each rank may have of its own, and shared ones written otherwise
+# but equal to the default, differing on rank 1: the job runs.
+foreach(pair DEBUG=INFO DUMP_DIR=/tmp TIMEOUT=100 NCHANNELS=2 CHUNK_SIZE=512K NET_GDR_LEVEL=pxb)
+  string(REGEX REPLACE "=.*" "" var ${pair})
+  xccl_add_test(NAME mp_shared_cfg_agree_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
+                ARGS agree ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
+endforeach()
+
+# xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
+add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")

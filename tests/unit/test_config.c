@@ -84,7 +84,7 @@ static void test_parse_int(void) {
   expect_bad(rank, "1073741825", "outside");
 
   /* Beyond 64 bits is a syntax error (ERANGE), not a clamp to INT64_MAX. */
-  const config_entry_t wide = {"WIDE", CFG_T_INT, "0", -1e19, 1e19, "test"};
+  const config_entry_t wide = {"WIDE", CFG_T_INT, "0", -1e19, 1e19, "test", -1};
   expect_ok(&wide, "-9223372036854775807", -INT64_MAX, (double)-INT64_MAX);
   expect_bad(&wide, "9223372036854775808", "is not an integer");
   expect_bad(&wide, "-99999999999999999999", "is not an integer");
@@ -122,7 +122,7 @@ static void test_parse_size(void) {
 
   /* Overflow of the 64-bit result is rejected, not wrapped: checked with an
    * entry whose range would accept any value. INT64_MAX / 2^30 = 8589934591. */
-  const config_entry_t big = {"BIG", CFG_T_SIZE, "0", 0, 1e20, "test"};
+  const config_entry_t big = {"BIG", CFG_T_SIZE, "0", 0, 1e20, "test", -1};
   expect_ok(&big, "8589934591G", (int64_t)8589934591LL << 30, (double)((int64_t)8589934591LL << 30));
   expect_bad(&big, "8589934592G", "is not a size");
   expect_bad(&big, "99999999999G", "is not a size");
@@ -155,7 +155,7 @@ static void test_parse_double(void) {
 static void test_parse_bool(void) {
   /* The table has no BOOL knob yet; the parser is tested with one of its own.
    * The range [0, 0] shows that a boolean is not range checked. */
-  const config_entry_t b = {"FLAG", CFG_T_BOOL, "0", 0, 0, "test"};
+  const config_entry_t b = {"FLAG", CFG_T_BOOL, "0", 0, 0, "test", -1};
   const char *yes[] = {"1", "y", "Y", "yes", "YES", "Yes", "true", "TRUE", "True", "on", "ON"};
   const char *no[] = {"0", "n", "N", "no", "NO", "false", "FALSE", "off", "Off"};
   for (size_t k = 0; k < sizeof(yes) / sizeof(yes[0]); k++) expect_ok(&b, yes[k], 1, 1.0);
@@ -517,6 +517,87 @@ static void remove_tmpdir(void) {
   rmdir(tmpdir);
 }
 
+/* The settings every rank must share: their compact form compares numbers as
+ * parsed and strings without case; unset equals the default; the first
+ * difference in table order is named; a string too long to carry is compared
+ * by its hash. */
+static config_shared_t shared_with(const char *var, const char *value) {
+  clear_xccl_env();
+  if (var) setenv(var, value, 1);
+  config_reset_for_test();
+  config_shared_t s;
+  config_shared_pack(&s);
+  return s;
+}
+
+static void scenario_shared(void) {
+  int nshared = 0;
+  for (int id = 0; id < CFG_COUNT; id++) nshared += config_table[id].shared >= 0;
+  CHECK(nshared == CFG_SHARED_COUNT && config_table[CFG_NCHANNELS].shared >= 0 && config_table[CFG_DEBUG].shared < 0,
+        "%d entries marked shared, CFG_SHARED_COUNT %d", nshared, CFG_SHARED_COUNT);
+  char a[256], b[256];
+  config_shared_t none = shared_with(NULL, NULL);
+  config_shared_t same[] = {shared_with("XCCL_NCHANNELS", "2"), shared_with("XCCL_NET_GDR_LEVEL", "pxb"),
+                            shared_with("XCCL_ALGO", ""), shared_with("XCCL_DEBUG", "INFO"),
+                            shared_with("XCCL_CHUNK_SIZE", "524288")};
+  for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+    CHECK(config_shared_diff(&none, &same[i]) == CFG_COUNT, "case %zu: differs from the defaults in XCCL_%s", i,
+          config_table[config_shared_diff(&none, &same[i])].name);
+
+  config_shared_t algo = shared_with("XCCL_ALGO", "allreduce:ring");
+  CHECK(config_shared_diff(&none, &algo) == CFG_ALGO && config_shared_diff(&algo, &none) == CFG_ALGO,
+        "ALGO difference not found");
+  config_shared_t upper = shared_with("XCCL_ALGO", "AllReduce:RING");
+  CHECK(config_shared_diff(&algo, &upper) == CFG_COUNT, "ALGO compared with case");
+  CHECK(strcmp(config_shared_show(&algo, CFG_ALGO, a, sizeof(a)), "allreduce:ring") == 0 &&
+            strcmp(config_shared_show(&none, CFG_ALGO, b, sizeof(b)), "(unset)") == 0,
+        "ALGO shown as '%s' and '%s'", a, b);
+
+  setenv("XCCL_ALGO", "ring", 1);
+  setenv("XCCL_NCHANNELS", "4", 1);
+  setenv("XCCL_CHUNK_SIZE", "1M", 1);
+  config_reset_for_test();
+  config_shared_t three;
+  config_shared_pack(&three);
+  CHECK(config_shared_diff(&none, &three) == CFG_NCHANNELS, "first difference in table order is XCCL_%s",
+        config_table[config_shared_diff(&none, &three)].name);
+  CHECK(strcmp(config_shared_show(&three, CFG_CHUNK_SIZE, a, sizeof(a)), "1048576") == 0 &&
+            strcmp(config_shared_show(&three, CFG_NCHANNELS, b, sizeof(b)), "4") == 0,
+        "numbers shown as '%s' and '%s'", a, b);
+
+  char long1[400], long2[400];
+  memset(long1, 'r', sizeof(long1) - 1);
+  long1[sizeof(long1) - 1] = '\0';
+  memcpy(long2, long1, sizeof(long1));
+  long2[sizeof(long2) - 2] = 's';
+  config_shared_t l1 = shared_with("XCCL_ALGO", long1), l1b = shared_with("XCCL_ALGO", long1),
+                  l2 = shared_with("XCCL_ALGO", long2);
+  CHECK(config_shared_diff(&l1, &l1b) == CFG_COUNT && config_shared_diff(&l1, &l2) == CFG_ALGO,
+        "long values: equal ones differ or different ones agree");
+  CHECK(strcmp(config_shared_show(&l1, CFG_ALGO, a, sizeof(a)), "(a value too long to show)") == 0,
+        "a long value shown as '%.40s'", a);
+  /* The strings after a long one still travel. */
+  setenv("XCCL_ALGO", long1, 1);
+  setenv("XCCL_NET", "Socket", 1);
+  config_reset_for_test();
+  config_shared_pack(&l2);
+  CHECK(strcmp(config_shared_show(&l2, CFG_NET, a, sizeof(a)), "Socket") == 0, "NET shown as '%s'", a);
+
+  /* xccl-info says which are shared. */
+  char *printed = NULL, line[1024];
+  size_t plen = 0;
+  FILE *mf = open_memstream(&printed, &plen);
+  if (mf) {
+    config_print(mf);
+    fclose(mf);
+    CHECK(print_line(printed, "XCCL_ALGO ", line, sizeof(line)) && strstr(line, " shared "),
+          "print: ALGO line '%.80s' lacks 'shared'", line);
+    CHECK(print_line(printed, "XCCL_DEBUG ", line, sizeof(line)) && !strstr(line, " shared "),
+          "print: DEBUG line '%.80s' says 'shared'", line);
+  }
+  free(printed);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/xccl_test_config.XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -537,6 +618,7 @@ int main(void) {
   test_run_in_child("levels", clear_xccl_env, scenario_levels);
   test_run_in_child("reload", clear_xccl_env, scenario_reload);
   test_run_in_child("foreign", clear_xccl_env, scenario_foreign);
+  test_run_in_child("shared", clear_xccl_env, scenario_shared);
 
   remove_tmpdir();
   return test_finish("test_config");
