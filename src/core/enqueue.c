@@ -11,6 +11,7 @@
 #include "group.h"
 #include "log.h"
 #include "reduce.h"
+#include "tuning.h"
 #ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h" /* device buffers: classified per call, enqueued on the stream */
 #endif
