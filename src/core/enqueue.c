@@ -1,7 +1,8 @@
 /*
- * enqueue.c — collective entry points: check every argument, run the
- * algorithm, and turn a kernel's failure into a sentence that names the
- * operation, its sequence number, the step, and the peer.
+ * enqueue.c — the entry points of the collectives and of sends and
+ * receives: check every argument, number the operation, choose its
+ * algorithm (tuning.h), and hand it to the group (group.h) or, for device
+ * buffers, to the stream. A kernel's failure becomes a sentence in group.c.
  */
 #include <stdint.h>
 #include <stdio.h>
