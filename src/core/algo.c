@@ -15,7 +15,7 @@ void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p) {
 
 const char *algo_name(algo_t a) { return (unsigned)a < ALGO_COUNT ? algo_table[a]->name : "?"; }
 
-int algo_serves(algo_t a, ring_coll_t coll) { return (algo_table[a]->colls >> coll) & 1u; }
+int algo_serves(algo_t a, coll_kind_t coll) { return (algo_table[a]->colls >> coll) & 1u; }
 
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p) {
   if (comm->algo_connected & (1u << a))

@@ -38,7 +38,7 @@ typedef enum { ALGO_RING = 0, ALGO_RD = 1, ALGO_COUNT } algo_t;
 /* A collective's arguments as checked by enqueue.c. */
 typedef struct {
   const char *name; /* "allreduce", for messages */
-  ring_coll_t coll;
+  coll_kind_t coll;
   const void *sendbuff;
   void *recvbuff;
   size_t count;                  /* the schedule's count (see host_ring.h) */
@@ -78,7 +78,7 @@ typedef struct {
   /* Seconds coll of `bytes` (the schedule's count times the element size)
    * takes on nranks ranks with slots of slot bytes, by ALGO_ALPHA_S and
    * ALGO_BETA_BPS: compared with the other algorithms' to choose. */
-  double (*cost)(ring_coll_t coll, size_t bytes, int nranks, size_t slot);
+  double (*cost)(coll_kind_t coll, size_t bytes, int nranks, size_t slot);
   int max_items; /* work items build writes at most */
   /* Scratch one operation's launch needs (build's `scratch`). */
   size_t (*scratch_bytes)(const coll_args_t *a, const struct xcclComm *comm);
@@ -103,7 +103,7 @@ void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
 /* The name of a (as XCCL_ALGO spells it), "?" when it is none. */
 const char *algo_name(algo_t a);
 /* 1 if a serves coll. */
-int algo_serves(algo_t a, ring_coll_t coll);
+int algo_serves(algo_t a, coll_kind_t coll);
 /* The connections a needs on comm that are not made yet (none once made). */
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
 

@@ -18,7 +18,7 @@ static int log2_floor(int k) {
 /* For k ranks, B bytes and slots of S bytes: `steps` = log2(p2) (+2 if k
  * is not a power of two) exchanges of the whole buffer, one slot-sized
  * piece after the other: ceil(B/S) steps ALPHA + steps B / BETA. */
-static double rd_cost(ring_coll_t coll, size_t bytes, int nranks, size_t slot) {
+static double rd_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
   (void)coll;
   double b = (double)bytes, s = (double)(slot ? slot : 1);
   double pieces = b > 0 ? ceil(b / s) : 1;
@@ -68,7 +68,7 @@ static void rd_peers(int nranks, int rank, algo_peers_t *peers_p) {
 
 const algo_desc_t algo_rd = {
     .name = "rd",
-    .colls = 1u << RING_COLL_ALLREDUCE,
+    .colls = 1u << COLL_ALLREDUCE,
     .cost = rd_cost,
     .max_items = 1,
     .scratch_bytes = rd_scratch_bytes,

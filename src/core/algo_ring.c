@@ -17,14 +17,14 @@
  *     (k-1 + loops - 1) ALPHA + B / BETA
  * Only all-reduce has another algorithm to compare with today.
  */
-static double ring_cost(ring_coll_t coll, size_t bytes, int nranks, size_t slot) {
+static double ring_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
   double k = nranks, b = (double)bytes, s = (double)(slot ? slot : 1);
-  if (coll == RING_COLL_ALLREDUCE) {
+  if (coll == COLL_ALLREDUCE) {
     double loops = b > 0 ? ceil(b / (k * s)) : 1;
     return (2 * (k - 1) + loops - 1) * ALGO_ALPHA_S + 2 * (k - 1) / k * b / ALGO_BETA_BPS;
   }
   double loops = b > 0 ? ceil(b / s) : 1;
-  int gathers = coll == RING_COLL_ALLGATHER || coll == RING_COLL_REDUCESCATTER;
+  int gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
   return (k - 1 + loops - 1) * ALGO_ALPHA_S + (gathers ? k - 1 : 1) * b / ALGO_BETA_BPS;
 }
 
@@ -60,7 +60,7 @@ static int ring_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
 
 const algo_desc_t algo_ring = {
     .name = "ring",
-    .colls = (1u << RING_COLL_NCOLLS) - 1,
+    .colls = (1u << COLL_NKINDS) - 1,
     .cost = ring_cost,
     .max_items = XCCL_MAX_CHANNELS,
     .scratch_bytes = ring_scratch_bytes,

@@ -25,18 +25,18 @@ static _Thread_local group_op_t *group_ops;
 static _Thread_local int group_nops, group_cap;
 
 int coll_has_op(const coll_args_t *a) {
-  return a->coll == RING_COLL_ALLREDUCE || a->coll == RING_COLL_REDUCESCATTER || a->coll == RING_COLL_REDUCE;
+  return a->coll == COLL_ALLREDUCE || a->coll == COLL_REDUCESCATTER || a->coll == COLL_REDUCE;
 }
-int coll_has_root(const coll_args_t *a) { return a->coll == RING_COLL_BROADCAST || a->coll == RING_COLL_REDUCE; }
+int coll_has_root(const coll_args_t *a) { return a->coll == COLL_BROADCAST || a->coll == COLL_REDUCE; }
 
 void group_op_describe(const group_op_t *op, char *buf, size_t len) {
   const coll_args_t *a = &op->coll;
   int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
                    kern_type_name(a->type));
-  if (op->kind == GROUP_RING && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
-  if (op->kind == GROUP_RING && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
+  if (op->kind == GROUP_COLL && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
+  if (op->kind == GROUP_COLL && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
   n += snprintf(buf + n, len - (size_t)n, ") on rank %d", op->comm->rank);
-  if (op->kind != GROUP_RING)
+  if (op->kind != GROUP_COLL)
     snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
 }
 
@@ -45,12 +45,12 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
   xcclComm_t comm = op->comm;
   char what[240], where[320], peer[160];
   group_op_describe(op, what, sizeof(what));
-  if (op->kind == GROUP_RING)
+  if (op->kind == GROUP_COLL)
     snprintf(where, sizeof(where), "%s: %s, channel %d, loop %llu step %d", what, algo_name(op->coll.algo), f->channel,
              (unsigned long long)f->loop, f->action);
   else
     snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
-  int p = op->kind != GROUP_RING ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
+  int p = op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
   comm_peer_desc(comm, p, peer, sizeof(peer));
   switch (f->kind) {
     case KERN_FAIL_TIMEOUT:
@@ -112,7 +112,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
   for (int i = 0; i < n && !missing; i++) {
     const group_op_t *op = &ops[i];
     if (op->comm != comm) continue;
-    if (op->kind == GROUP_RING) {
+    if (op->kind == GROUP_COLL) {
       algo_peers_t p;
       algo_peers_missing(comm, op->coll.algo, &p);
       missing = p.nsend + p.nrecv > 0;
@@ -130,8 +130,8 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
   unsigned algos = 0; /* bit 1u << algo_t: run by a collective here */
   for (int i = 0; i < n && res == xcclSuccess; i++) {
     if (ops[i].comm != comm) continue;
-    if (ops[i].kind == GROUP_RING) algos |= 1u << ops[i].coll.algo;
-    if (ops[i].kind == GROUP_RING || ops[i].peer == comm->rank) continue;
+    if (ops[i].kind == GROUP_COLL) algos |= 1u << ops[i].coll.algo;
+    if (ops[i].kind == GROUP_COLL || ops[i].peer == comm->rank) continue;
     if (ops[i].kind == GROUP_SEND) sends[ns++] = ops[i].peer;
     else recvs[nr++] = ops[i].peer;
   }
@@ -208,7 +208,7 @@ static void *carve(char **cur, size_t count, size_t size) {
 static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
   size_t algo_bytes = 0, nitems = 0, N = (size_t)n;
   for (int i = 0; i < n; i++) {
-    if (ops[i].kind != GROUP_RING) {
+    if (ops[i].kind != GROUP_COLL) {
       nitems++;
       continue;
     }
@@ -248,7 +248,7 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
     int lane0 = comm_index(g, comm) * LANES_PER_COMM;
-    if (op->kind == GROUP_RING) {
+    if (op->kind == GROUP_COLL) {
       const algo_desc_t *d = algo_table[op->coll.algo];
       void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
       int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);

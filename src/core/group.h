@@ -11,13 +11,13 @@
 #include "algo.h"
 #include "comm.h"
 
-typedef enum { GROUP_RING, GROUP_SEND, GROUP_RECV } group_kind_t;
+typedef enum { GROUP_COLL, GROUP_SEND, GROUP_RECV } group_kind_t;
 
 typedef struct {
   group_kind_t kind;
   xcclComm_t comm;
   uint64_t seq;     /* the communicator's operation number, for messages */
-  coll_args_t coll; /* GROUP_RING; for SEND/RECV: name, count, type */
+  coll_args_t coll; /* GROUP_COLL; for SEND/RECV: name, count, type */
   int peer;         /* SEND/RECV */
   void *buf;        /* SEND/RECV */
   size_t bytes;     /* SEND/RECV */

@@ -12,7 +12,7 @@
 #include "error.h"
 #include "log.h"
 
-static const char *const coll_names[RING_COLL_NCOLLS] = {"allreduce", "allgather", "reducescatter", "broadcast",
+static const char *const coll_names[COLL_NKINDS] = {"allreduce", "allgather", "reducescatter", "broadcast",
                                                          "reduce"};
 
 static int algo_lookup(const char *name) {
@@ -22,7 +22,7 @@ static int algo_lookup(const char *name) {
 }
 
 static int coll_lookup(const char *name) {
-  for (int c = 0; c < RING_COLL_NCOLLS; c++)
+  for (int c = 0; c < COLL_NKINDS; c++)
     if (strcasecmp(name, coll_names[c]) == 0) return c;
   return -1;
 }
@@ -39,14 +39,14 @@ static void algo_list(char *buf, size_t len) {
 static void coll_list(int a, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
-  for (int c = 0; c < RING_COLL_NCOLLS && n < len; c++)
-    if (a < 0 || algo_serves((algo_t)a, (ring_coll_t)c))
+  for (int c = 0; c < COLL_NKINDS && n < len; c++)
+    if (a < 0 || algo_serves((algo_t)a, (coll_kind_t)c))
       n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", coll_names[c]);
 }
 
 xcclResult_t tuning_parse(const char *text, int *forced) {
-  int out[RING_COLL_NCOLLS];
-  for (int c = 0; c < RING_COLL_NCOLLS; c++) out[c] = -1;
+  int out[COLL_NKINDS];
+  for (int c = 0; c < COLL_NKINDS; c++) out[c] = -1;
   char buf[256], list[128];
   snprintf(buf, sizeof(buf), "%s", text);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -65,22 +65,22 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
         return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_ALGO=%s: '%s' is not a collective with algorithms (%s)",
                        text, tok, list);
       }
-      if (!algo_serves((algo_t)a, (ring_coll_t)c)) {
+      if (!algo_serves((algo_t)a, (coll_kind_t)c)) {
         coll_list(a, list, sizeof(list));
         return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_ALGO=%s: %s does not serve %s (it serves %s)", text,
                        algo_table[a]->name, coll_names[c], list);
       }
       out[c] = a;
     } else {
-      for (int c = 0; c < RING_COLL_NCOLLS; c++)
-        if (algo_serves((algo_t)a, (ring_coll_t)c)) out[c] = a;
+      for (int c = 0; c < COLL_NKINDS; c++)
+        if (algo_serves((algo_t)a, (coll_kind_t)c)) out[c] = a;
     }
   }
   memcpy(forced, out, sizeof(out));
   return xcclSuccess;
 }
 
-algo_t tuning_pick(const int *forced, ring_coll_t coll, size_t bytes, int nranks, size_t slot) {
+algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
   if (forced[coll] >= 0) return (algo_t)forced[coll];
   if (nranks < 2) return ALGO_RING;
   algo_t best = ALGO_RING;
