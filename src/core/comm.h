@@ -79,9 +79,9 @@ struct xcclComm {
   comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
   slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
   kern_env_t env;   /* how host kernels on this comm wait and progress */
-  int algo_forced[RING_COLL_NCOLLS]; /* XCCL_ALGO, -1 where not forced */
+  int algo_forced[COLL_NKINDS]; /* XCCL_ALGO, -1 where not forced */
   int check;                         /* XCCL_CHECK */
-  int rd_connected;                  /* the recursive-doubling partners are connected (COMM_P2P_ALGO) */
+  unsigned algo_connected;           /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
   _Atomic int abort_flag;
   _Atomic int busy;   /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by

@@ -479,6 +479,12 @@ static void connect_wait(kern_state_t *s, int peer, int is_recv, uint64_t now) {
   atomic_store_explicit(&s->nwaits, k + 1, memory_order_release);
 }
 
+static int int_in(const int *v, int n, int x) {
+  for (int i = 0; i < n; i++)
+    if (v[i] == x) return 1;
+  return 0;
+}
+
 void dump_connect_begin(struct xcclComm *comm, const group_op_t *ops, int n) {
   kern_state_t *s = comm->env.state;
   uint64_t now = clock_ns();
@@ -487,11 +493,13 @@ void dump_connect_begin(struct xcclComm *comm, const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
     if (op->comm != comm) continue;
-    if (op->kind == GROUP_RING && op->coll.algo == ALGO_RD && !comm->rd_connected) {
-      int partners[64];
-      int np = host_rd_partners(comm->nranks, comm->rank, partners);
-      for (int k = 0; k < np; k++) connect_wait(s, partners[k], 1, now);
-    } else if (op->kind != GROUP_RING && op->peer != comm->rank) {
+    if (op->kind == GROUP_COLL) {
+      algo_peers_t p;
+      algo_peers_missing(comm, op->coll.algo, &p);
+      for (int k = 0; k < p.nrecv; k++) connect_wait(s, p.recv[k], 1, now);
+      for (int k = 0; k < p.nsend; k++) /* a peer it also receives from is there already */
+        if (!int_in(p.recv, p.nrecv, p.send[k])) connect_wait(s, p.send[k], 0, now);
+    } else if (op->kind != GROUP_COLL && op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       const comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
       if (!p->ready) connect_wait(s, op->peer, !send, now);

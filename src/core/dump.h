@@ -87,7 +87,7 @@ static inline void dump_op_begin(struct xcclComm *comm, const group_op_t *ops, i
     if (!op) return;
   }
   const coll_args_t *a = &op->coll;
-  int ring = op->kind == GROUP_RING; /* a->op is xcclNumOps, a->root -1 where the collective has none */
+  int ring = op->kind == GROUP_COLL; /* a->op is xcclNumOps, a->root -1 where the collective has none */
   uint64_t info =
       kern_op_info(KERN_STATE_RUNNING, (int)a->type, ring ? (int)a->op : -1, ring ? (int)a->algo : -1, nops);
   uint64_t where = (uint32_t)(ring ? a->root : -1) | (uint64_t)(uint32_t)(ring ? -1 : op->peer) << 32;

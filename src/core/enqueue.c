@@ -1,7 +1,8 @@
 /*
- * enqueue.c — collective entry points: check every argument, run the
- * algorithm, and turn a kernel's failure into a sentence that names the
- * operation, its sequence number, the step, and the peer.
+ * enqueue.c — the entry points of the collectives and of sends and
+ * receives: check every argument, number the operation, choose its
+ * algorithm (tuning.h), and hand it to the group (group.h) or, for device
+ * buffers, to the stream. A kernel's failure becomes a sentence in group.c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "group.h"
 #include "log.h"
 #include "reduce.h"
+#include "tuning.h"
 #ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h" /* device buffers: classified per call, enqueued on the stream */
 #endif
@@ -32,11 +34,11 @@ static xcclResult_t check_overlap(xcclComm_t comm, const coll_args_t *a, size_t 
   size_t own = (size_t)comm->rank * a->count * esize;
   const char *rule;
   switch (a->coll) {
-    case RING_COLL_ALLGATHER:
+    case COLL_ALLGATHER:
       if (s == r + own) return xcclSuccess;
       rule = "sendbuff == recvbuff + rank * sendcount";
       break;
-    case RING_COLL_REDUCESCATTER:
+    case COLL_REDUCESCATTER:
       if (r == s + own) return xcclSuccess;
       rule = "recvbuff == sendbuff + rank * recvcount";
       break;
@@ -97,7 +99,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
   cuda_buf_t bufs[2] = {{"sendbuff", a->sendbuff, a->send_elems * eb}, {"recvbuff", a->recvbuff, a->recv_elems * eb}};
   if (res == xcclSuccess) res = enqueue_cuda_where(a->name, bufs, 2, stream, &on_device);
 #endif
-  group_op_t op = {.kind = GROUP_RING, .comm = comm, .coll = *a};
+  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .coll = *a};
   int submit = 0;
   if (comm->check && !comm->failed) {
     /* A rank that refused its arguments still takes part, so that the
@@ -148,7 +150,7 @@ static int coll_rank(xcclComm_t comm) {
 
 xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
                            xcclRedOp_t op, xcclComm_t comm, void *stream) {
-  coll_args_t a = {"allreduce", RING_COLL_ALLREDUCE, sendbuff, recvbuff, count, count, count, datatype, op, -1, ALGO_RING};
+  coll_args_t a = {"allreduce", COLL_ALLREDUCE, sendbuff, recvbuff, count, count, count, datatype, op, -1, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
 
@@ -156,7 +158,7 @@ xcclResult_t xcclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
                            xcclComm_t comm, void *stream) {
   size_t n = (size_t)coll_nranks(comm);
   size_t total = sendcount <= SIZE_MAX / n ? sendcount * n : SIZE_MAX;
-  coll_args_t a = {"allgather", RING_COLL_ALLGATHER, sendbuff, recvbuff, sendcount, sendcount, total, datatype,
+  coll_args_t a = {"allgather", COLL_ALLGATHER, sendbuff, recvbuff, sendcount, sendcount, total, datatype,
                    xcclNumOps, -1, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
@@ -165,7 +167,7 @@ xcclResult_t xcclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
                                xcclRedOp_t op, xcclComm_t comm, void *stream) {
   size_t n = (size_t)coll_nranks(comm);
   size_t total = recvcount <= SIZE_MAX / n ? recvcount * n : SIZE_MAX;
-  coll_args_t a = {"reducescatter", RING_COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, total, recvcount, datatype,
+  coll_args_t a = {"reducescatter", COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, total, recvcount, datatype,
                    op, -1, ALGO_RING};
   if (n == 1) a.send_elems = recvcount;
   return coll_run(comm, &a, stream);
@@ -174,7 +176,7 @@ xcclResult_t xcclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 xcclResult_t xcclBroadcast(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, int root,
                            xcclComm_t comm, void *stream) {
   int is_root = coll_rank(comm) == root;
-  coll_args_t a = {"broadcast", RING_COLL_BROADCAST, is_root ? sendbuff : NULL, recvbuff, count, is_root ? count : 0,
+  coll_args_t a = {"broadcast", COLL_BROADCAST, is_root ? sendbuff : NULL, recvbuff, count, is_root ? count : 0,
                    count, datatype, xcclNumOps, root, ALGO_RING};
   return coll_run(comm, &a, stream);
 }
@@ -186,7 +188,7 @@ xcclResult_t xcclBcast(void *buff, size_t count, xcclDataType_t datatype, int ro
 xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, xcclRedOp_t op,
                         int root, xcclComm_t comm, void *stream) {
   int is_root = coll_rank(comm) == root;
-  coll_args_t a = {"reduce", RING_COLL_REDUCE, sendbuff, is_root ? recvbuff : NULL, count, count, is_root ? count : 0,
+  coll_args_t a = {"reduce", COLL_REDUCE, sendbuff, is_root ? recvbuff : NULL, count, count, is_root ? count : 0,
                    datatype, op, root, ALGO_RING};
   return coll_run(comm, &a, stream);
 }

@@ -18,26 +18,25 @@
 #endif
 
 #define LANES_PER_COMM 100000
-#define LANE_P2P 1000
-#define LANE_RD 900
+#define LANE_P2P 1000 /* + 2 * peer + direction; below it, the algorithms' (algo.h) */
 
 static _Thread_local int group_depth;
 static _Thread_local group_op_t *group_ops;
 static _Thread_local int group_nops, group_cap;
 
 int coll_has_op(const coll_args_t *a) {
-  return a->coll == RING_COLL_ALLREDUCE || a->coll == RING_COLL_REDUCESCATTER || a->coll == RING_COLL_REDUCE;
+  return a->coll == COLL_ALLREDUCE || a->coll == COLL_REDUCESCATTER || a->coll == COLL_REDUCE;
 }
-int coll_has_root(const coll_args_t *a) { return a->coll == RING_COLL_BROADCAST || a->coll == RING_COLL_REDUCE; }
+int coll_has_root(const coll_args_t *a) { return a->coll == COLL_BROADCAST || a->coll == COLL_REDUCE; }
 
 void group_op_describe(const group_op_t *op, char *buf, size_t len) {
   const coll_args_t *a = &op->coll;
   int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
                    kern_type_name(a->type));
-  if (op->kind == GROUP_RING && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
-  if (op->kind == GROUP_RING && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
+  if (op->kind == GROUP_COLL && coll_has_op(a)) n += snprintf(buf + n, len - (size_t)n, " %s", kern_op_name(a->op));
+  if (op->kind == GROUP_COLL && coll_has_root(a)) n += snprintf(buf + n, len - (size_t)n, " root %d", a->root);
   n += snprintf(buf + n, len - (size_t)n, ") on rank %d", op->comm->rank);
-  if (op->kind != GROUP_RING)
+  if (op->kind != GROUP_COLL)
     snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
 }
 
@@ -46,12 +45,12 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
   xcclComm_t comm = op->comm;
   char what[240], where[320], peer[160];
   group_op_describe(op, what, sizeof(what));
-  if (op->kind == GROUP_RING)
+  if (op->kind == GROUP_COLL)
     snprintf(where, sizeof(where), "%s: %s, channel %d, loop %llu step %d", what, algo_name(op->coll.algo), f->channel,
              (unsigned long long)f->loop, f->action);
   else
     snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
-  int p = op->kind != GROUP_RING ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
+  int p = op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
   comm_peer_desc(comm, p, peer, sizeof(peer));
   switch (f->kind) {
     case KERN_FAIL_TIMEOUT:
@@ -106,14 +105,17 @@ static xcclResult_t group_self_copies(const group_op_t *ops, int n, xcclComm_t c
   return xcclSuccess;
 }
 
-/* Point-to-point connections this comm's operations need. */
+/* Point-to-point connections this comm's operations need: the user's
+ * (COMM_P2P_USER), then the algorithms' own (COMM_P2P_ALGO, algo.h). */
 static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm) {
   int missing = 0; /* most calls find every connection made: nothing to allocate */
   for (int i = 0; i < n && !missing; i++) {
     const group_op_t *op = &ops[i];
     if (op->comm != comm) continue;
-    if (op->kind == GROUP_RING) {
-      missing = op->coll.algo == ALGO_RD && !comm->rd_connected;
+    if (op->kind == GROUP_COLL) {
+      algo_peers_t p;
+      algo_peers_missing(comm, op->coll.algo, &p);
+      missing = p.nsend + p.nrecv > 0;
     } else if (op->peer != comm->rank) {
       const comm_p2p_t *d = op->kind == GROUP_SEND ? &comm->p2p_send[COMM_P2P_USER][op->peer]
                                                    : &comm->p2p_recv[COMM_P2P_USER][op->peer];
@@ -125,20 +127,22 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
-  int need_rd = 0;
+  unsigned algos = 0; /* bit 1u << algo_t: run by a collective here */
   for (int i = 0; i < n && res == xcclSuccess; i++) {
     if (ops[i].comm != comm) continue;
-    need_rd |= ops[i].kind == GROUP_RING && ops[i].coll.algo == ALGO_RD;
-    if (ops[i].kind == GROUP_RING || ops[i].peer == comm->rank) continue;
+    if (ops[i].kind == GROUP_COLL) algos |= 1u << ops[i].coll.algo;
+    if (ops[i].kind == GROUP_COLL || ops[i].peer == comm->rank) continue;
     if (ops[i].kind == GROUP_SEND) sends[ns++] = ops[i].peer;
     else recvs[nr++] = ops[i].peer;
   }
   if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
-  if (res == xcclSuccess && need_rd) { /* the algorithms' own connections, to and from each partner */
-    int partners[64];
-    int np = host_rd_partners(comm->nranks, comm->rank, partners);
-    res = comm_connect_p2p(comm, COMM_P2P_ALGO, partners, np, partners, np);
-    comm->rd_connected = res == xcclSuccess;
+  for (int a = 0; a < ALGO_COUNT && res == xcclSuccess; a++) {
+    algo_peers_t p;
+    if (!(algos & (1u << a))) continue;
+    algo_peers_missing(comm, (algo_t)a, &p);
+    if (p.nsend + p.nrecv == 0) continue;
+    res = comm_connect_p2p(comm, COMM_P2P_ALGO, p.send, p.nsend, p.recv, p.nrecv);
+    if (res == xcclSuccess) comm->algo_connected |= 1u << a;
   }
   dump_connect_end(comm);
   free(sends);
@@ -149,15 +153,10 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
 typedef struct {
   xcclComm_t *comms;
   int ncomms;
-  ring_args_t *rargs;  /* one per op (RING) */
-  ring_channel_t *rch; /* XCCL_MAX_CHANNELS per op */
-  ring_item_t *ritems; /* XCCL_MAX_CHANNELS per op */
-  p2p_item_t *pitems;  /* one per op */
-  rd_item_t *rditems;  /* one per op (RD) */
-  rd_args_t *rdargs;   /* one per op (RD) */
-  void **rdmem;        /* 4 * nranks per RD op, one after another: the per-peer fifo tables */
+  p2p_item_t *pitems; /* one per op */
+  char *algo_mem;     /* the collectives' scratch (algo_desc_t), one after another in op order */
   kern_item_t **items;
-  int *item_op;
+  int *item_op; /* the op of each item */
   int nitems;
 } group_run_t;
 
@@ -195,38 +194,38 @@ static void *scratch_get(size_t bytes) {
   return s->mem;
 }
 
-/* The next `count` elements of `size` bytes from the block at *cur, 64-byte aligned. */
+/* count objects of `size` bytes, rounded up to 64-byte blocks. */
+static size_t blocks(size_t count, size_t size) { return (count * size + 63) / 64 * 64; }
+
+/* The next `count` objects of `size` bytes from the block at *cur, at a 64-byte offset. */
 static void *carve(char **cur, size_t count, size_t size) {
   void *p = *cur;
-  *cur += (count * size + 63) / 64 * 64;
+  *cur += blocks(count, size);
   return p;
 }
 
 /* Lays g's tables out in the thread's block; 0 when out of memory. */
 static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
-  size_t rdp = 0, N = (size_t)n, M = N * XCCL_MAX_CHANNELS;
-  for (int i = 0; i < n; i++)
-    if (ops[i].kind == GROUP_RING && ops[i].coll.algo == ALGO_RD) rdp += 4 * (size_t)ops[i].comm->nranks;
-  const size_t sizes[][2] = {{N, sizeof(*g->comms)},  {N, sizeof(*g->rargs)},   {M, sizeof(*g->rch)},
-                             {M, sizeof(*g->ritems)}, {N, sizeof(*g->pitems)},  {N, sizeof(*g->rditems)},
-                             {N, sizeof(*g->rdargs)}, {rdp, sizeof(void *)},    {M, sizeof(*g->items)},
-                             {M, sizeof(*g->item_op)}};
-  size_t total = 0;
-  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) total += (sizes[k][0] * sizes[k][1] + 63) / 64 * 64;
+  size_t algo_bytes = 0, nitems = 0, N = (size_t)n;
+  for (int i = 0; i < n; i++) {
+    if (ops[i].kind != GROUP_COLL) {
+      nitems++;
+      continue;
+    }
+    const algo_desc_t *d = algo_table[ops[i].coll.algo];
+    algo_bytes += blocks(1, d->scratch_bytes(&ops[i].coll, ops[i].comm));
+    nitems += (size_t)d->max_items;
+  }
+  size_t total = blocks(N, sizeof(*g->comms)) + blocks(N, sizeof(*g->pitems)) + algo_bytes +
+                 blocks(nitems, sizeof(*g->items)) + blocks(nitems, sizeof(*g->item_op));
   char *cur = scratch_get(total);
   if (!cur) return 0;
   *g = (group_run_t){0};
   g->comms = carve(&cur, N, sizeof(*g->comms));
-  g->rargs = carve(&cur, N, sizeof(*g->rargs));
-  g->rch = carve(&cur, M, sizeof(*g->rch));
-  g->ritems = carve(&cur, M, sizeof(*g->ritems));
   g->pitems = carve(&cur, N, sizeof(*g->pitems));
-  g->rditems = carve(&cur, N, sizeof(*g->rditems));
-  g->rdargs = carve(&cur, N, sizeof(*g->rdargs));
-  g->rdmem = carve(&cur, rdp, sizeof(void *));
-  g->items = carve(&cur, M, sizeof(*g->items));
-  g->item_op = carve(&cur, M, sizeof(*g->item_op));
-  memset(g->rdmem, 0, rdp * sizeof(void *));
+  g->algo_mem = carve(&cur, algo_bytes, 1);
+  g->items = carve(&cur, nitems, sizeof(*g->items));
+  g->item_op = carve(&cur, nitems, sizeof(*g->item_op));
   return 1;
 }
 
@@ -244,46 +243,16 @@ static void group_add_item(group_run_t *g, kern_item_t *it, int op) {
 
 /* Work items for every operation, in issue order. */
 static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
-  void **rdmem = g->rdmem;
+  char *algo_mem = g->algo_mem;
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
     int lane0 = comm_index(g, comm) * LANES_PER_COMM;
-    if (op->kind == GROUP_RING && op->coll.algo == ALGO_RD) {
-      const coll_args_t *a = &op->coll;
-      int k = comm->nranks;
-      void **tab = rdmem;
-      rdmem += 4 * (size_t)k;
-      rd_args_t *ra = &g->rdargs[i];
-      *ra = (rd_args_t){.sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count, .type = a->type,
-                        .op = a->op, .nranks = k, .rank = comm->rank, .send_fifo = (slot_fifo_t **)tab,
-                        .recv_fifo = (slot_fifo_t **)tab + k, .send_step = (uint64_t **)tab + 2 * k,
-                        .recv_step = (uint64_t **)tab + 3 * k};
-      for (int p = 0; p < k; p++) {
-        comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
-        if (s->ready) ra->send_fifo[p] = s->fifo, ra->send_step[p] = &s->step;
-        if (r->ready) ra->recv_fifo[p] = r->fifo, ra->recv_step[p] = &r->step;
-      }
-      host_rd_item(&g->rditems[i], ra, &comm->env, lane0 + LANE_RD);
-      group_add_item(g, &g->rditems[i].base, i);
-    } else if (op->kind == GROUP_RING) {
-      const coll_args_t *a = &op->coll;
-      /* Every rank computes the same number from the same count; the CUDA
-       * path asks the same function. */
-      int nch = ring_nchannels_for(a->count * xcclTypeSize(a->type), comm->nchannels);
-      ring_channel_t *chans = &g->rch[(size_t)i * XCCL_MAX_CHANNELS];
-      for (int c = 0; c < nch; c++) {
-        comm_channel_t *ch = &comm->channels[c];
-        chans[c] = (ring_channel_t){ch->send, ch->recv, &ch->send_step, &ch->recv_step};
-      }
-      g->rargs[i] = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff,
-                                  .count = a->count, .type = a->type, .op = a->op, .nranks = comm->nranks,
-                                  .position = comm->ring_pos[comm->rank],
-                                  .root = comm->ring_pos[a->root < 0 ? 0 : a->root], .ring = comm->ring,
-                                  .nchannels = nch, .channels = chans};
-      ring_item_t *ri = &g->ritems[(size_t)i * XCCL_MAX_CHANNELS];
-      host_ring_items(&g->rargs[i], &comm->env, lane0, ri);
-      for (int c = 0; c < nch; c++) group_add_item(g, &ri[c].base, i);
+    if (op->kind == GROUP_COLL) {
+      const algo_desc_t *d = algo_table[op->coll.algo];
+      void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
+      int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);
+      for (int j = 0; j < k; j++) g->item_op[g->nitems++] = i;
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *d = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];

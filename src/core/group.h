@@ -8,30 +8,16 @@
 #ifndef XCCL_CORE_GROUP_H
 #define XCCL_CORE_GROUP_H
 
+#include "algo.h"
 #include "comm.h"
-#include "tuning.h"
 
-/* A collective's arguments as checked by enqueue.c. */
-typedef struct {
-  const char *name; /* "allreduce", for messages */
-  ring_coll_t coll;
-  const void *sendbuff;
-  void *recvbuff;
-  size_t count;                  /* the schedule's count (see host_ring.h) */
-  size_t send_elems, recv_elems; /* what this rank reads and writes; 0 = unused here */
-  xcclDataType_t type;
-  xcclRedOp_t op; /* xcclNumOps when the collective has none */
-  int root;       /* -1 when the collective has none */
-  algo_t algo;    /* chosen at submission (tuning.h) */
-} coll_args_t;
-
-typedef enum { GROUP_RING, GROUP_SEND, GROUP_RECV } group_kind_t;
+typedef enum { GROUP_COLL, GROUP_SEND, GROUP_RECV } group_kind_t;
 
 typedef struct {
   group_kind_t kind;
   xcclComm_t comm;
   uint64_t seq;     /* the communicator's operation number, for messages */
-  coll_args_t coll; /* RING; for SEND/RECV: name, count, type */
+  coll_args_t coll; /* GROUP_COLL; for SEND/RECV: name, count, type */
   int peer;         /* SEND/RECV */
   void *buf;        /* SEND/RECV */
   size_t bytes;     /* SEND/RECV */

@@ -353,7 +353,7 @@ xcclResult_t enqueue_cuda_submit(const group_op_t *op, void *stream) {
   d.op.buf = dev_addr(op->buf);
   d.op.coll.algo = ALGO_RING; /* the device runs the ring only */
   TRY(comm_acquire(op->comm));
-  int single = op->comm->nranks == 1 && op->kind == GROUP_RING;
+  int single = op->comm->nranks == 1 && op->kind == GROUP_COLL;
   comm_release(op->comm);
   if (single) { /* what the collective leaves in recvbuff is sendbuff (or nothing) */
     const coll_args_t *a = &d.op.coll;
@@ -444,7 +444,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   xcclComm_t comm = op->comm;
   kcu_work_t base = {
       .op = i, .type = op->coll.type, .redop = op->coll.op, .timeout_ns = (uint64_t)(comm->timeout_s * 1e9)};
-  if (op->kind == GROUP_RING) {
+  if (op->kind == GROUP_COLL) {
     const coll_args_t *a = &op->coll;
     size_t esize = xcclTypeSize(a->type);
     int nch = ring_nchannels_for(a->count * esize, comm->nchannels); /* what every rank computes (group.c) */
@@ -624,7 +624,7 @@ static xcclResult_t cuda_launch(const dev_op_t *ops, int n) {
   }
   TRY_GOTO(cuda_launch_check(ops, n, f->comms, f->ncomms, device, device < 64 ? max_blocks[device] : 0), out);
   TRY_GOTO(cuda_settle_fifos(ops, n, f->comms, f->ncomms), out);
-  for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1; /* at most */
+  for (int i = 0; i < n; i++) nitems += ops[i].op.kind == GROUP_COLL ? ops[i].op.comm->nchannels : 1; /* at most */
   if (!(items = malloc(sizeof(*items) * (size_t)nitems))) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a device launch of %d operation(s)", n);
     goto out;

@@ -55,7 +55,7 @@ xcclResult_t cuda_connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
   for (int i = 0; i < n && res == xcclSuccess; i++) {
     const group_op_t *op = &ops[i].op;
-    if (op->comm != comm || op->kind == GROUP_RING || op->peer == comm->rank) continue;
+    if (op->comm != comm || op->kind == GROUP_COLL || op->peer == comm->rank) continue;
     int send = op->kind == GROUP_SEND;
     if ((send ? comm->p2p_send : comm->p2p_recv)[COMM_P2P_USER][op->peer].ready) continue;
     if (send)
@@ -95,7 +95,7 @@ xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, in
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i].op;
     xcclComm_t comm = op->comm;
-    if (op->kind == GROUP_RING) {
+    if (op->kind == GROUP_COLL) {
       int ci = 0;
       while (ci < ncomms - 1 && comms[ci] != comm) ci++;
       ring[ci] = 1;
@@ -121,7 +121,7 @@ xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, in
 /* The lane (thread block) of operation op on comm number ci: ring channel
  * c, or the connection to op's peer in its direction. */
 long cuda_lane_key(int ci, const group_op_t *op, int c) {
-  if (op->kind == GROUP_RING) return (long)ci * CUDA_LANES_PER_COMM + c;
+  if (op->kind == GROUP_COLL) return (long)ci * CUDA_LANES_PER_COMM + c;
   return (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + (op->kind != GROUP_SEND);
 }
 
@@ -137,14 +137,14 @@ xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, in
                    ops[0].op.coll.name, ops[0].op.comm->rank);
   if (max_blocks <= 0) return xcclSuccess;
   int cap = 0, nkeys = 0;
-  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_RING ? ops[i].op.comm->nchannels : 1;
+  for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_COLL ? ops[i].op.comm->nchannels : 1;
   long *keys = malloc(sizeof(long) * (size_t)(cap ? cap : 1));
   if (!keys) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i].op;
     int ci = 0, nch = 1;
     while (ci < ncomms - 1 && comms[ci] != op->comm) ci++;
-    if (op->kind == GROUP_RING)
+    if (op->kind == GROUP_COLL)
       nch = ring_nchannels_for(op->coll.count * xcclTypeSize(op->coll.type), op->comm->nchannels);
     else if (op->peer == op->comm->rank)
       continue; /* a copy */

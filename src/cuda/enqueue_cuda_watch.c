@@ -58,12 +58,12 @@ static void flight_report(cuda_flight_t *f) {
     xcclComm_t comm = op->comm;
     char what[240], where[320], peer[160];
     group_op_describe(op, what, sizeof(what));
-    if (op->kind == GROUP_RING)
+    if (op->kind == GROUP_COLL)
       snprintf(where, sizeof(where), "%s: ring on the GPU, channel %d, loop %llu step %d", what, f->work[w].channel,
                (unsigned long long)st.loop, st.action);
     else
       snprintf(where, sizeof(where), "%s: slot %d (on the GPU)", what, st.action);
-    int p = op->kind != GROUP_RING ? op->peer : st.waiting_on_recv ? comm->prev : comm->next;
+    int p = op->kind != GROUP_COLL ? op->peer : st.waiting_on_recv ? comm->prev : comm->next;
     comm_peer_desc(comm, p, peer, sizeof(peer));
     slot_fifo_t *wf = f->fifos[2 * w + (st.waiting_on_recv ? 1 : 0)];
     switch (st.kind) {

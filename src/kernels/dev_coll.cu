@@ -185,7 +185,7 @@ __device__ void kcu_finish_action(kcu_block *bk, const kcu_fifo_t *send, uint64_
 __device__ int kcu_run_ring(kcu_block *bk, const kcu_work_t *w, kcu_shared *sh) {
   size_t esize = kcu_type_size(w->type);
   ring_iter_t it;
-  ring_iter_init(&it, (ring_coll_t)w->coll, w->nranks, w->position, w->root, w->count, esize, w->send.slot_size,
+  ring_iter_init(&it, (coll_kind_t)w->coll, w->nranks, w->position, w->root, w->count, esize, w->send.slot_size,
                  w->nchannels, w->channel);
   uint64_t ss = w->send_step, rs = w->recv_step;
   int divk = w->redop == xcclAvg ? w->nranks : 0;

@@ -3,12 +3,13 @@
  * items over slot fifos (slots.h) until all are done, polling the transport
  * while it waits, with a deadline and the abort flag checked throughout.
  *
- * A work item is one stream of actions on one lane (a fifo pair: a ring
- * channel, or the connection to one peer in one direction). Items on the
- * same lane run in issue order; items on different lanes interleave, which
- * is what lets a group of sends and receives, or of collectives, complete
- * without deadlock. An item is done when its last action ran and the
- * transport took all its sends.
+ * A work item is one stream of actions on one lane (fifos whose messages
+ * go in order: a ring channel, an algorithm's own connections such as
+ * recursive doubling's partners, or the connection to one peer in one
+ * direction). Items on the same lane run in issue order; items on different
+ * lanes interleave, which is what lets a group of sends and receives, or of
+ * collectives, complete without deadlock. An item is done when its last
+ * action ran and the transport took all its sends.
  */
 #ifndef XCCL_KERNELS_HOST_ENGINE_H
 #define XCCL_KERNELS_HOST_ENGINE_H

@@ -24,7 +24,7 @@ typedef struct {
 } ring_channel_t;
 
 typedef struct {
-  ring_coll_t coll;
+  coll_kind_t coll;
   const void *sendbuff; /* may be NULL where the schedule never reads it */
   void *recvbuff;       /* may be NULL where the schedule never writes it */
   /* Elements per rank block for all-gather (sendcount) and reduce-scatter

@@ -76,7 +76,7 @@ typedef struct {
   int channel; /* RING: channel index c of nchannels */
   int type;    /* xcclDataType_t */
   int redop;   /* xcclRedOp_t (RING with a reduction) */
-  int coll;    /* ring_coll_t */
+  int coll;    /* coll_kind_t */
   int nranks, position, root, nchannels;
   size_t count; /* the schedule's count (ring_schedule.h) */
   const void *sendbuff;

@@ -39,13 +39,13 @@
 #include "hd.h"
 
 typedef enum {
-  RING_COLL_ALLREDUCE = 0,
-  RING_COLL_ALLGATHER,
-  RING_COLL_REDUCESCATTER,
-  RING_COLL_BROADCAST,
-  RING_COLL_REDUCE,
-  RING_COLL_NCOLLS
-} ring_coll_t;
+  COLL_ALLREDUCE = 0,
+  COLL_ALLGATHER,
+  COLL_REDUCESCATTER,
+  COLL_BROADCAST,
+  COLL_REDUCE,
+  COLL_NKINDS
+} coll_kind_t;
 
 enum {
   RING_SEND = 1 << 0,   /* sends a slot to the next rank */
@@ -59,40 +59,40 @@ enum {
 static inline XCCL_HD int ring_mod(int a, int k) { return ((a % k) + k) % k; }
 
 /* Actions per loop. k >= 2. */
-static inline XCCL_HD int ring_nactions(ring_coll_t coll, int k) {
+static inline XCCL_HD int ring_nactions(coll_kind_t coll, int k) {
   switch (coll) {
-    case RING_COLL_ALLREDUCE: return 2 * k - 1;
-    case RING_COLL_ALLGATHER:
-    case RING_COLL_REDUCESCATTER: return k;
+    case COLL_ALLREDUCE: return 2 * k - 1;
+    case COLL_ALLGATHER:
+    case COLL_REDUCESCATTER: return k;
     default: return 1;
   }
 }
 
 /* Flags of action j for position r, and the block it works on. */
-static inline XCCL_HD int ring_action(ring_coll_t coll, int k, int r, int root, int j, int *block_p) {
+static inline XCCL_HD int ring_action(coll_kind_t coll, int k, int r, int root, int j, int *block_p) {
   switch (coll) {
-    case RING_COLL_ALLREDUCE:
+    case COLL_ALLREDUCE:
       if (j == 0) return *block_p = ring_mod(r - 1, k), RING_INPUT | RING_SEND;
       if (j < k - 1) return *block_p = ring_mod(r - 1 - j, k), RING_RECV | RING_INPUT | RING_REDUCE | RING_SEND;
       if (j == k - 1)
         return *block_p = r, RING_RECV | RING_INPUT | RING_REDUCE | RING_FINAL | RING_OUTPUT | RING_SEND;
       *block_p = ring_mod(r - (j - k + 1), k);
       return j < 2 * k - 2 ? (RING_RECV | RING_OUTPUT | RING_SEND) : (RING_RECV | RING_OUTPUT);
-    case RING_COLL_ALLGATHER:
+    case COLL_ALLGATHER:
       if (j == 0) return *block_p = r, RING_INPUT | RING_OUTPUT | RING_SEND;
       *block_p = ring_mod(r - j, k);
       return j < k - 1 ? (RING_RECV | RING_OUTPUT | RING_SEND) : (RING_RECV | RING_OUTPUT);
-    case RING_COLL_REDUCESCATTER:
+    case COLL_REDUCESCATTER:
       if (j == 0) return *block_p = ring_mod(r - 1, k), RING_INPUT | RING_SEND;
       if (j < k - 1) return *block_p = ring_mod(r - 1 - j, k), RING_RECV | RING_INPUT | RING_REDUCE | RING_SEND;
       return *block_p = r, RING_RECV | RING_INPUT | RING_REDUCE | RING_FINAL | RING_OUTPUT;
-    case RING_COLL_BROADCAST: {
+    case COLL_BROADCAST: {
       int d = ring_mod(r - root, k);
       *block_p = 0;
       if (d == 0) return RING_INPUT | RING_OUTPUT | RING_SEND;
       return d < k - 1 ? (RING_RECV | RING_OUTPUT | RING_SEND) : (RING_RECV | RING_OUTPUT);
     }
-    case RING_COLL_REDUCE: {
+    case COLL_REDUCE: {
       int d = ring_mod(r - root - 1, k);
       *block_p = 0;
       if (d == 0) return RING_INPUT | RING_SEND;
@@ -143,7 +143,7 @@ static inline XCCL_HD void ring_sched_channel_range(size_t count, size_t esize, 
 /* One channel of one ring collective, walked action by action. The fields
  * are the iterator's; executors read loop, action and done for messages. */
 typedef struct {
-  ring_coll_t coll;
+  coll_kind_t coll;
   int k, r, root;         /* ring size, this rank's position, the root's position */
   size_t count;           /* the schedule's count (per rank block for all-gather and reduce-scatter) */
   size_t elem_base, elems; /* the channel's elements */
@@ -157,7 +157,7 @@ typedef struct {
 
 static inline XCCL_HD void ring_iter_start_loop(ring_iter_t *it) {
   size_t rem = it->elems - it->loop_off, per = rem;
-  if (it->coll == RING_COLL_ALLREDUCE) { /* the loop's elements are split k ways */
+  if (it->coll == COLL_ALLREDUCE) { /* the loop's elements are split k ways */
     per = (rem + (size_t)it->k - 1) / (size_t)it->k;
     per = (per + it->align - 1) / it->align * it->align;
   }
@@ -167,7 +167,7 @@ static inline XCCL_HD void ring_iter_start_loop(ring_iter_t *it) {
 
 /* Channel c of nchannels, with slots of slot_size bytes. Done at once when
  * the channel has no elements. */
-static inline XCCL_HD void ring_iter_init(ring_iter_t *it, ring_coll_t coll, int k, int r, int root, size_t count,
+static inline XCCL_HD void ring_iter_init(ring_iter_t *it, coll_kind_t coll, int k, int r, int root, size_t count,
                                           size_t esize, size_t slot_size, int nchannels, int c) {
   it->coll = coll;
   it->k = k;
@@ -197,7 +197,7 @@ static inline XCCL_HD int ring_iter_action(const ring_iter_t *it, const int *rin
   int b;
   int flags = ring_action(it->coll, it->k, it->r, it->root, it->action, &b);
   size_t o = it->loop_off;
-  if (it->coll == RING_COLL_ALLREDUCE) {
+  if (it->coll == COLL_ALLREDUCE) {
     size_t first = o + (size_t)b * it->per;
     first = first < it->elems ? first : it->elems;
     *n_p = it->elems - first < it->per ? it->elems - first : it->per;
@@ -207,15 +207,15 @@ static inline XCCL_HD int ring_iter_action(const ring_iter_t *it, const int *rin
   size_t blk = (size_t)(ring ? ring[b] : b) * it->count;
   *n_p = it->elems - o < it->per ? it->elems - o : it->per;
   *in_p = *out_p = it->elem_base + o;
-  if (it->coll == RING_COLL_ALLGATHER) *out_p += blk;
-  if (it->coll == RING_COLL_REDUCESCATTER) *in_p += blk;
+  if (it->coll == COLL_ALLGATHER) *out_p += blk;
+  if (it->coll == COLL_REDUCESCATTER) *in_p += blk;
   return flags;
 }
 
 /* Moves to the next action; sets done after the last. */
 static inline XCCL_HD void ring_iter_next(ring_iter_t *it) {
   if (++it->action < ring_nactions(it->coll, it->k)) return;
-  it->loop_off += it->per * (it->coll == RING_COLL_ALLREDUCE ? (size_t)it->k : 1);
+  it->loop_off += it->per * (it->coll == COLL_ALLREDUCE ? (size_t)it->k : 1);
   it->loop++;
   if (it->loop_off >= it->elems)
     it->done = 1;
@@ -229,7 +229,7 @@ static inline XCCL_HD void ring_iter_count_steps(const ring_iter_t *start, uint6
   ring_iter_t it = *start;
   uint64_t loops = 0, sends = 0, recvs = 0;
   while (!it.done) { /* the loops, without walking their actions */
-    it.loop_off += it.per * (it.coll == RING_COLL_ALLREDUCE ? (size_t)it.k : 1);
+    it.loop_off += it.per * (it.coll == COLL_ALLREDUCE ? (size_t)it.k : 1);
     loops++;
     if (it.loop_off >= it.elems)
       it.done = 1;

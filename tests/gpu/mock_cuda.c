@@ -589,7 +589,7 @@ static int check_size(mock_block_t *bk, const kcu_fifo_t *f, uint64_t step, size
 static int run_ring(mock_block_t *bk, const kcu_work_t *w) {
   size_t es = xcclTypeSize((xcclDataType_t)w->type);
   ring_iter_t it;
-  ring_iter_init(&it, (ring_coll_t)w->coll, w->nranks, w->position, w->root, w->count, es, w->send.slot_size,
+  ring_iter_init(&it, (coll_kind_t)w->coll, w->nranks, w->position, w->root, w->count, es, w->send.slot_size,
                  w->nchannels, w->channel);
   uint64_t ss = w->send_step, rs = w->recv_step;
   int r = 0;

@@ -115,7 +115,7 @@ static void twin_items(const ring_args_t *a, const kern_env_t *env, int lane0, t
 /* ---- one case, three ways ---------------------------------------------------- */
 
 typedef struct {
-  ring_coll_t coll;
+  coll_kind_t coll;
   int k, nch, root; /* root: a ring position */
   size_t count, slot_size;
   xcclDataType_t type;
@@ -140,8 +140,8 @@ static void run_case(const plan_case_t *pc, unsigned twins, unsigned char *out[M
   if (pc->permuted && k % 2 == 0)
     for (int p = 0; p < k; p++) ring_map[p] = k - 1 - p; /* a permutation for even k too */
   size_t send_n = count, recv_n = count;
-  if (pc->coll == RING_COLL_ALLGATHER) recv_n = count * (size_t)k;
-  if (pc->coll == RING_COLL_REDUCESCATTER) send_n = count * (size_t)k;
+  if (pc->coll == COLL_ALLGATHER) recv_n = count * (size_t)k;
+  if (pc->coll == COLL_REDUCESCATTER) send_n = count * (size_t)k;
   slot_fifo_t *fifo[MAX_K][MAX_CH]; /* from position p to p + 1 */
   uint64_t send_step[MAX_K][MAX_CH], recv_step[MAX_K][MAX_CH];
   ring_channel_t chans[MAX_K][MAX_CH];
@@ -166,8 +166,8 @@ static void run_case(const plan_case_t *pc, unsigned twins, unsigned char *out[M
     sendbuf[p] = malloc(send_n * es + 1);
     out[p] = calloc(recv_n * es + 1, 1);
     for (size_t i = 0; i < send_n * es; i++) sendbuf[p][i] = (unsigned char)mix((uint64_t)rank * 1000003u + i);
-    int has_send = pc->coll != RING_COLL_BROADCAST || p == pc->root;
-    int has_recv = pc->coll != RING_COLL_REDUCE || p == pc->root;
+    int has_send = pc->coll != COLL_BROADCAST || p == pc->root;
+    int has_recv = pc->coll != COLL_REDUCE || p == pc->root;
     args[p] = (ring_args_t){.coll = pc->coll,
                             .sendbuff = has_send ? sendbuf[p] : NULL,
                             .recvbuff = has_recv ? out[p] : NULL,
@@ -266,14 +266,14 @@ int main(void) {
   const size_t counts[] = {1, 7, 64, 1000, 5003};
   const size_t slots[] = {64, 256, 4096};
   int ncases = 0;
-  for (int coll = 0; coll < RING_COLL_NCOLLS; coll++)
+  for (int coll = 0; coll < COLL_NKINDS; coll++)
     for (int k = 2; k <= MAX_K; k++)
       for (int nch = 1; nch <= MAX_CH; nch++)
         for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
           /* Type, op, slot size, root and ring order vary with the case, so
            * every one of them meets every collective without a full product. */
           size_t v = (size_t)coll * 7 + (size_t)k * 3 + (size_t)nch + ci * 5;
-          plan_case_t pc = {.coll = (ring_coll_t)coll,
+          plan_case_t pc = {.coll = (coll_kind_t)coll,
                             .k = k,
                             .nch = nch,
                             .root = (int)(v % (size_t)k),

@@ -8,14 +8,14 @@
 #include "tuning.h"
 
 static void expect_forced(const char *text, int coll, int algo) {
-  int f[RING_COLL_NCOLLS];
+  int f[COLL_NKINDS];
   xcclResult_t r = tuning_parse(text, f);
   CHECK(r == xcclSuccess, "XCCL_ALGO=%s refused: %s", text, err_last());
   if (r == xcclSuccess) CHECK(f[coll] == algo, "XCCL_ALGO=%s: collective %d got %d, want %d", text, coll, f[coll], algo);
 }
 
 static void expect_refused(const char *text, const char *words) {
-  int f[RING_COLL_NCOLLS] = {7, 7, 7, 7, 7};
+  int f[COLL_NKINDS] = {7, 7, 7, 7, 7};
   xcclResult_t r = tuning_parse(text, f);
   CHECK(r == xcclInvalidUsage, "XCCL_ALGO=%s accepted", text);
   CHECK(strstr(err_last(), words) != NULL, "XCCL_ALGO=%s: message '%s' lacks '%s'", text, err_last(), words);
@@ -23,17 +23,17 @@ static void expect_refused(const char *text, const char *words) {
 }
 
 int main(void) {
-  int none[RING_COLL_NCOLLS];
+  int none[COLL_NKINDS];
   CHECK(tuning_parse("", none) == xcclSuccess, "empty XCCL_ALGO refused");
-  for (int c = 0; c < RING_COLL_NCOLLS; c++) CHECK(none[c] == -1, "collective %d forced by an empty XCCL_ALGO", c);
+  for (int c = 0; c < COLL_NKINDS; c++) CHECK(none[c] == -1, "collective %d forced by an empty XCCL_ALGO", c);
 
-  expect_forced("rd", RING_COLL_ALLREDUCE, ALGO_RD);
-  expect_forced("rd", RING_COLL_BROADCAST, -1); /* rd does not serve broadcast: left to the model */
-  expect_forced("ring", RING_COLL_REDUCESCATTER, ALGO_RING);
-  expect_forced("allreduce:rd", RING_COLL_ALLREDUCE, ALGO_RD);
-  expect_forced("allreduce:rd", RING_COLL_ALLGATHER, -1);
-  expect_forced("ALLREDUCE:RING,broadcast:ring", RING_COLL_ALLREDUCE, ALGO_RING);
-  expect_forced("ALLREDUCE:RING,broadcast:ring", RING_COLL_BROADCAST, ALGO_RING);
+  expect_forced("rd", COLL_ALLREDUCE, ALGO_RD);
+  expect_forced("rd", COLL_BROADCAST, -1); /* rd does not serve broadcast: left to the model */
+  expect_forced("ring", COLL_REDUCESCATTER, ALGO_RING);
+  expect_forced("allreduce:rd", COLL_ALLREDUCE, ALGO_RD);
+  expect_forced("allreduce:rd", COLL_ALLGATHER, -1);
+  expect_forced("ALLREDUCE:RING,broadcast:ring", COLL_ALLREDUCE, ALGO_RING);
+  expect_forced("ALLREDUCE:RING,broadcast:ring", COLL_BROADCAST, ALGO_RING);
 
   expect_refused("tree", "'tree' is not an algorithm");
   expect_refused("allreduce:ringg", "not an algorithm");
@@ -45,25 +45,25 @@ int main(void) {
    * instead of log2 k times it); the other collectives always ring. */
   const size_t slot = 512 * 1024;
   for (int k = 2; k <= 64; k++) {
-    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, k, slot) == ALGO_RD, "%d ranks, 8 B: not rd", k);
-    CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 64u << 20, k, slot) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
-    CHECK(tuning_pick(none, RING_COLL_ALLGATHER, 8, k, slot) == ALGO_RING, "%d ranks all-gather: not ring", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot) == ALGO_RD, "%d ranks, 8 B: not rd", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
+    CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot) == ALGO_RING, "%d ranks all-gather: not ring", k);
   }
-  CHECK(tuning_pick(none, RING_COLL_ALLREDUCE, 8, 1, slot) == ALGO_RING, "1 rank");
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 1, slot) == ALGO_RING, "1 rank");
   /* The crossover moves up with the rank count (more ring hops to save). */
   size_t prev = 0;
   for (int k = 3; k <= 9; k++) {
     size_t lo = 8, hi = 64u << 20;
     while (hi - lo > 8) {
       size_t mid = lo + (hi - lo) / 2;
-      if (tuning_pick(none, RING_COLL_ALLREDUCE, mid, k, slot) == ALGO_RD) lo = mid; else hi = mid;
+      if (tuning_pick(none, COLL_ALLREDUCE, mid, k, slot) == ALGO_RD) lo = mid; else hi = mid;
     }
     if (k == 4 || k == 8) CHECK(lo > prev, "crossover at %d ranks (%zu B) not above the one before (%zu B)", k, lo, prev);
     if (k == 4 || k == 8) prev = lo;
     printf("crossover rd -> ring at %d ranks: %zu bytes\n", k, lo);
   }
-  int forced[RING_COLL_NCOLLS];
+  int forced[COLL_NKINDS];
   tuning_parse("allreduce:ring", forced);
-  CHECK(tuning_pick(forced, RING_COLL_ALLREDUCE, 8, 16, slot) == ALGO_RING, "forced ring ignored");
+  CHECK(tuning_pick(forced, COLL_ALLREDUCE, 8, 16, slot) == ALGO_RING, "forced ring ignored");
   return test_finish("tuning");
 }

@@ -1,0 +1,25 @@
+/* algo.c — the algorithm table (algo.h). */
+#include "algo.h"
+
+#include "comm.h"
+
+const algo_desc_t *const algo_table[ALGO_COUNT] = {
+    [ALGO_RING] = &algo_ring,
+    [ALGO_RD] = &algo_rd,
+};
+
+void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p) {
+  (void)nranks, (void)rank;
+  peers_p->nsend = peers_p->nrecv = 0;
+}
+
+const char *algo_name(algo_t a) { return (unsigned)a < ALGO_COUNT ? algo_table[a]->name : "?"; }
+
+int algo_serves(algo_t a, coll_kind_t coll) { return (algo_table[a]->colls >> coll) & 1u; }
+
+void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p) {
+  if (comm->algo_connected & (1u << a))
+    algo_peers_none(comm->nranks, comm->rank, peers_p);
+  else
+    algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
+}

@@ -1,0 +1,110 @@
+/*
+ * algo.h — the algorithms that run collectives, as one table. Each
+ * algorithm is a descriptor (algo_desc_t) saying which collectives it runs,
+ * what it costs, what a launch of one operation takes and builds, and which
+ * connections it needs beyond the ring channels made at init. The tuner
+ * (tuning.c) chooses among the descriptors and the group launch (group.c)
+ * goes through them; neither names an algorithm.
+ *
+ * Adding an algorithm: a file algo_<name>.c that defines its descriptor, a
+ * value of algo_t with its line in algo_table (algo.c), and the file in
+ * CMakeLists.txt.
+ *
+ * Contract of the slots, all called on the thread that runs the operation,
+ * holding its communicator, never blocking:
+ * - cost: only for collectives the algorithm serves, on 2 or more ranks.
+ * - scratch_bytes, then build: once each per operation and launch, with the
+ *   same arguments; build's memory is the launch's until kern_run returns.
+ * - peers: what the launch connects (comm_connect_p2p, set COMM_P2P_ALGO)
+ *   before the communicator's first operation that runs the algorithm; the
+ *   connections are kept until the communicator is destroyed, and build may
+ *   use them.
+ */
+#ifndef XCCL_CORE_ALGO_H
+#define XCCL_CORE_ALGO_H
+
+#include <stddef.h>
+
+#include "host_engine.h"
+#include "ring_schedule.h"
+#include "xccl.h"
+
+struct xcclComm;
+
+/* An algorithm: its index in algo_table. ALGO_RING serves every collective
+ * and runs when there is nothing to choose from (one rank). */
+typedef enum { ALGO_RING = 0, ALGO_RD = 1, ALGO_COUNT } algo_t;
+
+/* A collective's arguments as checked by enqueue.c. */
+typedef struct {
+  const char *name; /* "allreduce", for messages */
+  coll_kind_t coll;
+  const void *sendbuff;
+  void *recvbuff;
+  size_t count;                  /* the schedule's count (see host_ring.h) */
+  size_t send_elems, recv_elems; /* what this rank reads and writes; 0 = unused here */
+  xcclDataType_t type;
+  xcclRedOp_t op; /* xcclNumOps when the collective has none */
+  int root;       /* -1 when the collective has none */
+  algo_t algo;    /* chosen at submission (tuning.h) */
+} coll_args_t;
+
+/* The cost model's constants: a per-step latency and a link bandwidth. They
+ * are the socket transport on loopback as measured here with xccl-perf
+ * (8-byte all-reduce on 2 ranks: ~60 us for the ring's 2 steps, ~33 us for
+ * recursive doubling's 1; 16 MiB: ~2.2 GB/s bus bandwidth); they decide
+ * crossovers, not absolute times. */
+#define ALGO_ALPHA_S 30e-6
+#define ALGO_BETA_BPS 1.5e9
+
+/* Lanes (host_engine.h) of an operation, counted from the communicator's
+ * first lane in the launch. Items on one lane run in issue order. */
+#define ALGO_LANE_CHANNEL 0 /* + channel: an algorithm's items on the ring channels, one per channel */
+/* Every algorithm's items on the COMM_P2P_ALGO connections: the algorithms
+ * share those fifos, so their operations must run one after the other. */
+#define ALGO_LANE_PEERS 900
+
+#define ALGO_MAX_PEERS 64
+
+/* Peers an algorithm sends to and receives from over COMM_P2P_ALGO. */
+typedef struct {
+  int nsend, nrecv;
+  int send[ALGO_MAX_PEERS], recv[ALGO_MAX_PEERS];
+} algo_peers_t;
+
+typedef struct {
+  const char *name; /* as XCCL_ALGO spells it */
+  unsigned colls;   /* the collectives it serves: bit 1u << coll */
+  /* Seconds coll of `bytes` (the schedule's count times the element size)
+   * takes on nranks ranks with slots of slot bytes, by ALGO_ALPHA_S and
+   * ALGO_BETA_BPS: compared with the other algorithms' to choose. */
+  double (*cost)(coll_kind_t coll, size_t bytes, int nranks, size_t slot);
+  int max_items; /* work items build writes at most */
+  /* Scratch one operation's launch needs (build's `scratch`). */
+  size_t (*scratch_bytes)(const coll_args_t *a, const struct xcclComm *comm);
+  /* Lays out the operation's work items in scratch (aligned as malloc's,
+   * not zeroed), on lanes lane0 + ALGO_LANE_*, and writes pointers to them
+   * to items; returns how many. a must outlive the items. */
+  int (*build)(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items);
+  /* The COMM_P2P_ALGO connections it needs on a communicator of nranks, seen
+   * from rank. algo_peers_none: none, it runs on the ring channels. */
+  void (*peers)(int nranks, int rank, algo_peers_t *peers_p);
+} algo_desc_t;
+
+/* Indexed by algo_t; every slot filled. */
+extern const algo_desc_t *const algo_table[ALGO_COUNT];
+
+extern const algo_desc_t algo_ring; /* algo_ring.c */
+extern const algo_desc_t algo_rd;   /* algo_rd.c */
+
+/* The `peers` of an algorithm that needs no connections of its own. */
+void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
+
+/* The name of a (as XCCL_ALGO spells it), "?" when it is none. */
+const char *algo_name(algo_t a);
+/* 1 if a serves coll. */
+int algo_serves(algo_t a, coll_kind_t coll);
+/* The connections a needs on comm that are not made yet (none once made). */
+void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * algo_ring.c — the ring algorithm: every collective, on the communicator's
+ * ring channels (host_ring.h), one work item per channel.
+ */
+#include <math.h>
+
+#include "algo.h"
+#include "comm.h"
+
+/*
+ * For k ranks, B bytes and slots of S bytes (ring_schedule.h's steps):
+ *   all-reduce: 2(k-1) steps of B/k, pipelined over ceil(B/(kS)) loops:
+ *     (2(k-1) + loops - 1) ALPHA + 2(k-1)/k B / BETA
+ *   all-gather, reduce-scatter (B: one rank's block): k-1 steps per loop,
+ *     ceil(B/S) loops: (k-1 + loops - 1) ALPHA + (k-1) B / BETA
+ *   broadcast, reduce: a chain of k-1 hops, ceil(B/S) pieces:
+ *     (k-1 + loops - 1) ALPHA + B / BETA
+ * Only all-reduce has another algorithm to compare with today.
+ */
+static double ring_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
+  double k = nranks, b = (double)bytes, s = (double)(slot ? slot : 1);
+  if (coll == COLL_ALLREDUCE) {
+    double loops = b > 0 ? ceil(b / (k * s)) : 1;
+    return (2 * (k - 1) + loops - 1) * ALGO_ALPHA_S + 2 * (k - 1) / k * b / ALGO_BETA_BPS;
+  }
+  double loops = b > 0 ? ceil(b / s) : 1;
+  int gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
+  return (k - 1 + loops - 1) * ALGO_ALPHA_S + (gathers ? k - 1 : 1) * b / ALGO_BETA_BPS;
+}
+
+/* One operation's scratch. */
+typedef struct {
+  ring_args_t args;
+  ring_channel_t chans[XCCL_MAX_CHANNELS];
+  ring_item_t items[XCCL_MAX_CHANNELS];
+} ring_launch_t;
+
+static size_t ring_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm) {
+  (void)a, (void)comm;
+  return sizeof(ring_launch_t);
+}
+
+static int ring_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+  ring_launch_t *l = scratch;
+  /* Every rank computes the same number from the same count; the CUDA path
+   * asks the same function. */
+  int nch = ring_nchannels_for(a->count * xcclTypeSize(a->type), comm->nchannels);
+  for (int c = 0; c < nch; c++) {
+    comm_channel_t *ch = &comm->channels[c];
+    l->chans[c] = (ring_channel_t){ch->send, ch->recv, &ch->send_step, &ch->recv_step};
+  }
+  l->args = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count,
+                          .type = a->type, .op = a->op, .nranks = comm->nranks,
+                          .position = comm->ring_pos[comm->rank], .root = comm->ring_pos[a->root < 0 ? 0 : a->root],
+                          .ring = comm->ring, .nchannels = nch, .channels = l->chans};
+  host_ring_items(&l->args, &comm->env, lane0 + ALGO_LANE_CHANNEL, l->items);
+  for (int c = 0; c < nch; c++) items[c] = &l->items[c].base;
+  return nch;
+}
+
+const algo_desc_t algo_ring = {
+    .name = "ring",
+    .colls = (1u << COLL_NKINDS) - 1,
+    .cost = ring_cost,
+    .max_items = XCCL_MAX_CHANNELS,
+    .scratch_bytes = ring_scratch_bytes,
+    .build = ring_build,
+    .peers = algo_peers_none,
+};
