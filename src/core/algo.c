@@ -4,8 +4,9 @@
 #include "comm.h"
 
 const algo_desc_t *const algo_table[ALGO_COUNT] = {
-    [ALGO_RING] = &algo_ring,
-    [ALGO_RD] = &algo_rd,
+#define ALGO_TABLE_ENTRY(E, n) [ALGO_##E] = &algo_##n,
+    XCCL_ALGO_LIST(ALGO_TABLE_ENTRY)
+#undef ALGO_TABLE_ENTRY
 };
 
 void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p) {

@@ -6,8 +6,8 @@
  * (tuning.c) chooses among the descriptors and the group launch (group.c)
  * goes through them; neither names an algorithm.
  *
- * Adding an algorithm: a file algo_<name>.c that defines its descriptor, a
- * value of algo_t with its line in algo_table (algo.c), and the file in
+ * Adding an algorithm: a file algo_<name>.c that defines its descriptor
+ * algo_<name>, its entry in XCCL_ALGO_LIST below, and the file in
  * CMakeLists.txt.
  *
  * Contract of the slots, all called on the thread that runs the operation,
@@ -31,9 +31,21 @@
 
 struct xcclComm;
 
-/* An algorithm: its index in algo_table. ALGO_RING serves every collective
- * and runs when there is nothing to choose from (one rank). */
-typedef enum { ALGO_RING = 0, ALGO_RD = 1, ALGO_COUNT } algo_t;
+/* The algorithms, in table order: X(ENUM, name) gives ALGO_<ENUM> and the
+ * descriptor algo_<name>. ALGO_RING serves every collective and runs when
+ * there is nothing to choose from (one rank); the tuner prefers the earlier
+ * entry when two cost the same. */
+#define XCCL_ALGO_LIST(X) \
+  X(RING, ring)           \
+  X(RD, rd)
+
+/* An algorithm: its index in algo_table. */
+typedef enum {
+#define ALGO_ENUM_ENTRY(E, n) ALGO_##E,
+  XCCL_ALGO_LIST(ALGO_ENUM_ENTRY)
+#undef ALGO_ENUM_ENTRY
+      ALGO_COUNT
+} algo_t;
 
 /* A collective's arguments as checked by enqueue.c. */
 typedef struct {
@@ -94,8 +106,9 @@ typedef struct {
 /* Indexed by algo_t; every slot filled. */
 extern const algo_desc_t *const algo_table[ALGO_COUNT];
 
-extern const algo_desc_t algo_ring; /* algo_ring.c */
-extern const algo_desc_t algo_rd;   /* algo_rd.c */
+#define ALGO_DESC_DECL(E, n) extern const algo_desc_t algo_##n; /* algo_<name>.c */
+XCCL_ALGO_LIST(ALGO_DESC_DECL)
+#undef ALGO_DESC_DECL
 
 /* The `peers` of an algorithm that needs no connections of its own. */
 void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
