@@ -67,3 +67,8 @@ endforeach()
 # xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
 add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# Ranks killed at random moments (SIGKILL, SIGPIPE) over shared memory and
+# sockets, 200 jobs: no segment left in /dev/shm, no rank process left.
+add_test(NAME mp_kill_leak COMMAND bash ${mp}/kill_leak.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf> 200)
+set_tests_properties(mp_kill_leak PROPERTIES LABELS multiproc TIMEOUT 900 ENVIRONMENT "${XCCL_TEST_ENV}")
