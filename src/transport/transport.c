@@ -65,11 +65,14 @@ xcclResult_t transport_check_config(void) {
   return xcclSuccess;
 }
 
-const xccl_transport_v1_t *transport_required(void) {
-  if (strcasecmp(config_str(CFG_TRANSPORT), "shm") != 0) return NULL;
+const xccl_transport_v1_t *transport_completed(const xccl_transport_v1_t *table) {
   for (int i = 0; i < TRANSPORT_N; i++)
-    if (transport_table[i] == &transport_shm) return transport_at(i);
+    if (transport_table[i] == table) return transport_at(i);
   return NULL;
+}
+
+const xccl_transport_v1_t *transport_required(void) {
+  return strcasecmp(config_str(CFG_TRANSPORT), "shm") == 0 ? transport_completed(&transport_shm) : NULL;
 }
 
 /* Whether a transport after the i-th could take the connection instead. */

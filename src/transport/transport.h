@@ -109,6 +109,10 @@ typedef struct xccl_transport_v1 {
 int transport_count(void);
 const xccl_transport_v1_t *transport_at(int i);
 
+/* The table transport_at gives for one of the tables below (what a
+ * connection's transport points to); NULL when it is not in the table. */
+const xccl_transport_v1_t *transport_completed(const xccl_transport_v1_t *table);
+
 /* XCCL_TRANSPORT is empty or names a transport (shm, socket: the network
  * only); xcclInvalidUsage with a sentence otherwise. */
 xcclResult_t transport_check_config(void);
