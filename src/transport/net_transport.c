@@ -14,7 +14,10 @@
 typedef struct {
   const xccl_net_ops_v1_t *net;
   int is_send;
-  net_handle_t handle; /* sender: the receiver's handle, then connect()'s progress (net.h) */
+  /* Sender: the receiver's handle, then connect()'s progress (net.h), which
+   * a transport keeps as its own struct in the bytes after NET_HANDLE_PUBLIC:
+   * aligned as malloc would align it. */
+  _Alignas(16) net_handle_t handle;
   void *listen;        /* receiver, until it accepted */
   void *comm;          /* connected, until the proxy takes it */
   int connected;       /* connect() finished: nothing to abandon */
