@@ -199,21 +199,8 @@ static void comm_free(struct xcclComm *comm) {
 #endif
   dump_unregister(comm); /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
-  for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    comm_channel_t *ch = &comm->channels[c];
-    if (ch->send_seg.base) shm_seg_close(&ch->send_seg);
-    else slot_fifo_destroy(ch->send);
-    if (ch->recv_seg.base) shm_seg_close(&ch->recv_seg);
-    else slot_fifo_destroy(ch->recv);
-  }
+  comm_free_conns(comm); /* their fifos with them */
   for (int set = 0; set < COMM_P2P_SETS; set++) {
-    for (int r = 0; comm->p2p_send[set] && comm->p2p_recv[set] && r < comm->nranks; r++) {
-      comm_p2p_t *ps = &comm->p2p_send[set][r], *pr = &comm->p2p_recv[set][r];
-      if (ps->seg.base) shm_seg_close(&ps->seg);
-      else slot_fifo_destroy(ps->fifo);
-      if (pr->seg.base) shm_seg_close(&pr->seg);
-      else slot_fifo_destroy(pr->fifo);
-    }
     free(comm->p2p_send[set]);
     free(comm->p2p_recv[set]);
   }
@@ -355,32 +342,15 @@ static void comm_dump_topology(const struct xcclComm *comm) {
 }
 
 static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
-  void *listen_comms[XCCL_MAX_CHANNELS] = {0};
-  comm_peer_info_t *me = &comm->peers[comm->rank];
-  xcclResult_t res;
   TRY(net_get(&comm->net));
   TRY(comm_pick_net_devs(comm));
   comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
   if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
-  for (int c = 0; c < comm->nchannels; c++) {
-    comm->channels[c].send = slot_fifo_create(me->chunk_size);
-    comm->channels[c].recv = slot_fifo_create(me->chunk_size);
-    if (!comm->channels[c].send || !comm->channels[c].recv)
-      return err_set(xcclSystemError, LOG_INIT, "out of memory for %d slots of %llu bytes", 2 * XCCL_STEPS,
-                     (unsigned long long)me->chunk_size);
-  }
-  TRY_GOTO(comm_listen_channels(comm, me, listen_comms), out);
-  TRY_GOTO(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)), out);
-  TRY_GOTO(comm_check_peers(comm), out);
-  TRY_GOTO(comm_order_ring(comm), out);
+  TRY(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)));
+  TRY(comm_check_peers(comm));
+  TRY(comm_order_ring(comm));
   comm_dump_topology(comm);
-  int shm_send[XCCL_MAX_CHANNELS] = {0}, shm_recv[XCCL_MAX_CHANNELS] = {0};
-  TRY_GOTO(comm_connect_shm(comm, shm_send, shm_recv), out);
-  TRY_GOTO(comm_connect_channels(comm, listen_comms, shm_send, shm_recv), out);
-out:
-  for (int c = 0; c < comm->nchannels; c++)
-    if (listen_comms[c]) comm->net->close_listen(listen_comms[c]);
-  return res;
+  return comm_connect_rings(comm);
 }
 
 /* More ranks on this host than this process may use cores: waiting callers

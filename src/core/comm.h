@@ -16,9 +16,9 @@
 #include "host_ring.h"
 #include "net.h"
 #include "proxy.h"
-#include "shm.h"
 #include "ring_schedule.h"
 #include "slots.h"
+#include "transport.h"
 #include "xccl.h"
 
 #define XCCL_MAX_CHANNELS 32
@@ -35,27 +35,23 @@ typedef struct {
   int32_t checksum; /* XCCL_CHECKSUM */
   uint64_t chunk_size;
   config_shared_t shared; /* the settings every rank must share (S entries of config.h) */
-  /* listen handles of this rank's receive side, one per channel */
-  unsigned char handles[XCCL_MAX_CHANNELS][NET_HANDLE_PUBLIC];
 } comm_peer_info_t;
 
 enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_SETS = 2 };
 
 /* One direction of a point-to-point connection, made when first used. */
 typedef struct {
-  slot_fifo_t *fifo;
+  slot_fifo_t *fifo; /* conn's, once ready */
   uint64_t step;
   int ready;
-  shm_seg_t seg; /* the fifo's segment when it is in shared memory */
+  transport_conn_t conn;
 } comm_p2p_t;
 
 typedef struct {
   slot_fifo_t *send; /* to comm->next */
   slot_fifo_t *recv; /* from comm->prev */
   uint64_t send_step, recv_step;
-  /* Shared memory: the fifos live in these segments (send: the next rank's
-   * receive fifo, mapped here); zeroed when the channel uses the proxy. */
-  shm_seg_t send_seg, recv_seg;
+  transport_conn_t send_conn, recv_conn; /* whose fifos send and recv are, once connected */
 } comm_channel_t;
 
 /* The device path's state of a communicator (src/cuda), made on its first
@@ -125,22 +121,16 @@ uint64_t comm_host_hash(char *host_p, size_t len);
 
 /* Makes the point-to-point connections of a set (COMM_P2P_*) a group needs:
  * sends to send_peers, receives from recv_peers (each may repeat; connected
- * ones are skipped).
- * Collective over the peers involved (p2p_setup.c). */
+ * ones are skipped). On failure those not yet started are released.
+ * Collective over the peers involved (connect.c). */
 xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
                               int nrecv);
 
-/* Sets up each channel's ring connections through the net transport and
- * hands them to the proxy (channel_setup.c). */
-xcclResult_t comm_connect_channels(struct xcclComm *comm, void **listen_comms, const int *skip_send,
-                                   const int *skip_recv);
-xcclResult_t comm_listen_channels(struct xcclComm *comm, comm_peer_info_t *me, void **listen_comms);
-
-/* Connects what can go through shared memory (shm_setup.c): sets
- * shm_send/shm_recv[c] for the channels it took; the others use sockets. */
-xcclResult_t comm_connect_shm(struct xcclComm *comm, int *shm_send, int *shm_recv);
-/* Shared memory may carry traffic between this rank and peer. */
-int comm_shm_allowed(struct xcclComm *comm, int peer);
+/* Connects each channel's ring, a send connection to comm->next and a
+ * receive connection from comm->prev, each through the first transport
+ * that can take it (transport.h), and starts the proxy (created here).
+ * Collective over all ranks, at init (connect.c). */
+xcclResult_t comm_connect_rings(struct xcclComm *comm);
 /* 1 when this build has the CUDA device path, for xccl-info. */
 int comm_cuda_built(void);
 
@@ -154,6 +144,9 @@ void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
  * send (producer = 1) and receive fifo, and every point-to-point
  * connection made so far. */
 void comm_each_fifo(struct xcclComm *comm, void (*fn)(void *ctx, slot_fifo_t *f, int producer), void *ctx);
+
+/* Releases every connection of comm (teardown, once the proxy has stopped). */
+void comm_free_conns(struct xcclComm *comm);
 
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on
  * them stop at once (a failed operation, or abort). */

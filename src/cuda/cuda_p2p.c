@@ -3,10 +3,11 @@
  * GPU's memory for device operations over shared-memory connections.
  *
  * Per fifo and side, this process keeps an entry: where its slots are here,
- * and whether it mapped (producer) or allocated (consumer) them. The fifo's
- * dev_state in shared memory carries the exchange (slots.h): the consumer
- * offers or says why not, the producer takes or declines; dev_closed tells
- * the consumer at teardown that the producer no longer maps them.
+ * and whether it mapped (producer) or allocated (consumer) them. The
+ * connection's header in shared memory (shm_conn.h) carries the exchange in
+ * dev_state: the consumer offers or says why not, the producer takes or
+ * declines; dev_closed tells the consumer at teardown that the producer no
+ * longer maps them.
  */
 #include "cuda_p2p.h"
 
@@ -22,9 +23,10 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "shm_conn.h"
 
-_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(((slot_fifo_t *)0)->dev_handle),
-               "a CUDA IPC handle must fit the fifo's dev_handle (slots.h)");
+_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(((shm_conn_hdr_t *)0)->dev_handle),
+               "a CUDA IPC handle must fit the connection's dev_handle (shm_conn.h)");
 
 #define P2P_FREE_WAIT_S 1.0 /* at comm_free, how long a consumer waits for its producer to let go */
 
@@ -32,6 +34,7 @@ typedef struct p2p_ent {
   struct p2p_ent *next;
   xcclComm_t comm;
   slot_fifo_t *f;
+  shm_conn_hdr_t *hdr; /* the connection's, as this process maps it */
   int producer, peer, channel;
   int settled; /* consumer: offered or said why not; producer: took, declined, or met a refusal */
   char *dev;   /* the data area in this process (device-visible); NULL: none */
@@ -53,9 +56,9 @@ char *cuda_p2p_area(const slot_fifo_t *f, int producer) {
   pthread_mutex_lock(&ents_lock);
   p2p_ent_t *e = ent_find_locked(f, producer);
   char *dev = e ? e->dev : NULL;
+  shm_conn_hdr_t *hdr = e ? e->hdr : NULL;
   pthread_mutex_unlock(&ents_lock);
-  if (dev && !producer &&
-      atomic_load_explicit(&((slot_fifo_t *)f)->dev_state, memory_order_acquire) == SLOT_DEV_DECLINED)
+  if (dev && !producer && atomic_load_explicit(&hdr->dev_state, memory_order_acquire) == SHM_DEV_DECLINED)
     dev = NULL; /* the producer never writes there */
   return dev;
 }
@@ -77,12 +80,12 @@ static int peer_gone(const p2p_ent_t *e) { return slot_fifo_side_gone(e->f, !e->
  * UNOFFERED with a note when it cannot. (Nothing in it is read before a
  * header marks it written, so it needs no clearing.) */
 static void offer(p2p_ent_t *e) {
-  slot_fifo_t *f = e->f;
+  shm_conn_hdr_t *hdr = e->hdr;
   cudaError_t err = cudaSuccess;
   const char *why = NULL;
   cudaIpcMemHandle_t h;
   char *dev = NULL;
-  e->bytes = slot_fifo_area_bytes(f);
+  e->bytes = slot_fifo_area_bytes(e->f);
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
   } else {
@@ -92,15 +95,15 @@ static void offer(p2p_ent_t *e) {
   if (why) {
     if (err != cudaSuccess) cudaGetLastError();
     if (dev) cudaFree(dev);
-    snprintf(f->dev_note, sizeof(f->dev_note), "rank %d did not offer GPU memory: %s%s%s", e->comm->rank, why,
+    snprintf(hdr->dev_note, sizeof(hdr->dev_note), "rank %d did not offer GPU memory: %s%s%s", e->comm->rank, why,
              err != cudaSuccess ? " failed: " : "", err != cudaSuccess ? cudaGetErrorString(err) : "");
-    atomic_store_explicit(&f->dev_state, SLOT_DEV_UNOFFERED, memory_order_release);
+    atomic_store_explicit(&hdr->dev_state, SHM_DEV_UNOFFERED, memory_order_release);
     return;
   }
-  memcpy(f->dev_handle, &h, sizeof(h));
-  f->dev_addr = (uint64_t)(uintptr_t)dev;
+  memcpy(hdr->dev_handle, &h, sizeof(h));
+  hdr->dev_addr = (uint64_t)(uintptr_t)dev;
   e->dev = dev;
-  atomic_store_explicit(&f->dev_state, SLOT_DEV_OFFERED, memory_order_release);
+  atomic_store_explicit(&hdr->dev_state, SHM_DEV_OFFERED, memory_order_release);
 }
 
 /* In the consumer's own process its area is used at its address, which a
@@ -124,19 +127,20 @@ static cudaError_t same_process_access(const void *dev, const char **why) {
  * was withdrawn meanwhile. */
 static int answer(p2p_ent_t *e) {
   slot_fifo_t *f = e->f;
+  shm_conn_hdr_t *hdr = e->hdr;
   void *dev = NULL;
   cudaError_t err = cudaSuccess;
   const char *why = NULL;
-  int32_t offered = SLOT_DEV_OFFERED;
-  if (!atomic_compare_exchange_strong(&f->dev_state, &offered, SLOT_DEV_OPENING)) return 0; /* withdrawn */
+  int32_t offered = SHM_DEV_OFFERED;
+  if (!atomic_compare_exchange_strong(&hdr->dev_state, &offered, SHM_DEV_OPENING)) return 0; /* withdrawn */
   if (config_bool(CFG_P2P_DISABLE)) {
     why = "XCCL_P2P_DISABLE=1";
   } else if (slot_fifo_side_is_me(f, 0)) {
-    dev = (void *)(uintptr_t)f->dev_addr; /* IPC cannot open a handle in its own process */
+    dev = (void *)(uintptr_t)hdr->dev_addr; /* IPC cannot open a handle in its own process */
     err = same_process_access(dev, &why);
   } else {
     cudaIpcMemHandle_t h;
-    memcpy(&h, f->dev_handle, sizeof(h));
+    memcpy(&h, hdr->dev_handle, sizeof(h));
     if ((err = cudaIpcOpenMemHandle(&dev, h, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
       why = "cudaIpcOpenMemHandle";
     else
@@ -144,13 +148,13 @@ static int answer(p2p_ent_t *e) {
   }
   if (why) {
     if (err != cudaSuccess) cudaGetLastError();
-    snprintf(f->dev_note, sizeof(f->dev_note), "rank %d cannot map the peer GPU's memory: %s%s%s", e->comm->rank,
+    snprintf(hdr->dev_note, sizeof(hdr->dev_note), "rank %d cannot map the peer GPU's memory: %s%s%s", e->comm->rank,
              why, err != cudaSuccess ? " failed: " : "", err != cudaSuccess ? cudaGetErrorString(err) : "");
-    atomic_store_explicit(&f->dev_state, SLOT_DEV_DECLINED, memory_order_release);
+    atomic_store_explicit(&hdr->dev_state, SHM_DEV_DECLINED, memory_order_release);
     return 1;
   }
   e->dev = dev;
-  atomic_store_explicit(&f->dev_state, SLOT_DEV_TAKEN, memory_order_release);
+  atomic_store_explicit(&hdr->dev_state, SHM_DEV_TAKEN, memory_order_release);
   return 1;
 }
 
@@ -166,17 +170,19 @@ static void log_settled(const p2p_ent_t *e) {
          ent_desc(e, desc, sizeof(desc)), bytes);
   else
     INFO(COLL, "rank %d: device operations on the %s move their data through mapped host memory: %s", e->comm->rank,
-         ent_desc(e, desc, sizeof(desc)), f->dev_note);
+         ent_desc(e, desc, sizeof(desc)), e->hdr->dev_note);
 }
 
 xcclResult_t cuda_p2p_settle(const cuda_p2p_need_t *needs, int n) {
   for (int i = 0; i < n; i++) {
     const cuda_p2p_need_t *d = &needs[i];
+    shm_conn_hdr_t *hdr = shm_conn_hdr(d->conn);
+    if (!hdr) continue; /* not a shared-memory connection: nothing to exchange */
     pthread_mutex_lock(&ents_lock);
-    p2p_ent_t *e = ent_find_locked(d->f, d->producer);
+    p2p_ent_t *e = ent_find_locked(d->conn->fifo, d->producer);
     if (!e && (e = calloc(1, sizeof(*e)))) {
-      *e = (p2p_ent_t){.next = ents, .comm = d->comm, .f = d->f, .producer = d->producer, .peer = d->peer,
-                       .channel = d->channel};
+      *e = (p2p_ent_t){.next = ents, .comm = d->comm, .f = d->conn->fifo, .hdr = hdr, .producer = d->producer,
+                       .peer = d->peer, .channel = d->channel};
       ents = e;
     }
     pthread_mutex_unlock(&ents_lock);
@@ -186,9 +192,9 @@ xcclResult_t cuda_p2p_settle(const cuda_p2p_need_t *needs, int n) {
     if (!e->producer) {
       offer(e);
     } else {
-      int s = atomic_load_explicit(&e->f->dev_state, memory_order_acquire);
-      if (s == SLOT_DEV_NONE) continue; /* no offer yet: the slots this time */
-      if (s == SLOT_DEV_OFFERED && !answer(e)) continue;
+      int s = atomic_load_explicit(&e->hdr->dev_state, memory_order_acquire);
+      if (s == SHM_DEV_NONE) continue; /* no offer yet: the slots this time */
+      if (s == SHM_DEV_OFFERED && !answer(e)) continue;
     }
     e->settled = 1;
     log_settled(e);
@@ -199,12 +205,12 @@ xcclResult_t cuda_p2p_settle(const cuda_p2p_need_t *needs, int n) {
 /* Teardown, consumer side: may the area be freed? Withdraws an offer not
  * taken; otherwise waits (until `deadline`) for the producer to let go. */
 static int may_free(p2p_ent_t *e, uint64_t deadline) {
-  slot_fifo_t *f = e->f;
+  shm_conn_hdr_t *hdr = e->hdr;
   for (;;) {
-    int32_t s = SLOT_DEV_OFFERED;
-    if (atomic_compare_exchange_strong(&f->dev_state, &s, SLOT_DEV_UNOFFERED)) return 1;
-    if (s == SLOT_DEV_DECLINED || s == SLOT_DEV_UNOFFERED) return 1;
-    if (s == SLOT_DEV_TAKEN && atomic_load_explicit(&f->dev_closed, memory_order_acquire)) return 1;
+    int32_t s = SHM_DEV_OFFERED;
+    if (atomic_compare_exchange_strong(&hdr->dev_state, &s, SHM_DEV_UNOFFERED)) return 1;
+    if (s == SHM_DEV_DECLINED || s == SHM_DEV_UNOFFERED) return 1;
+    if (s == SHM_DEV_TAKEN && atomic_load_explicit(&hdr->dev_closed, memory_order_acquire)) return 1;
     if (peer_gone(e)) return 1; /* its mappings went with it */
     if (clock_ns() > deadline) return 0;
     struct timespec ts = {0, 1000000};
@@ -243,7 +249,7 @@ void cuda_p2p_comm_free(xcclComm_t comm) {
   for (p2p_ent_t *e = mine; e; e = e->next) {
     if (!e->producer) continue;
     if (e->opened) cudaIpcCloseMemHandle(e->dev), cudaGetLastError();
-    if (e->dev) atomic_store_explicit(&e->f->dev_closed, 1, memory_order_release);
+    if (e->dev) atomic_store_explicit(&e->hdr->dev_closed, 1, memory_order_release);
     if (e->owned) cudaFree(e->owned), cudaGetLastError();
   }
   /* An aborting rank does not wait: its peers may be stopped or stuck. */

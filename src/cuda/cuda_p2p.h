@@ -16,7 +16,7 @@
  *
  * The exchange never waits, so a device call still returns at once: on its
  * first device operation over a fifo the consumer offers its area in the
- * fifo's header (a CUDA IPC handle, slots.h's dev_* fields); until it finds
+ * connection's header (a CUDA IPC handle, shm_conn.h's dev_* fields); until it finds
  * the offer the producer keeps writing the slots, then maps the area.
  * Several ranks on one GPU work (IPC between processes on one device), which
  * lets one GPU test multi-rank paths; NCCL refuses that. XCCL_P2P_DISABLE=1
@@ -27,10 +27,11 @@
 
 #include "comm.h"
 
-/* One side of one shared fifo a device operation is about to use. */
+/* One side of one connection a device operation is about to use (those
+ * not through shared memory are passed over). */
 typedef struct {
   xcclComm_t comm;
-  slot_fifo_t *f;
+  transport_conn_t *conn;
   int producer;  /* this rank writes the slots (its send side) */
   int peer;      /* the rank on the other side, for messages */
   int channel;  /* the ring channel, or -1 for a point-to-point connection */

@@ -69,12 +69,12 @@ xcclResult_t cuda_connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm) {
   return res;
 }
 
-static void settle_fifo(cuda_p2p_need_t *needs, int *nn, xcclComm_t comm, slot_fifo_t *f, int producer, int peer,
-                        int channel, int dev) {
-  if (f->shared)
-    needs[(*nn)++] = (cuda_p2p_need_t){comm, f, producer, peer, channel};
+static void settle_fifo(cuda_p2p_need_t *needs, int *nn, xcclComm_t comm, transport_conn_t *conn, int producer,
+                        int peer, int channel, int dev) {
+  if (conn->fifo->shared)
+    needs[(*nn)++] = (cuda_p2p_need_t){comm, conn, producer, peer, channel};
   else
-    cuda_gdr_settle(comm, f, producer, peer, dev);
+    cuda_gdr_settle(comm, conn->fifo, producer, peer, dev);
 }
 
 /* Where device work finds the data of the fifos the operations use: for
@@ -102,14 +102,14 @@ xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, in
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      settle_fifo(needs, &nn, comm, p->fifo, send, op->peer, -1, comm_p2p_dev(comm, op->peer));
+      settle_fifo(needs, &nn, comm, &p->conn, send, op->peer, -1, comm_p2p_dev(comm, op->peer));
     }
   }
   for (int ci = 0; ci < ncomms; ci++) {
     xcclComm_t comm = comms[ci];
     for (int c = 0; ring[ci] && c < comm->nchannels; c++) {
-      settle_fifo(needs, &nn, comm, comm->channels[c].send, 1, comm->next, c, comm->chan_dev[c]);
-      settle_fifo(needs, &nn, comm, comm->channels[c].recv, 0, comm->prev, c, comm->chan_dev[c]);
+      settle_fifo(needs, &nn, comm, &comm->channels[c].send_conn, 1, comm->next, c, comm->chan_dev[c]);
+      settle_fifo(needs, &nn, comm, &comm->channels[c].recv_conn, 0, comm->prev, c, comm->chan_dev[c]);
     }
   }
   xcclResult_t res = cuda_p2p_settle(needs, nn);

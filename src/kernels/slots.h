@@ -56,16 +56,6 @@ typedef struct {
   uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
   uint64_t producer_token, consumer_token; /* ... which process: its pid and a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
-  /* Device operations over a shared fifo (src/cuda/cuda_p2p.c, the CUDA p2p
-   * transport): the consumer may offer a data area in its GPU's memory laid
-   * out like the slots, the producer takes or declines it; once taken, its
-   * device operations write their data there and mark the message
-   * (SLOT_SIZE_GPU), while headers and counters stay here. */
-  _Atomic int32_t dev_state;    /* SLOT_DEV_* */
-  _Atomic int32_t dev_closed;   /* the producer no longer maps the offered area */
-  unsigned char dev_handle[64]; /* the offer: a cudaIpcMemHandle_t */
-  uint64_t dev_addr;            /* the consumer's own address of it (a producer in the same process) */
-  char dev_note[160];           /* why the area was not offered or not taken, in words */
   /* GPUDirect RDMA over a network fifo (src/cuda/cuda_gdr.c; process-local
    * fifos only): a data area in GPU memory laid out like the slots (slot i's
    * data at gpu_data + i * slot_stride + SLOT_HDR_BYTES). A message whose
@@ -77,19 +67,6 @@ typedef struct {
   _Atomic uint64_t gpu_rx_from, gpu_rx_until;
   int gpu_decided; /* whether the fifo goes GPUDirect was settled (its first device operation) */
 } slot_fifo_t;
-
-/* dev_state of a shared fifo: NONE -> OFFERED (by the consumer, handle
- * first) or UNOFFERED (note); OFFERED -> OPENING (the producer maps the
- * area) -> TAKEN or DECLINED (note); OFFERED -> UNOFFERED when the consumer
- * withdraws at teardown. */
-enum {
-  SLOT_DEV_NONE = 0,
-  SLOT_DEV_OFFERED,
-  SLOT_DEV_OPENING,
-  SLOT_DEV_TAKEN,
-  SLOT_DEV_DECLINED,
-  SLOT_DEV_UNOFFERED
-};
 
 /* Each slot starts with a header that shares its cache line with the first
  * 48 bytes of data: the producer stores seq = step + 1 (release) once size

@@ -1,4 +1,4 @@
-#include "shm.h"
+#include "shm_seg.h"
 
 #include <errno.h>
 #include <fcntl.h>

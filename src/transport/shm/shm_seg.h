@@ -1,11 +1,11 @@
 /*
- * shm.h — POSIX shared-memory segments for the shm transport: one process
+ * shm_seg.h — POSIX shared-memory segments for the shm transport: one process
  * creates a segment (its receive fifo), the peer on the same host opens it
  * and writes straight into it; the creator unlinks the name as soon as the
  * peer has it mapped, so a crash leaves nothing in /dev/shm.
  */
-#ifndef XCCL_NET_SHM_H
-#define XCCL_NET_SHM_H
+#ifndef XCCL_TRANSPORT_SHM_SEG_H
+#define XCCL_TRANSPORT_SHM_SEG_H
 
 #include <stddef.h>
 
