@@ -55,6 +55,10 @@
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
   S(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  X(SHM_MEMFD, BOOL, "1", 0, 1,                                                                   \
+    "1: shared memory between ranks of one host has no name (memfd), so a rank killed at any "      \
+    "moment leaves nothing in /dev/shm; peers in another PID namespace or of another user get a "    \
+    "named segment, unlinked once mapped. 0: always named segments.")                               \
   S(NET_GDR_LEVEL, STR, "PXB", 0, 0,                                                              \
     "How close a GPU and a NIC must be for GPUDirect RDMA (the NIC reading and writing GPU "       \
     "memory): LOC never, PIX one PCI switch, PXB several switches, PHB through the CPU's host "     \

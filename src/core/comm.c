@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -389,6 +390,9 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   comm_peer_info_t *me = &comm->peers[rank];
   me->rank = rank;
   me->pid = (uint32_t)getpid();
+  me->uid = (uint32_t)getuid();
+  struct stat ns;
+  me->pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (uint64_t)ns.st_ino : 0;
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->nchannels = comm->nchannels;
   me->numa = nranks > 1 ? comm_process_numa() : -1;

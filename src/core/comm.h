@@ -28,6 +28,8 @@
 typedef struct {
   int32_t rank;
   uint32_t pid;
+  uint32_t uid;   /* user it runs as */
+  uint64_t pidns; /* PID namespace (inode of /proc/self/ns/pid), 0 when unknown */
   uint64_t host_hash; /* host name + network namespace: same value = same host */
   char host[COMM_HOST_BYTES];
   int32_t nchannels;

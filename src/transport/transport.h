@@ -54,6 +54,8 @@
 typedef struct {
   int rank, peer;                     /* this rank, the one on the other side */
   uint64_t host_hash, peer_host_hash; /* same value = same host */
+  uint64_t pidns, peer_pidns;         /* PID namespaces (inode of /proc/self/ns/pid, 0: unknown) */
+  uint32_t uid, peer_uid;             /* users the processes run as */
   size_t slot_size;                   /* data bytes of one slot of the fifo */
   int net_dev;                        /* network device of this connection (net_select.h) */
   const xccl_net_ops_v1_t *net;       /* the network transport */
