@@ -72,3 +72,7 @@ set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIR
 # sockets, 200 jobs: no segment left in /dev/shm, no rank process left.
 add_test(NAME mp_kill_leak COMMAND bash ${mp}/kill_leak.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf> 200)
 set_tests_properties(mp_kill_leak PROPERTIES LABELS multiproc TIMEOUT 900 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# Shared memory has no name by default, a name in /dev/shm with XCCL_SHM_MEMFD=0.
+add_test(NAME mp_shm_kind COMMAND bash ${mp}/shm_kind.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_shm_kind PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
