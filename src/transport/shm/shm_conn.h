@@ -1,6 +1,6 @@
 /*
  * shm_conn.h — what a shared-memory connection keeps beside its fifo, for
- * the layers above (the CUDA p2p exchange, src/core/cuda_p2p.c). Its
+ * the layers above (the CUDA p2p exchange, src/cuda/cuda_p2p.c). Its
  * segment starts with a shm_conn_hdr_t, which both processes map; the fifo
  * (slots.h) follows at SHM_CONN_FIFO_OFF.
  */
