@@ -255,15 +255,19 @@ xcclResult_t xcclCommAbort(xcclComm_t comm) {
 static xcclResult_t comm_check_peers(struct xcclComm *comm) {
   config_id_t id = CFG_COUNT;
   int who = -1;
+  char dr[160], d0[160];
   for (int r = 0; r < comm->nranks; r++) {
     const comm_peer_info_t *p = &comm->peers[r];
     if (p->rank != r)
       return err_set(xcclInternalError, LOG_INIT, "bootstrap all-gather put rank %d's info in slot %d", p->rank, r);
+    if (p->refused && r != comm->rank) /* its own reason, for the ranks that would otherwise wait for it */
+      return err_set((xcclResult_t)p->refused, LOG_INIT, "%s cannot take part: %.*s", comm_peer_desc(comm, r, dr,
+                     sizeof(dr)), COMM_REFUSAL_BYTES, p->refusal);
     config_id_t d = config_shared_diff(&p->shared, &comm->peers[0].shared);
     if (d < id) id = d, who = r;
   }
   if (who < 0) return xcclSuccess;
-  char dr[160], d0[160], vr[CONFIG_SHARED_TEXT + 32], v0[CONFIG_SHARED_TEXT + 32];
+  char vr[CONFIG_SHARED_TEXT + 32], v0[CONFIG_SHARED_TEXT + 32];
   const char *name = config_table[id].name;
   return err_set(xcclInvalidUsage, LOG_INIT,
                  "%s runs with XCCL_%s=%s but %s with XCCL_%s=%s: every rank must use the same value",
@@ -342,12 +346,27 @@ static void comm_dump_topology(const struct xcclComm *comm) {
   topo_system_free(sys);
 }
 
-static xcclResult_t comm_setup_rings(struct xcclComm *comm) {
-  TRY(net_get(&comm->net));
-  TRY(comm_pick_net_devs(comm));
+/* Records in this rank's info that it cannot take part, and why (err_last). */
+static void comm_refuse(comm_peer_info_t *me, xcclResult_t res) {
+  me->refused = res;
+  snprintf(me->refusal, sizeof(me->refusal), "%s", err_last());
+}
+
+/* refused: what this rank's own checks said. A rank that cannot take part
+ * still joins the all-gather, then fails with its own error while the others
+ * fail naming it. */
+static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused) {
+  comm_peer_info_t *me = &comm->peers[comm->rank];
+  char mine[ERR_MSG_MAX] = "";
+  if (refused == xcclSuccess && (refused = net_get(&comm->net)) == xcclSuccess) refused = comm_pick_net_devs(comm);
+  if (refused != xcclSuccess) {
+    comm_refuse(me, refused);
+    snprintf(mine, sizeof(mine), "%s", err_last());
+  }
   comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
   if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
   TRY(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)));
+  if (refused != xcclSuccess) return err_set(refused, LOG_INIT, "%s", mine);
   TRY(comm_check_peers(comm));
   TRY(comm_order_ring(comm));
   comm_dump_topology(comm);
@@ -362,6 +381,16 @@ static int comm_oversubscribed(const struct xcclComm *comm) {
   cpu_set_t set;
   int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
   return local > cores;
+}
+
+/* What this rank's own settings and build refuse, before it meets the others. */
+static xcclResult_t comm_own_checks(struct xcclComm *comm) {
+  if (comm->peers[comm->rank].checksum && !slot_checksum_available())
+    return err_set(xcclInvalidUsage, LOG_INIT,
+                   "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
+                   "and rebuild)");
+  TRY(tuning_parse(config_str(CFG_ALGO), comm->algo_forced));
+  return fault_check_config();
 }
 
 static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
@@ -399,19 +428,16 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   me->checksum = config_bool(CFG_CHECKSUM);
   config_shared_pack(&me->shared);
-  if (me->checksum && !slot_checksum_available()) {
-    res = err_set(xcclInvalidUsage, LOG_INIT,
-                  "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
-                  "and rebuild)");
+  comm->check = config_bool(CFG_CHECK);
+  xcclResult_t refused = comm_own_checks(comm);
+  if (refused != xcclSuccess && nranks == 1) {
+    res = refused;
     goto fail;
   }
-  TRY_GOTO(tuning_parse(config_str(CFG_ALGO), comm->algo_forced), fail);
-  TRY_GOTO(fault_check_config(), fail);
-  comm->check = config_bool(CFG_CHECK);
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
   if (nranks > 1) {
-    TRY_GOTO(comm_setup_rings(comm), fail);
+    TRY_GOTO(comm_setup_rings(comm, refused), fail);
   }
   int spin_us = (int)config_int(CFG_SPIN_US);
   comm->env = (kern_env_t){.timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,

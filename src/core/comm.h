@@ -23,6 +23,7 @@
 
 #define XCCL_MAX_CHANNELS 32
 #define COMM_HOST_BYTES 64
+#define COMM_REFUSAL_BYTES 240
 
 /* What each rank tells the others at init (bootstrap all-gather). */
 typedef struct {
@@ -37,6 +38,11 @@ typedef struct {
   int32_t checksum; /* XCCL_CHECKSUM */
   uint64_t chunk_size;
   config_shared_t shared; /* the settings every rank must share (S entries of config.h) */
+  /* A rank whose own settings or machine refuse it (a malformed XCCL_ALGO,
+   * XCCL_NET=ib without a device...) still joins, so that every rank fails
+   * at once with its reason instead of waiting for it: */
+  int32_t refused;                 /* the xcclResult_t it failed with, 0 when it did not */
+  char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
 
 enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_SETS = 2 };

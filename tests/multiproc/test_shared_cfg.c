@@ -11,6 +11,10 @@
  *   test_shared_cfg agree VAR=VALUE     init succeeds and an all-reduce is right: a
  *       setting each rank may have of its own, or a shared one whose value
  *       equals the default
+ *   test_shared_cfg refused VAR=VALUE   VALUE is one rank 1's own checks refuse
+ *       (malformed, or not served here): rank 1 fails with its reason, naming
+ *       XCCL_VAR, and every other rank within 1 s with "rank 1 (...) cannot
+ *       take part: " and that reason, instead of waiting for it
  *   test_shared_cfg covered VAR...      one process: VAR... are exactly the S
  *       entries of the table, so a new S entry cannot go without a test
  */
@@ -53,6 +57,19 @@ static void expect_mismatch(int rank, xcclResult_t res, double took, const char 
   printf("rank %d: init refused in %.3f s: %s\n", rank, took, msg);
 }
 
+static void expect_refused(int rank, xcclResult_t res, double took, const char *var) {
+  const char *msg = xcclGetLastError(NULL);
+  char named[96];
+  snprintf(named, sizeof(named), "XCCL_%s", var);
+  CHECK(res != xcclSuccess, "rank %d: init succeeded though rank 1 refuses its XCCL_%s", rank, var);
+  CHECK(strstr(msg, named) != NULL, "rank %d: the message does not name %s: %s", rank, named, msg);
+  if (rank != 1)
+    CHECK(strstr(msg, "rank 1 (") && strstr(msg, "cannot take part: "),
+          "rank %d: the message does not say that rank 1 cannot take part: %s", rank, msg);
+  CHECK(took < 1.0, "rank %d: init took %.3f s to fail (more than 1 s)", rank, took);
+  printf("rank %d: init refused in %.3f s: %s\n", rank, took, msg);
+}
+
 static void expect_agree(xcclComm_t comm, int rank, int nranks) {
   enum { N = 4096 };
   static float buf[N];
@@ -68,8 +85,9 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "covered") == 0) return covered(argc - 2, argv + 2);
   char var[64];
   const char *eq = argc == 3 ? strchr(argv[2], '=') : NULL;
-  if (!eq || eq - argv[2] >= (long)sizeof(var) || (strcmp(argv[1], "mismatch") != 0 && strcmp(argv[1], "agree") != 0)) {
-    fprintf(stderr, "usage: test_shared_cfg mismatch|agree VAR=VALUE | covered VAR...\n");
+  if (!eq || eq - argv[2] >= (long)sizeof(var) || (strcmp(argv[1], "mismatch") != 0 && strcmp(argv[1], "agree") != 0 &&
+                                                   strcmp(argv[1], "refused") != 0)) {
+    fprintf(stderr, "usage: test_shared_cfg mismatch|agree|refused VAR=VALUE | covered VAR...\n");
     return 2;
   }
   const char *mode = argv[1], *value = eq + 1;
@@ -79,7 +97,7 @@ int main(int argc, char **argv) {
   int rank = r ? atoi(r) : -1;
   char name[96];
   snprintf(name, sizeof(name), "XCCL_%s", var);
-  if (strcmp(mode, "mismatch") == 0 && getenv(name)) test_skip("the environment sets the variable on every rank");
+  if (strcmp(mode, "agree") != 0 && getenv(name)) test_skip("the environment sets the variable on every rank");
   if (rank == 1) setenv(name, value, 1);
   if (strcmp(var, "CHECKSUM") == 0 && !slot_checksum_available())
     test_skip("XCCL_CHECKSUM=1 needs ISA-L, which this build lacks");
@@ -89,8 +107,11 @@ int main(int argc, char **argv) {
   xcclResult_t res = xcclCommInitFromEnv(&comm);
   double took = now_s() - t0;
   int nranks = 0;
-  if (strcmp(mode, "mismatch") == 0) {
-    expect_mismatch(rank, res, took, var, value);
+  if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "refused") == 0) {
+    if (mode[0] == 'm')
+      expect_mismatch(rank, res, took, var, value);
+    else
+      expect_refused(rank, res, took, var);
     if (res == xcclSuccess) xcclCommDestroy(comm);
   } else {
     XCHECK(res);

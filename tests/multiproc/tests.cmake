@@ -64,6 +64,17 @@ foreach(pair DEBUG=INFO DUMP_DIR=/tmp TIMEOUT=100 NCHANNELS=2 CHUNK_SIZE=512K NE
                 ARGS agree ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
 endforeach()
 
+# A value rank 1's own checks refuse (a malformed XCCL_ALGO or XCCL_FAULT;
+# likewise XCCL_NET=ib on a host without verbs devices): it still joins, so
+# every rank fails within a second with its reason instead of waiting
+# XCCL_TIMEOUT for it.
+foreach(pair ALGO=bogus FAULT=action=nonsense)
+  string(REGEX REPLACE "=.*" "" var ${pair})
+  string(REGEX REPLACE "^[A-Z_]+=" "" value ${pair})
+  xccl_add_test(NAME mp_shared_cfg_refused_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
+                ARGS refused ${var}=${value} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
+endforeach()
+
 # xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
 add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
