@@ -20,7 +20,15 @@
  * When the party on the other side of a fifo fails (a closed socket, a verbs
  * completion error), it writes a sentence to error_msg and then stores a
  * non-zero xcclResult_t into error with release order; a waiter that sees it
- * stops waiting and reports it.
+ * stops waiting and reports it. A shared fifo has no party in between, and a
+ * peer process that dies writes nothing: so each side writes who it is into
+ * the fifo (slot_fifo_side_set) and a waiter, which holds only the fifo,
+ * asks whether the other side is gone (slot_fifo_side_gone).
+ *
+ * The fifo holds the protocol and what the data movers on its two sides
+ * need to run it, nothing else. What one transport keeps about a connection
+ * is its own (the network connection's GPUDirect state: proxy.h's
+ * proxy_gpu_t; a shared-memory connection's GPU area offer: shm_conn.h).
  */
 #ifndef XCCL_KERNELS_SLOTS_H
 #define XCCL_KERNELS_SLOTS_H
