@@ -148,10 +148,11 @@ int comm_cuda_built(void);
  * shut, shared-memory fifos marked). Any thread. */
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
 
-/* Calls fn(ctx, f, producer) for every fifo of comm: each ring channel's
- * send (producer = 1) and receive fifo, and every point-to-point
+/* Calls fn(ctx, conn, producer) for every connection of comm whose fifo
+ * is ready (conn->fifo is what the data movers use): each ring channel's
+ * send (producer = 1) and receive connection, and every point-to-point
  * connection made so far. */
-void comm_each_fifo(struct xcclComm *comm, void (*fn)(void *ctx, slot_fifo_t *f, int producer), void *ctx);
+void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx);
 
 /* Releases every connection of comm (teardown, once the proxy has stopped). */
 void comm_free_conns(struct xcclComm *comm);

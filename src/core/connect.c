@@ -240,27 +240,27 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
   return res;
 }
 
-/* ---- Every fifo of a communicator ---- */
+/* ---- Every connection of a communicator ---- */
 
-void comm_each_fifo(struct xcclComm *comm, void (*fn)(void *ctx, slot_fifo_t *f, int producer), void *ctx) {
+void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx) {
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    if (comm->channels[c].send) fn(ctx, comm->channels[c].send, 1);
-    if (comm->channels[c].recv) fn(ctx, comm->channels[c].recv, 0);
+    if (comm->channels[c].send) fn(ctx, &comm->channels[c].send_conn, 1);
+    if (comm->channels[c].recv) fn(ctx, &comm->channels[c].recv_conn, 0);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     for (int p = 0; comm->p2p_send[set] && comm->p2p_recv[set] && p < comm->nranks; p++) {
-      if (comm->p2p_send[set][p].fifo) fn(ctx, comm->p2p_send[set][p].fifo, 1);
-      if (comm->p2p_recv[set][p].fifo) fn(ctx, comm->p2p_recv[set][p].fifo, 0);
+      if (comm->p2p_send[set][p].fifo) fn(ctx, &comm->p2p_send[set][p].conn, 1);
+      if (comm->p2p_recv[set][p].fifo) fn(ctx, &comm->p2p_recv[set][p].conn, 0);
     }
   }
 }
 
-static void break_one(void *msg, slot_fifo_t *f, int producer) {
+static void break_one(void *msg, transport_conn_t *conn, int producer) {
   (void)producer;
-  if (f->shared) slot_fifo_fail(f, xcclRemoteError, msg);
+  if (conn->fifo && conn->fifo->shared) slot_fifo_fail(conn->fifo, xcclRemoteError, msg);
 }
 
-void comm_break_shm(struct xcclComm *comm, const char *msg) { comm_each_fifo(comm, break_one, (void *)msg); }
+void comm_break_shm(struct xcclComm *comm, const char *msg) { comm_each_conn(comm, break_one, (void *)msg); }
 
 /* Releases every connection of comm (teardown, after the proxy stopped). */
 void comm_free_conns(struct xcclComm *comm) {

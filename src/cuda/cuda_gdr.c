@@ -1,7 +1,7 @@
 /*
- * cuda_gdr.c — GPUDirect RDMA for network fifos (cuda_gdr.h). The state is
- * the fifo's own (gpu_decided, gpu_data: network fifos belong to this
- * process), so a launch asks no list and takes no lock.
+ * cuda_gdr.c — GPUDirect RDMA for network connections (cuda_gdr.h). The
+ * state is the connection's own (conn->gpu, proxy.h: network connections
+ * belong to this process), so a launch asks no list and takes no lock.
  */
 #include "cuda_gdr.h"
 
@@ -49,21 +49,22 @@ static int gdr_wanted(xcclComm_t comm, int dev, char *why, size_t len) {
   return gdr_allowed(topo, busid, &props, gdr_level, why, len);
 }
 
-void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, int dev) {
-  if (f->gpu_decided) return; /* a network fifo is this process's own: no lock needed */
-  f->gpu_decided = 1;
+void cuda_gdr_settle(xcclComm_t comm, transport_conn_t *conn, int producer, int peer, int dev) {
+  proxy_gpu_t *g = conn->gpu;
+  if (!g || g->decided) return; /* a network connection is this process's own: no lock needed */
+  g->decided = 1;
   char why[256], peer_s[160];
   comm_peer_desc(comm, peer, peer_s, sizeof(peer_s));
   const char *dir = producer ? "to" : "from";
   if (gdr_wanted(comm, dev, why, sizeof(why))) {
-    size_t bytes = slot_fifo_area_bytes(f);
+    size_t bytes = slot_fifo_area_bytes(conn->fifo);
     char *area = NULL;
     cudaError_t err = cudaMalloc((void **)&area, bytes);
     if (err != cudaSuccess) {
       cudaGetLastError();
       INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but cudaMalloc of %zu bytes failed: %s",
            comm->rank, dir, peer_s, why, bytes, cudaGetErrorString(err));
-    } else if (proxy_gpu_area(comm->proxy, f, area, bytes) != xcclSuccess) {
+    } else if (proxy_gpu_area(comm->proxy, g, area, bytes) != xcclSuccess) {
       INFO(NET, "rank %d: device data %s %s staged through host memory: %s, but the transport cannot register GPU "
            "memory: %s", comm->rank, dir, peer_s, why, err_last());
       cudaFree(area);
@@ -77,24 +78,25 @@ void cuda_gdr_settle(xcclComm_t comm, slot_fifo_t *f, int producer, int peer, in
   }
 }
 
-void cuda_gdr_recv_steps(slot_fifo_t *f, uint64_t from, uint64_t until) {
-  if (!f->gpu_data || from == until) return;
+void cuda_gdr_recv_steps(transport_conn_t *conn, uint64_t from, uint64_t until) {
+  proxy_gpu_t *g = conn->gpu;
+  if (!g || !g->area || from == until) return;
   /* A range that continues the last one extends it; otherwise a host
    * operation came between, whose steps the proxy has all received by now
    * (host operations complete before they return), so either order of the
    * two stores leaves no step of it in the range. */
-  if (atomic_load_explicit(&f->gpu_rx_until, memory_order_relaxed) != from)
-    atomic_store_explicit(&f->gpu_rx_from, from, memory_order_release);
-  atomic_store_explicit(&f->gpu_rx_until, until, memory_order_release);
+  if (atomic_load_explicit(&g->rx_until, memory_order_relaxed) != from)
+    atomic_store_explicit(&g->rx_from, from, memory_order_release);
+  atomic_store_explicit(&g->rx_until, until, memory_order_release);
 }
 
-static void free_area(void *comm, slot_fifo_t *f, int producer) {
+static void free_area(void *comm, transport_conn_t *conn, int producer) {
   (void)producer;
-  char *area = (char *)(uintptr_t)f->gpu_data;
+  char *area = cuda_gdr_area(conn);
   if (!area) return;
-  proxy_gpu_area_drop(((xcclComm_t)comm)->proxy, f); /* stops the connection, deregisters, clears gpu_data */
+  proxy_gpu_area_drop(((xcclComm_t)comm)->proxy, conn->gpu); /* stops the connection, deregisters, clears area */
   cudaFree(area);
   cudaGetLastError();
 }
 
-void cuda_gdr_comm_free(xcclComm_t comm) { comm_each_fifo(comm, free_area, comm); }
+void cuda_gdr_comm_free(xcclComm_t comm) { comm_each_conn(comm, free_area, comm); }

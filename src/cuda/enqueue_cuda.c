@@ -276,8 +276,9 @@ static xcclResult_t state_map(cuda_comm_t *s, void *p, size_t bytes, char **dev_
   return xcclSuccess;
 }
 
-/* The device's view of fifo f (kern_cuda.h), for its producer or its consumer. */
-static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_fifo_t *v) {
+/* The device's view of conn's fifo (kern_cuda.h), for its producer or its consumer. */
+static xcclResult_t fifo_view(cuda_comm_t *s, const transport_conn_t *conn, int producer, kcu_fifo_t *v) {
+  slot_fifo_t *f = conn->fifo;
   char *dev = NULL, *h = (char *)f;
   TRY(state_map(s, f, slot_fifo_bytes(f->slot_size), &dev));
   v->tail = (uint64_t *)(dev + ((char *)&f->tail - h));
@@ -286,7 +287,7 @@ static xcclResult_t fifo_view(cuda_comm_t *s, slot_fifo_t *f, int producer, kcu_
   v->error = (int *)(dev + ((char *)&f->error - h));
   v->slot0 = dev + f->data_off;
   /* The GPU data area: CUDA IPC (cuda_p2p.h) or GPUDirect RDMA (cuda_gdr.h). */
-  v->gpu0 = f->shared ? cuda_p2p_area(f, producer) : (char *)(uintptr_t)f->gpu_data;
+  v->gpu0 = f->shared ? cuda_p2p_area(f, producer) : cuda_gdr_area(conn);
   v->stride = f->slot_stride;
   v->slot_size = f->slot_size;
   v->shared = f->shared;
@@ -464,8 +465,8 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       it->w.sendbuff = a->sendbuff;
       it->w.recvbuff = a->recvbuff;
       it->w.ring = st->ring_dev;
-      TRY(fifo_view(st, ch->send, 1, &it->w.send));
-      TRY(fifo_view(st, ch->recv, 0, &it->w.recv));
+      TRY(fifo_view(st, &ch->send_conn, 1, &it->w.send));
+      TRY(fifo_view(st, &ch->recv_conn, 0, &it->w.recv));
       it->key = cuda_lane_key(ci, op, c);
       it->op = i;
       it->send = ch->send;
@@ -479,7 +480,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       ring_iter_count_steps(&iter, &sends, &recvs);
       it->w.send_step = ch->send_step;
       it->w.recv_step = ch->recv_step;
-      if (!ch->recv->shared) cuda_gdr_recv_steps(ch->recv, ch->recv_step, ch->recv_step + recvs);
+      cuda_gdr_recv_steps(&ch->recv_conn, ch->recv_step, ch->recv_step + recvs);
       ch->send_step += sends;
       ch->recv_step += recvs;
     }
@@ -494,10 +495,10 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
   it->w.kind = send ? KCU_WORK_SEND : KCU_WORK_RECV;
   it->w.buf = op->buf;
   it->w.bytes = op->bytes;
-  TRY(fifo_view(st, p->fifo, send, send ? &it->w.send : &it->w.recv));
+  TRY(fifo_view(st, &p->conn, send, send ? &it->w.send : &it->w.recv));
   *(send ? &it->w.send_step : &it->w.recv_step) = p->step;
   uint64_t nsteps = p2p_nsteps(op->bytes, p->fifo->slot_size);
-  if (!send && !p->fifo->shared) cuda_gdr_recv_steps(p->fifo, p->step, p->step + nsteps);
+  if (!send) cuda_gdr_recv_steps(&p->conn, p->step, p->step + nsteps);
   p->step += nsteps;
   it->key = cuda_lane_key(ci, op, 0);
   it->op = i;

@@ -74,7 +74,7 @@ static void settle_fifo(cuda_p2p_need_t *needs, int *nn, xcclComm_t comm, transp
   if (conn->fifo->shared)
     needs[(*nn)++] = (cuda_p2p_need_t){comm, conn, producer, peer, channel};
   else
-    cuda_gdr_settle(comm, conn->fifo, producer, peer, dev);
+    cuda_gdr_settle(comm, conn, producer, peer, dev);
 }
 
 /* Where device work finds the data of the fifos the operations use: for

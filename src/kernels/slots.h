@@ -20,7 +20,15 @@
  * When the party on the other side of a fifo fails (a closed socket, a verbs
  * completion error), it writes a sentence to error_msg and then stores a
  * non-zero xcclResult_t into error with release order; a waiter that sees it
- * stops waiting and reports it.
+ * stops waiting and reports it. A shared fifo has no party in between, and a
+ * peer process that dies writes nothing: so each side writes who it is into
+ * the fifo (slot_fifo_side_set) and a waiter, which holds only the fifo,
+ * asks whether the other side is gone (slot_fifo_side_gone).
+ *
+ * The fifo holds the protocol and what the data movers on its two sides
+ * need to run it, nothing else. What one transport keeps about a connection
+ * is its own (the network connection's GPUDirect state: proxy.h's
+ * proxy_gpu_t; a shared-memory connection's GPU area offer: shm_conn.h).
  */
 #ifndef XCCL_KERNELS_SLOTS_H
 #define XCCL_KERNELS_SLOTS_H
@@ -56,16 +64,6 @@ typedef struct {
   uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
   uint64_t producer_token, consumer_token; /* ... which process: its pid and a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
-  /* GPUDirect RDMA over a network fifo (src/cuda/cuda_gdr.c; process-local
-   * fifos only): a data area in GPU memory laid out like the slots (slot i's
-   * data at gpu_data + i * slot_stride + SLOT_HDR_BYTES). A message whose
-   * size has SLOT_SIZE_GPU has its data there, its header still here. The
-   * sending kernel of a device operation writes there; the receiving proxy
-   * receives steps [gpu_rx_from, gpu_rx_until) there (the steps of device
-   * operations), and flushes. */
-  uint64_t gpu_data; /* this process's address of the area, 0: none */
-  _Atomic uint64_t gpu_rx_from, gpu_rx_until;
-  int gpu_decided; /* whether the fifo goes GPUDirect was settled (its first device operation) */
 } slot_fifo_t;
 
 /* Each slot starts with a header that shares its cache line with the first
@@ -83,9 +81,11 @@ typedef struct {
  * and the transports move `size` bytes without knowing. Every slot has room
  * for it after slot_size bytes of data. */
 #define SLOT_CRC_BYTES 4
-/* In a header's size: the data is in the fifo's GPU data area (gpu_data
- * over the network, the consumer GPU's offered area over shared memory).
- * A host consumer cannot read it there and refuses it (SLOT_MSG_GPU). */
+/* In a header's size: the data is not in the slot but in a GPU data area
+ * that goes with the fifo, at slot_fifo_area_data. Which area is the
+ * transport's business (over the network the connection's, proxy.h's
+ * proxy_gpu_t; over shared memory the one the consumer's GPU offered). A
+ * host consumer cannot read it there and refuses it (SLOT_MSG_GPU). */
 #define SLOT_SIZE_GPU (1ull << 63)
 
 static inline slot_hdr_t *slot_fifo_hdr(slot_fifo_t *f, uint64_t step) {
@@ -108,18 +108,12 @@ static inline size_t slot_fifo_size(slot_fifo_t *f, uint64_t step) {
   return (size_t)(slot_fifo_hdr(f, step)->size & ~SLOT_SIZE_GPU);
 }
 
-/* A GPU data area laid out like f's slots (CUDA IPC, GPUDirect RDMA): its
- * bytes, and where message `step`'s data goes in it. */
+/* A GPU data area laid out like f's slots (where a message whose size has
+ * SLOT_SIZE_GPU has its data): its bytes, and where message `step`'s data
+ * goes in it. */
 static inline size_t slot_fifo_area_bytes(const slot_fifo_t *f) { return (size_t)XCCL_STEPS * f->slot_stride; }
 static inline char *slot_fifo_area_data(const slot_fifo_t *f, char *area, uint64_t step) {
   return area + (size_t)(step % XCCL_STEPS) * f->slot_stride + SLOT_HDR_BYTES;
-}
-
-/* Where the data of message `step` is: the slot, or the fifo's GPU data
- * area when its size says so (the proxy's view; kernels know their own). */
-static inline char *slot_fifo_data(slot_fifo_t *f, uint64_t step) {
-  if (!(slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU)) return slot_fifo_slot(f, step);
-  return slot_fifo_area_data(f, (char *)(uintptr_t)f->gpu_data, step);
 }
 
 /* Every slot before `step` that the producer published is out of its hands:

@@ -16,6 +16,7 @@
 
 typedef struct {
   slot_fifo_t *fifo;
+  proxy_gpu_t *gpu; /* the connection's GPUDirect state (the caller's) */
   void *net_comm;
   int is_send;
   int peer;
@@ -25,8 +26,8 @@ typedef struct {
   uint64_t done;   /* completed */
   void *reqs[XCCL_STEPS];
   int failed;
-  /* GPUDirect RDMA (proxy_gpu_area): the registration of the fifo's GPU
-   * data area (fifo->gpu_data); per slot, whether the posted receive lands
+  /* GPUDirect RDMA (proxy_gpu_area): the registration of the GPU data
+   * area (gpu->area); per slot, whether the posted receive lands
    * there, whether its flush is what reqs[] holds now, and the size that
    * arrived. */
   void *gpu_mh;
@@ -72,8 +73,8 @@ xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault
   return xcclSuccess;
 }
 
-static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int is_send, int peer,
-                              const char *peer_desc, slot_bell_t *bell) {
+static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, void *net_comm, int is_send,
+                              int peer, const char *peer_desc, slot_bell_t *bell) {
   /* Connections may be added while the thread runs (point-to-point peers
    * are connected when first used): the arrays change under the lock. */
   if (p->started) pthread_mutex_lock(&p->progress_lock);
@@ -92,6 +93,7 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int
   proxy_conn_t *c = &p->conns[p->nconns++];
   memset(c, 0, sizeof(*c));
   c->fifo = fifo;
+  c->gpu = gpu;
   c->net_comm = net_comm;
   c->is_send = is_send;
   c->peer = peer;
@@ -102,14 +104,14 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int
   return xcclSuccess;
 }
 
-xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            slot_bell_t *bell) {
-  return proxy_add(p, fifo, net_comm, 1, peer, peer_desc, bell);
+xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, void *net_comm, int peer,
+                            const char *peer_desc, slot_bell_t *bell) {
+  return proxy_add(p, fifo, gpu, net_comm, 1, peer, peer_desc, bell);
 }
 
-xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            slot_bell_t *bell) {
-  return proxy_add(p, fifo, net_comm, 0, peer, peer_desc, bell);
+xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, void *net_comm, int peer,
+                            const char *peer_desc, slot_bell_t *bell) {
+  return proxy_add(p, fifo, gpu, net_comm, 0, peer, peer_desc, bell);
 }
 
 /* A transport call failed: the fifo is marked failed so that a kernel that
@@ -136,6 +138,15 @@ static void proxy_fail(proxy_t *p, proxy_conn_t *c, xcclResult_t res) {
   slot_bell_ring(c->bell);
 }
 
+/* Where the data of message `step` of c's fifo is: its slot, or the GPU
+ * data area when its size says so (SLOT_SIZE_GPU, set only once the area
+ * is registered). */
+static char *proxy_send_data(const proxy_conn_t *c, uint64_t step) {
+  slot_fifo_t *f = c->fifo;
+  if (!(slot_fifo_hdr(f, step)->size & SLOT_SIZE_GPU)) return slot_fifo_slot(f, step);
+  return slot_fifo_area_data(f, c->gpu->area, step);
+}
+
 /* One pass over a send connection; returns 1 if anything moved. */
 static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   slot_fifo_t *f = c->fifo;
@@ -145,7 +156,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
     int gpu = (slot_fifo_hdr(f, (uint64_t)s)->size & SLOT_SIZE_GPU) != 0;
-    xcclResult_t res = p->net->isend(c->net_comm, slot_fifo_data(f, (uint64_t)s), slot_fifo_size(f, (uint64_t)s),
+    xcclResult_t res = p->net->isend(c->net_comm, proxy_send_data(c, (uint64_t)s), slot_fifo_size(f, (uint64_t)s),
                                      gpu ? c->gpu_mh : NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
@@ -176,10 +187,9 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   while (c->posted < head + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
     void *req = NULL;
-    int gpu = c->gpu_mh && c->posted >= atomic_load_explicit(&f->gpu_rx_from, memory_order_acquire) &&
-              c->posted < atomic_load_explicit(&f->gpu_rx_until, memory_order_acquire);
-    char *gpu_data = (char *)(uintptr_t)f->gpu_data;
-    xcclResult_t res = p->net->irecv(c->net_comm, gpu ? slot_fifo_area_data(f, gpu_data, (uint64_t)s)
+    int gpu = c->gpu_mh && c->posted >= atomic_load_explicit(&c->gpu->rx_from, memory_order_acquire) &&
+              c->posted < atomic_load_explicit(&c->gpu->rx_until, memory_order_acquire);
+    xcclResult_t res = p->net->irecv(c->net_comm, gpu ? slot_fifo_area_data(f, c->gpu->area, (uint64_t)s)
                                                       : slot_fifo_slot(f, (uint64_t)s),
                                      slot_fifo_wire_max(f), gpu ? c->gpu_mh : NULL, &req);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
@@ -199,8 +209,8 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     moved = 1;
     if (c->gpu_slot[s] && !c->flushing[s]) {
       void *flush = NULL;
-      res = p->net->iflush(c->net_comm, slot_fifo_area_data(f, (char *)(uintptr_t)f->gpu_data, (uint64_t)s), size,
-                           c->gpu_mh, &flush);
+      res = p->net->iflush(c->net_comm, slot_fifo_area_data(f, c->gpu->area, (uint64_t)s), size, c->gpu_mh,
+                           &flush);
       if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
       c->got[s] = size;
       if (flush) { /* published once the flush is done too */
@@ -216,40 +226,41 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   return moved;
 }
 
-/* The connection of fifo (caller holds progress_lock, or the thread has not started). */
-static proxy_conn_t *conn_of(proxy_t *p, slot_fifo_t *fifo) {
-  for (int i = 0; i < p->nconns; i++)
-    if (p->conns[i].fifo == fifo) return &p->conns[i];
+/* The connection whose GPUDirect state gpu is (caller holds progress_lock,
+ * or the thread has not started). */
+static proxy_conn_t *conn_of(proxy_t *p, const proxy_gpu_t *gpu) {
+  for (int i = 0; gpu && i < p->nconns; i++)
+    if (p->conns[i].gpu == gpu) return &p->conns[i];
   return NULL;
 }
 
-xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t bytes) {
+xcclResult_t proxy_gpu_area(proxy_t *p, proxy_gpu_t *gpu, void *area, size_t bytes) {
   pthread_mutex_lock(&p->progress_lock);
-  proxy_conn_t *c = conn_of(p, fifo);
+  proxy_conn_t *c = conn_of(p, gpu);
   xcclResult_t res = xcclSuccess;
   void *mh = NULL;
   if (!c)
-    res = err_set(xcclInternalError, LOG_PROXY, "proxy: no connection for the fifo given GPU memory");
+    res = err_set(xcclInternalError, LOG_PROXY, "proxy: no connection for the GPU memory given");
   else if (c->gpu_mh)
     res = err_set(xcclInternalError, LOG_PROXY, "proxy: the connection with %s has GPU memory already", c->peer_desc);
   else if ((res = p->net->reg_mr(c->net_comm, area, bytes, NET_PTR_CUDA, &mh)) == xcclSuccess) {
     c->gpu_mh = mh;
-    fifo->gpu_data = (uint64_t)(uintptr_t)area;
+    gpu->area = area;
   }
   pthread_mutex_unlock(&p->progress_lock);
   return res;
 }
 
-void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo) {
+void proxy_gpu_area_drop(proxy_t *p, proxy_gpu_t *gpu) {
   pthread_mutex_lock(&p->progress_lock);
-  proxy_conn_t *c = conn_of(p, fifo);
+  proxy_conn_t *c = conn_of(p, gpu);
   if (c && c->gpu_mh) {
     /* The communicator is going: the connection moves nothing more (a pass
      * would otherwise still post from or into the area). */
     c->failed = 1;
     p->net->dereg_mr(c->net_comm, c->gpu_mh);
     c->gpu_mh = NULL;
-    fifo->gpu_data = 0;
+    gpu->area = NULL;
   }
   pthread_mutex_unlock(&p->progress_lock);
 }

@@ -34,31 +34,52 @@
 
 typedef struct proxy proxy_t;
 
+/* GPUDirect RDMA state of one network connection (src/cuda/cuda_gdr.h).
+ * The connection's fifo is in this process's memory, and so is this: no
+ * other process ever sees it. The net transport keeps one per connection
+ * (transport_conn_t's gpu) and hands it to the proxy with the connection;
+ * the CUDA side reaches it through the connection, without a lock. */
+typedef struct proxy_gpu {
+  /* A data area in GPU memory laid out like the fifo's slots (slot i's data
+   * at slot_fifo_area_data(fifo, area, i)), registered with the transport;
+   * NULL: none. A message whose size has SLOT_SIZE_GPU has its data there,
+   * its header still in the slot. Set by proxy_gpu_area, cleared by
+   * proxy_gpu_area_drop. */
+  char *area;
+  /* Receive side: the proxy receives steps [rx_from, rx_until) (those of
+   * device operations) into area and flushes them; the launching thread
+   * writes the range (cuda_gdr_recv_steps). */
+  _Atomic uint64_t rx_from, rx_until;
+  int decided; /* whether the connection goes GPUDirect was settled (its first device operation) */
+} proxy_gpu_t;
+
 /* fault: the communicator's XCCL_FAULT context, which the send connections'
  * messages match (net_fault_bind); it must outlive the proxy. */
 xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p);
 
-/* Hands a connected net comm and its fifo to the proxy (before or after
- * proxy_start: point-to-point connections are added when first used).
- * peer is the rank on the other side, for messages. The proxy closes net_comm at destroy. */
-xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            slot_bell_t *bell);
-xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, void *net_comm, int peer, const char *peer_desc,
-                            slot_bell_t *bell);
+/* Hands a connected net comm, its fifo and its GPUDirect state (zeroed
+ * until proxy_gpu_area) to the proxy (before or after proxy_start:
+ * point-to-point connections are added when first used). fifo and gpu stay
+ * the caller's and must outlive the proxy. peer is the rank on the other
+ * side, for messages. The proxy closes net_comm at destroy. */
+xcclResult_t proxy_add_send(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, void *net_comm, int peer,
+                            const char *peer_desc, slot_bell_t *bell);
+xcclResult_t proxy_add_recv(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, void *net_comm, int peer,
+                            const char *peer_desc, slot_bell_t *bell);
 
 xcclResult_t proxy_start(proxy_t *p);
 
-/* GPUDirect RDMA on fifo's connection (src/cuda/cuda_gdr.h): registers the
- * fifo's GPU data area (area, bytes; laid out like the slots) with the
- * transport (reg_mr, NET_PTR_CUDA) and sets fifo->gpu_data. From then on a
- * send whose size carries SLOT_SIZE_GPU goes from the area, and a receive
- * of a step in the fifo's gpu_rx range lands there and is flushed (iflush)
+/* GPUDirect RDMA on the connection whose state gpu is (src/cuda/cuda_gdr.h):
+ * registers a GPU data area (area, bytes; laid out like the fifo's slots)
+ * with the transport (reg_mr, NET_PTR_CUDA) and sets gpu->area. From then
+ * on a send whose size carries SLOT_SIZE_GPU goes from the area, and a
+ * receive of a step in gpu's rx range lands there and is flushed (iflush)
  * before it is published with SLOT_SIZE_GPU. Fails, changing nothing, when
  * the transport cannot register it. */
-xcclResult_t proxy_gpu_area(proxy_t *p, slot_fifo_t *fifo, void *area, size_t bytes);
+xcclResult_t proxy_gpu_area(proxy_t *p, proxy_gpu_t *gpu, void *area, size_t bytes);
 /* At teardown, before the area is freed: the connection stops moving data
- * (it is marked failed) and the area is deregistered. */
-void proxy_gpu_area_drop(proxy_t *p, slot_fifo_t *fifo);
+ * (it is marked failed), the area is deregistered and gpu->area cleared. */
+void proxy_gpu_area_drop(proxy_t *p, proxy_gpu_t *gpu);
 
 /* Brackets an operation that uses the proxy's connections: wakes the thread
  * and keeps it polling until the matching end. */

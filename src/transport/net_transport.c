@@ -21,6 +21,7 @@ typedef struct {
   void *listen;        /* receiver, until it accepted */
   void *comm;          /* connected, until the proxy takes it */
   int connected;       /* connect() finished: nothing to abandon */
+  proxy_gpu_t gpu;     /* GPUDirect RDMA state (conn->gpu): the proxy's and the CUDA side's */
 } net_conn_res_t;
 
 static int net_can_connect(const transport_peer_t *tp) { return 1; }
@@ -37,6 +38,7 @@ static xcclResult_t net_res_new(const transport_peer_t *tp, int is_send, transpo
   r->is_send = is_send;
   conn->res = r;
   conn->fifo = f;
+  conn->gpu = &r->gpu;
   return xcclSuccess;
 }
 
@@ -59,7 +61,7 @@ static xcclResult_t net_recv_setup(const transport_peer_t *tp, transport_conn_t 
   xcclResult_t res = tp->net->listen(tp->net_dev, &h, &r->listen);
   if (res != xcclSuccess) {
     net_free(conn); /* a failed recv_setup holds nothing */
-    conn->res = NULL, conn->fifo = NULL;
+    conn->res = NULL, conn->fifo = NULL, conn->gpu = NULL;
     return res;
   }
   memcpy(where_p->data, h.data, NET_HANDLE_PUBLIC);
@@ -99,8 +101,8 @@ static xcclResult_t net_start(const transport_peer_t *tp, transport_conn_t *conn
   net_conn_res_t *r = conn->res;
   if (!tp->proxy)
     return err_set(xcclInternalError, LOG_INIT, "a network connection to %s without a proxy", tp->peer_desc);
-  TRY((r->is_send ? proxy_add_send : proxy_add_recv)(tp->proxy, conn->fifo, r->comm, tp->peer, tp->peer_desc,
-                                                     tp->bell));
+  TRY((r->is_send ? proxy_add_send : proxy_add_recv)(tp->proxy, conn->fifo, conn->gpu, r->comm, tp->peer,
+                                                     tp->peer_desc, tp->bell));
   r->comm = NULL;
   return xcclSuccess;
 }

@@ -29,8 +29,9 @@
  *    tried next); send_setup() or a later step that fails leaves what
  *    free() releases.
  *  - The connection's resources (conn->res) are the transport's own; its
- *    fifo (conn->fifo) is set by recv_setup() on the receiver and by
- *    send_setup() or connect() on the sender, and lives as long as res.
+ *    fifo (conn->fifo, and conn->gpu for the net transport) is set by
+ *    recv_setup() on the receiver and by send_setup() or connect() on the
+ *    sender, and lives as long as res.
  *  - free() releases whatever the connection holds at any step, including
  *    a connect that never finished; after start() it runs only once
  *    whatever moves data on the connection has stopped (the proxy is
@@ -79,6 +80,7 @@ typedef struct {
   const struct xccl_transport_v1 *transport; /* chosen at setup */
   void *res;                                 /* the transport's resources */
   slot_fifo_t *fifo;                         /* the fifo the data movers use */
+  proxy_gpu_t *gpu; /* network connections: their GPUDirect RDMA state (proxy.h), set with fifo, in res; else NULL */
 } transport_conn_t;
 
 typedef int transport_can_connect_fn(const transport_peer_t *tp);

@@ -76,23 +76,24 @@ static void test_plain_fifo(void) {
   slot_fifo_destroy(f);
 }
 
-/* GPUDirect RDMA's mark (SLOT_SIZE_GPU): the size without it, the data in
- * the GPU data area, the bytes counted without it, and a host consumer that
- * meets one refuses it rather than read the slot. */
+/* The GPU mark (SLOT_SIZE_GPU): the size without it, the data's place in a
+ * GPU data area laid out like the slots, the bytes counted without it, and
+ * a host consumer that meets one refuses it rather than read the slot. */
 static void test_gpu_mark(void) {
   slot_fifo_t *f = slot_fifo_create(1024);
   char *area = malloc(XCCL_STEPS * 2048);
   CHECK(f && area, "fifo and area");
   if (!f || !area) return (void)(free(area), slot_fifo_destroy(f));
   f->checksum = 0;
-  f->gpu_data = (uint64_t)(uintptr_t)area;
   uint64_t got = 0, carried = 0;
+  CHECK(slot_fifo_area_bytes(f) == XCCL_STEPS * f->slot_stride, "area bytes %zu", slot_fifo_area_bytes(f));
   slot_fifo_publish(f, 0, 100);
-  CHECK(slot_fifo_data(f, 0) == slot_fifo_slot(f, 0), "an unmarked message is in its slot");
+  CHECK(slot_fifo_size(f, 0) == 100, "unmarked size %zu", slot_fifo_size(f, 0));
   slot_fifo_publish(f, 1, 300 | SLOT_SIZE_GPU);
   CHECK(slot_fifo_size(f, 1) == 300, "marked size %zu", slot_fifo_size(f, 1));
-  CHECK(slot_fifo_data(f, 1) == area + f->slot_stride + SLOT_HDR_BYTES, "marked data at %p, area %p",
-        (void *)slot_fifo_data(f, 1), (void *)area);
+  CHECK(slot_fifo_area_data(f, area, 1) == area + f->slot_stride + SLOT_HDR_BYTES, "marked data at %p, area %p",
+        (void *)slot_fifo_area_data(f, area, 1), (void *)area);
+  CHECK(slot_fifo_area_data(f, area, XCCL_STEPS + 1) == slot_fifo_area_data(f, area, 1), "the area wraps as the slots");
   CHECK(atomic_load(&f->bytes) == 400, "bytes counted %llu", (unsigned long long)atomic_load(&f->bytes));
   CHECK(slot_fifo_check(f, 1, 300, &got, &carried) == SLOT_MSG_GPU && got == 300,
         "a host consumer refuses a marked message (got %llu)", (unsigned long long)got);
