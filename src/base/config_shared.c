@@ -73,7 +73,7 @@ static const char *shared_text(const config_shared_t *s, int k, size_t *len_p) {
 
 static int shared_equal(const config_shared_t *a, const config_shared_t *b, int k) {
   if (a->value[k] != b->value[k]) return 0;
-  size_t la, lb;
+  size_t la = 0, lb = 0;
   const char *ta = shared_text(a, k, &la), *tb = shared_text(b, k, &lb);
   /* Equal hashes; where both texts travelled, they decide. */
   return !ta || !tb || (la == lb && strncasecmp(ta, tb, la) == 0);
