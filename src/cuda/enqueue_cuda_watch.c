@@ -89,8 +89,8 @@ static void flight_report(cuda_flight_t *f) {
   }
   for (int c = 0; c < f->ncomms; c++) {
     xcclComm_t comm = f->comms[c];
+    comm_record(comm, res); /* before comm_fail: who sees the comm failed finds the message there */
     comm_fail(comm, res, err_last());
-    comm_record(comm, res);
   }
 }
 
@@ -149,8 +149,8 @@ static void flight_report_cuda(cuda_flight_t *f) {
                              "this kind is sticky: this process's CUDA context cannot be used any more",
                              what, f->nops, cudaGetErrorString(f->cuda_err), cudaGetErrorName(f->cuda_err));
   for (int c = 0; c < f->ncomms; c++) {
+    comm_record(f->comms[c], res); /* first, as above */
     comm_fail(f->comms[c], res, err_last());
-    comm_record(f->comms[c], res);
   }
 }
 
