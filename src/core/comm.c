@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -385,7 +384,7 @@ static int comm_oversubscribed(const struct xcclComm *comm) {
 
 /* What this rank's own settings and build refuse, before it meets the others. */
 static xcclResult_t comm_own_checks(struct xcclComm *comm) {
-  if (comm->peers[comm->rank].checksum && !slot_checksum_available())
+  if (config_bool(CFG_CHECKSUM) && !slot_checksum_available())
     return err_set(xcclInvalidUsage, LOG_INIT,
                    "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
                    "and rebuild)");
@@ -420,13 +419,10 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   me->rank = rank;
   me->pid = (uint32_t)getpid();
   me->uid = (uint32_t)getuid();
-  struct stat ns;
-  me->pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (uint64_t)ns.st_ino : 0;
+  me->pidns = slot_pidns();
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
-  me->nchannels = comm->nchannels;
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
-  me->checksum = config_bool(CFG_CHECKSUM);
   config_shared_pack(&me->shared);
   comm->check = config_bool(CFG_CHECK);
   xcclResult_t refused = comm_own_checks(comm);

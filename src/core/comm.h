@@ -33,10 +33,8 @@ typedef struct {
   uint64_t pidns; /* PID namespace (inode of /proc/self/ns/pid), 0 when unknown */
   uint64_t host_hash; /* host name + network namespace: same value = same host */
   char host[COMM_HOST_BYTES];
-  int32_t nchannels;
   int32_t numa; /* NUMA domain the process runs on, -1 when unknown */
-  int32_t checksum; /* XCCL_CHECKSUM */
-  uint64_t chunk_size;
+  uint64_t chunk_size; /* this rank's XCCL_CHUNK_SIZE: its slots (equal on every rank: a shared setting) */
   config_shared_t shared; /* the settings every rank must share (S entries of config.h) */
   /* A rank whose own settings or machine refuse it (a malformed XCCL_ALGO,
    * XCCL_NET=ib without a device...) still joins, so that every rank fails

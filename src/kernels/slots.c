@@ -74,7 +74,7 @@ static uint64_t my_token(void) {
 static _Atomic uint64_t id_pidns;
 static _Atomic int32_t id_pidns_pid;
 
-static uint64_t my_pidns(void) {
+uint64_t slot_pidns(void) {
   int32_t pid = (int32_t)getpid();
   if (atomic_load_explicit(&id_pidns_pid, memory_order_acquire) != pid) {
     struct stat st;
@@ -86,19 +86,19 @@ static uint64_t my_pidns(void) {
 
 void slot_fifo_side_set(slot_fifo_t *f, int producer) {
   *(producer ? &f->producer_pid : &f->consumer_pid) = (int32_t)getpid();
-  *(producer ? &f->producer_pidns : &f->consumer_pidns) = my_pidns();
+  *(producer ? &f->producer_pidns : &f->consumer_pidns) = slot_pidns();
   *(producer ? &f->producer_token : &f->consumer_token) = my_token();
 }
 
 int32_t slot_fifo_side_pid(const slot_fifo_t *f, int producer) {
   uint64_t ns = producer ? f->producer_pidns : f->consumer_pidns;
-  return ns && ns == my_pidns() ? (producer ? f->producer_pid : f->consumer_pid) : 0;
+  return ns && ns == slot_pidns() ? (producer ? f->producer_pid : f->consumer_pid) : 0;
 }
 
 int slot_fifo_side_is_me(const slot_fifo_t *f, int producer) {
   uint64_t t = producer ? f->producer_token : f->consumer_token;
   uint64_t ns = producer ? f->producer_pidns : f->consumer_pidns;
-  return t && t == my_token() && ns == my_pidns(); /* the pid half is unique within a namespace */
+  return t && t == my_token() && ns == slot_pidns(); /* the pid half is unique within a namespace */
 }
 
 int slot_fifo_side_gone(const slot_fifo_t *f, int producer) {

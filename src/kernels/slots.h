@@ -197,6 +197,10 @@ void slot_bell_ring(slot_bell_t *b);
 /* Records a failure as described above. */
 void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg);
 
+/* This process's PID namespace (the inode of /proc/self/ns/pid, 0 when
+ * unknown), as shared fifos record it; looked up once per process. */
+uint64_t slot_pidns(void);
+
 /* Shared fifos: this process takes the producer's or the consumer's side
  * (its pid, PID namespace and token go into the fifo). */
 void slot_fifo_side_set(slot_fifo_t *f, int producer);
