@@ -108,7 +108,7 @@ static xcclResult_t net_start(const transport_peer_t *tp, transport_conn_t *conn
 }
 
 const xccl_transport_v1_t transport_net = {
-    .name = "net",
+    .name = "socket", /* XCCL_TRANSPORT's word for "through the network", whichever net.h transport */
     .what = "the network",
     .can_connect = net_can_connect,
     .recv_setup = net_recv_setup,

@@ -58,11 +58,23 @@ const xccl_transport_v1_t *transport_at(int i) {
   return i >= 0 && i < TRANSPORT_N ? &complete[i] : NULL;
 }
 
-xcclResult_t transport_check_config(void) {
+/* The table index XCCL_TRANSPORT names, TRANSPORT_N when unset, -1 when it
+ * names none. */
+static int transport_forced(void) {
   const char *t = config_str(CFG_TRANSPORT);
-  if (*t && strcasecmp(t, "shm") != 0 && strcasecmp(t, "socket") != 0)
-    return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_TRANSPORT=%s is not shm or socket", t);
-  return xcclSuccess;
+  if (!*t) return TRANSPORT_N;
+  for (int i = 0; i < TRANSPORT_N; i++)
+    if (strcasecmp(t, transport_table[i]->name) == 0) return i;
+  return -1;
+}
+
+xcclResult_t transport_check_config(void) {
+  if (transport_forced() >= 0) return xcclSuccess;
+  char names[128] = "";
+  for (int i = 0, n = 0; i < TRANSPORT_N; i++)
+    n += snprintf(names + n, sizeof(names) - (size_t)n, "%s%s", i == 0 ? "" : i == TRANSPORT_N - 1 ? " or " : ", ",
+                  transport_table[i]->name);
+  return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_TRANSPORT=%s is not %s", config_str(CFG_TRANSPORT), names);
 }
 
 const xccl_transport_v1_t *transport_completed(const xccl_transport_v1_t *table) {
@@ -72,13 +84,21 @@ const xccl_transport_v1_t *transport_completed(const xccl_transport_v1_t *table)
 }
 
 const xccl_transport_v1_t *transport_required(void) {
-  return strcasecmp(config_str(CFG_TRANSPORT), "shm") == 0 ? transport_completed(&transport_shm) : NULL;
+  int f = transport_forced();
+  return f >= 0 && f < TRANSPORT_N ? transport_at(f) : NULL;
+}
+
+/* Transport i may be chosen: XCCL_TRANSPORT passes over the ones preferred
+ * to the one it names (socket: never shared memory). */
+static int transport_allowed(int i) {
+  int f = transport_forced();
+  return f < 0 || f == TRANSPORT_N || i >= f; /* unset (or refused at init): every one */
 }
 
 /* Whether a transport after the i-th could take the connection instead. */
 static int later_can_connect(const transport_peer_t *tp, int i) {
   for (int j = i + 1; j < TRANSPORT_N; j++)
-    if (transport_at(j)->can_connect(tp)) return 1;
+    if (transport_allowed(j) && transport_at(j)->can_connect(tp)) return 1;
   return 0;
 }
 
@@ -86,7 +106,7 @@ xcclResult_t transport_recv_setup(const transport_peer_t *tp, transport_conn_t *
   static _Atomic int warned; /* one line per process says why a transport was passed over */
   for (int i = 0; i < TRANSPORT_N; i++) {
     const xccl_transport_v1_t *t = transport_at(i);
-    if (!t->can_connect(tp)) continue;
+    if (!transport_allowed(i) || !t->can_connect(tp)) continue;
     int fallback = later_can_connect(tp, i);
     transport_conn_t c = {.transport = t};
     transport_where_t w = {.transport = (uint8_t)i};

@@ -117,11 +117,14 @@ const xccl_transport_v1_t *transport_at(int i);
  * connection's transport points to); NULL when it is not in the table. */
 const xccl_transport_v1_t *transport_completed(const xccl_transport_v1_t *table);
 
-/* XCCL_TRANSPORT is empty or names a transport (shm, socket: the network
- * only); xcclInvalidUsage with a sentence otherwise. */
+/* XCCL_TRANSPORT is empty or names a transport of the table by its name
+ * (shm, socket); xcclInvalidUsage with a sentence listing them otherwise.
+ * Naming one passes over every transport preferred to it, for every
+ * connection (socket: never shared memory). */
 xcclResult_t transport_check_config(void);
-/* The transport XCCL_TRANSPORT says every ring connection must use, or NULL
- * when it leaves the choice to can_connect. */
+/* The transport XCCL_TRANSPORT names, which every ring connection must then
+ * be able to use (init refuses a ring neighbour it cannot reach); NULL when
+ * unset. */
 const xccl_transport_v1_t *transport_required(void);
 
 /* Step 1 for one connection: picks the transport and sets up the receive

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "config.h"
 #include "error.h"
@@ -22,10 +21,9 @@
 #include "shm_seg.h"
 #include "transport.h"
 
-/* Same host, and neither XCCL_SHM_DISABLE nor XCCL_TRANSPORT=socket. */
+/* Same host, unless XCCL_SHM_DISABLE. */
 static int shm_can_connect(const transport_peer_t *tp) {
-  if (config_bool(CFG_SHM_DISABLE) || strcasecmp(config_str(CFG_TRANSPORT), "socket") == 0) return 0;
-  return tp->peer_host_hash == tp->host_hash;
+  return !config_bool(CFG_SHM_DISABLE) && tp->peer_host_hash == tp->host_hash;
 }
 
 static size_t shm_conn_bytes(const transport_peer_t *tp) { return SHM_CONN_FIFO_OFF + slot_fifo_bytes(tp->slot_size); }
