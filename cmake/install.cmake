@@ -9,10 +9,13 @@
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/xccl/           CMake package: xccl::xccl,
 #                                                 xccl::xccl_static
 #   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info,topo,stuck}  tools, when they are built
+#   ${XCCL_PYTHON_SITE_DIR}/xccl/                 the Python package (cmake/python.cmake
+#                                                 says where), its _paths.py naming
+#                                                 the installed libxccl.so.0
 #
-# Components: "Runtime" (shared library, tools) and "Development" (everything
-# else), so `cmake --install <build> --component Runtime` gives a runtime-only
-# tree.
+# Components: "Runtime" (shared library, tools), "Python" (the Python
+# package) and "Development" (everything else), so `cmake --install <build>
+# --component Runtime` gives a runtime-only tree.
 
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -112,3 +115,19 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/xccl.pc.in
 install(FILES ${PROJECT_BINARY_DIR}/xccl.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
   COMPONENT Development)
+
+# ---- Python package (cmake/python.cmake) ----------------------------------
+
+# Everything in python/xccl, sub-packages included, and the _paths.py that
+# python.cmake wrote: the installed library's path relative to the package.
+if(DEFINED XCCL_PYTHON_SITE_DIR)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/xccl
+    DESTINATION ${XCCL_PYTHON_SITE_DIR}
+    COMPONENT Python
+    PATTERN __pycache__ EXCLUDE
+    PATTERN "*.py[co]" EXCLUDE
+    PATTERN _paths.py EXCLUDE)
+  install(FILES ${PROJECT_BINARY_DIR}/python-install/_paths.py
+    DESTINATION ${XCCL_PYTHON_SITE_DIR}/xccl
+    COMPONENT Python)
+endif()
