@@ -236,6 +236,17 @@ xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int exclud
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank);
 
+/*
+ * The per-operation timeout of comm's later operations, in seconds, in place
+ * of XCCL_TIMEOUT (which was init's): an operation that sees no progress
+ * from a peer for this long fails with xcclTimeout naming the peer; the
+ * same bound holds for what an operation waits for on the way (a first
+ * connection to a peer, XCCL_CHECK's comparison, xcclCommShrink). For frameworks that carry their own timeout
+ * (torch.distributed's process-group timeout). Not while an operation of
+ * comm runs on another thread. xcclInvalidArgument unless 0 < seconds <= 1e9.
+ */
+xcclResult_t xcclCommSetTimeout(xcclComm_t comm, double seconds);
+
 /* xcclSuccess, or the error a failed operation left the communicator in: a
  * host call that failed half-done, or device work that failed on its stream
  * (reported by the CUDA watcher). A peer that closes while the communicator
@@ -310,6 +321,21 @@ xcclResult_t xcclScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
  */
 xcclResult_t xcclAllToAll(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
                           xcclComm_t comm, void *stream);
+
+/*
+ * All-to-all with a count per pair: this rank sends sendcounts[p] elements
+ * starting at sendbuff + sdispls[p] to rank p, and receives recvcounts[p]
+ * elements from rank p into recvbuff + rdispls[p] (counts and displacements
+ * in elements; each array has nranks entries). As MPI_Alltoallv: rank p's
+ * recvcounts[me] must equal this rank's sendcounts[p]: a mismatch fails
+ * with an error naming both sizes, or, where one side's count is zero, a
+ * timeout naming the peer; with XCCL_CHECK=1 every rank refuses the call
+ * before anything moves, naming the pair. Zero counts are allowed; the send
+ * and receive regions must not overlap. In a group it joins the group.
+ */
+xcclResult_t xcclAllToAllv(const void *sendbuff, const size_t *sendcounts, const size_t *sdispls, void *recvbuff,
+                           const size_t *recvcounts, const size_t *rdispls, xcclDataType_t datatype, xcclComm_t comm,
+                           void *stream);
 
 /*
  * Point to point: count elements to / from peer, matched in posting order

@@ -28,6 +28,8 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
 
 /* all holds nranks blocks of `size` bytes; this rank's block is filled in;
  * on return every block is. */
+/* The deadline of later sends, receives and allgathers (init's was timeout_s). */
+void bootstrap_set_timeout(bootstrap_t *bs, double timeout_s);
 xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
 
 /*

@@ -102,10 +102,12 @@ static xcclResult_t p2p_check_wait(bootstrap_t *bs, uint64_t deadline, const cha
   if (bs->abort_flag && atomic_load(bs->abort_flag))
     return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while %s rank %d", what, peer);
   if (clock_expired(deadline))
-    return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s rank %d took longer than XCCL_TIMEOUT=%g s", what,
-                   peer, config_double(CFG_TIMEOUT));
+    return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s rank %d took longer than the timeout (%g s, XCCL_TIMEOUT or xcclCommSetTimeout)", what,
+                   peer, (double)bs->deadline_s_ns / 1e9);
   return xcclSuccess;
 }
+
+void bootstrap_set_timeout(bootstrap_t *bs, double timeout_s) { bs->deadline_s_ns = (uint64_t)(timeout_s * 1e9); }
 
 xcclResult_t bootstrap_send(bootstrap_t *bs, int peer, uint32_t tag, const void *data, size_t size) {
   return bootstrap_send_by(bs, peer, tag, data, size, clock_ns() + bs->deadline_s_ns);

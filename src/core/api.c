@@ -55,6 +55,20 @@ xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank) {
   return comm_record(comm, r);
 }
 
+xcclResult_t xcclCommSetTimeout(xcclComm_t comm, double seconds) {
+  TRY(comm_acquire(comm));
+  xcclResult_t r = xcclSuccess;
+  if (!(seconds > 0) || seconds > 1e9) /* also refuses NaN */
+    r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommSetTimeout: %g s is not a timeout (give 0 < seconds <= 1e9)",
+                seconds);
+  else {
+    comm->timeout_s = comm->env.timeout_s = seconds;
+    bootstrap_set_timeout(comm->bs, seconds); /* lazy connection set-up, XCCL_CHECK, shrink */
+  }
+  comm_release(comm);
+  return comm_record(comm, r);
+}
+
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError) {
   TRY(comm_acquire(comm));
   xcclResult_t r = xcclSuccess;

@@ -5,6 +5,7 @@
  * buffers, to the stream. A kernel's failure becomes a sentence in group.c.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -305,6 +306,31 @@ static xcclResult_t p2p_coll_check(const char *name, p2p_coll_t kind, const void
   return res == xcclSuccess ? res : comm_record(comm, res);
 }
 
+/* A collective made of sends and receives runs as one group: if any part is
+ * refused, none of it runs (on the host or on the device). */
+typedef struct {
+  int mark, dmark;
+} p2p_parts_t;
+
+static xcclResult_t parts_begin(p2p_parts_t *pp) {
+  xcclResult_t res = xcclGroupStart();
+  pp->mark = group_mark();
+  pp->dmark = 0;
+#ifdef XCCL_HAVE_CUDA
+  pp->dmark = enqueue_cuda_group_mark();
+#endif
+  return res;
+}
+
+static xcclResult_t parts_end(p2p_parts_t *pp, xcclResult_t res) {
+  if (res != xcclSuccess) group_rollback(pp->mark);
+#ifdef XCCL_HAVE_CUDA
+  if (res != xcclSuccess) enqueue_cuda_group_rollback(pp->dmark);
+#endif
+  xcclResult_t end = xcclGroupEnd();
+  return res != xcclSuccess ? res : end;
+}
+
 static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *sendbuff, void *recvbuff, size_t count,
                              xcclDataType_t type, int root, xcclComm_t comm, void *stream) {
   uint64_t seq = 0;
@@ -314,11 +340,8 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
   if (count == 0) return xcclSuccess;
   const char *s = sendbuff;
   char *r = recvbuff;
-  xcclResult_t res = xcclGroupStart();
-  int mark = group_mark(); /* if any part is refused, none of it runs */
-#ifdef XCCL_HAVE_CUDA
-  int dmark = enqueue_cuda_group_mark(); /* the same for parts on the device */
-#endif
+  p2p_parts_t parts;
+  xcclResult_t res = parts_begin(&parts);
   for (int p = 0; p < n && res == xcclSuccess; p++) {
     int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && p == root) || (kind == P2P_SCATTER && me == root);
     int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && p == root);
@@ -331,12 +354,7 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
       res = p2p_submit(name, seq, GROUP_RECV, rp, count, type, p, comm, stream);
     }
   }
-  if (res != xcclSuccess) group_rollback(mark);
-#ifdef XCCL_HAVE_CUDA
-  if (res != xcclSuccess) enqueue_cuda_group_rollback(dmark);
-#endif
-  xcclResult_t end = xcclGroupEnd();
-  return res != xcclSuccess ? res : end;
+  return parts_end(&parts, res);
 }
 
 xcclResult_t xcclGather(const void *sendbuff, void *recvbuff, size_t sendcount, xcclDataType_t datatype, int root,
@@ -352,6 +370,110 @@ xcclResult_t xcclScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
 xcclResult_t xcclAllToAll(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
                           xcclComm_t comm, void *stream) {
   return p2p_coll("alltoall", P2P_ALLTOALL, sendbuff, recvbuff, count, datatype, -1, comm, stream);
+}
+
+/* Where all-to-all-v's counts and displacements put the bytes of one side,
+ * as the extent [0, *extent) they cover in its buffer; -1 on overflow. */
+static int a2av_extent(const size_t *counts, const size_t *displs, int n, size_t esize, size_t *extent, size_t *total) {
+  size_t ext = 0, sum = 0, lim = (SIZE_MAX / 2) / esize;
+  for (int p = 0; p < n; p++) {
+    if (counts[p] > lim || displs[p] > lim - counts[p]) return -1;
+    if (counts[p] && displs[p] + counts[p] > ext) ext = displs[p] + counts[p];
+    sum += counts[p];
+    if (sum > lim) return -1;
+  }
+  *extent = ext * esize;
+  *total = sum;
+  return 0;
+}
+
+/* XCCL_CHECK: every rank sees every rank's counts, so that all refuse
+ * together when one pair disagrees (rank a sends x to b, b expects y). */
+static xcclResult_t check_a2av_counts(xcclComm_t comm, uint64_t seq, const size_t *sendcounts,
+                                      const size_t *recvcounts) {
+  int n = comm->nranks;
+  uint64_t *all = calloc((size_t)n * 2 * (size_t)n, sizeof(*all));
+  if (!all) return err_set(xcclSystemError, LOG_COLL, "XCCL_CHECK: out of memory for %d ranks' counts", n);
+  uint64_t *mine = all + (size_t)comm->rank * 2 * (size_t)n;
+  for (int p = 0; p < n; p++) mine[p] = sendcounts[p], mine[n + p] = recvcounts[p];
+  xcclResult_t res = bootstrap_allgather(comm->bs, all, 2 * (size_t)n * sizeof(*all));
+  if (res != xcclSuccess) {
+    free(all);
+    return err_prefix(res, "XCCL_CHECK of alltoallv #%llu", (unsigned long long)seq);
+  }
+  for (int a = 0; a < n && res == xcclSuccess; a++)
+    for (int b = 0; b < n; b++) {
+      uint64_t sent = all[(size_t)a * 2 * (size_t)n + (size_t)b];
+      uint64_t expected = all[(size_t)b * 2 * (size_t)n + (size_t)n + (size_t)a];
+      if (sent == expected) continue;
+      res = err_set(xcclInvalidUsage, LOG_COLL,
+                    "XCCL_CHECK: alltoallv #%llu: rank %d's sendcounts[%d] is %llu but rank %d's recvcounts[%d] is "
+                    "%llu; they must be equal",
+                    (unsigned long long)seq, a, b, (unsigned long long)sent, b, a, (unsigned long long)expected);
+      break;
+    }
+  free(all);
+  return res;
+}
+
+xcclResult_t xcclAllToAllv(const void *sendbuff, const size_t *sendcounts, const size_t *sdispls, void *recvbuff,
+                           const size_t *recvcounts, const size_t *rdispls, xcclDataType_t datatype, xcclComm_t comm,
+                           void *stream) {
+  const char *name = "alltoallv";
+  TRY(comm_acquire(comm));
+  xcclResult_t res = xcclSuccess;
+  int n = comm->nranks;
+  size_t esize = xcclTypeSize(datatype), sext = 0, rext = 0, stot = 0, rtot = 0;
+  const char *s = sendbuff, *r = recvbuff;
+  if ((unsigned)datatype >= xcclNumTypes)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: unknown datatype %d (valid: 0..%d)", name, (int)datatype,
+                  xcclNumTypes - 1);
+  else if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: %s is NULL (every rank passes four arrays of %d entries)", name,
+                  !sendcounts ? "sendcounts" : !sdispls ? "sdispls" : !recvcounts ? "recvcounts" : "rdispls", n);
+  else if (a2av_extent(sendcounts, sdispls, n, esize, &sext, &stot) ||
+           a2av_extent(recvcounts, rdispls, n, esize, &rext, &rtot))
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: a count plus its displacement overflows the address space",
+                  name);
+  else if (stot && !s)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: sendbuff is NULL with %zu elements to send", name, stot);
+  else if (rtot && !r)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: recvbuff is NULL with %zu elements to receive", name, rtot);
+  else if ((stot && (uintptr_t)s % esize) || (rtot && (uintptr_t)r % esize))
+    res = err_set(xcclInvalidArgument, LOG_COLL, "%s: %s %p is not aligned to the %zu-byte element size", name,
+                  stot && (uintptr_t)s % esize ? "sendbuff" : "recvbuff",
+                  stot && (uintptr_t)s % esize ? sendbuff : recvbuff, esize);
+  else if (stot && rtot && s < r + rext && r < s + sext)
+    res = err_set(xcclInvalidArgument, LOG_COLL,
+                  "%s: sendbuff %p (%zu bytes used) and recvbuff %p (%zu bytes used) overlap (all-to-all-v is never "
+                  "in place)",
+                  name, sendbuff, sext, recvbuff, rext);
+  uint64_t seq = 0;
+  /* Counts differ between ranks by design, so XCCL_CHECK compares the call
+   * and type only; a send and receive of different sizes is caught by the
+   * point-to-point layer, which names both. */
+  if (comm->check && !comm->failed) {
+    seq = ++comm->seq;
+    xcclResult_t c = check_collective(comm, seq, res == xcclSuccess ? name : "(refused)", 0, datatype, -1, -1);
+    if (c == xcclSuccess && res == xcclSuccess) c = check_a2av_counts(comm, seq, sendcounts, recvcounts);
+    if (res == xcclSuccess) res = c;
+  } else if (res == xcclSuccess) {
+    seq = ++comm->seq;
+  }
+  comm_release(comm);
+  if (res != xcclSuccess) return comm_record(comm, res);
+  if (!stot && !rtot) return xcclSuccess;
+  p2p_parts_t parts;
+  res = parts_begin(&parts);
+  for (int p = 0; p < n && res == xcclSuccess; p++) {
+    if (sendcounts[p])
+      res = p2p_submit(name, seq, GROUP_SEND, (void *)(s + sdispls[p] * esize), sendcounts[p], datatype, p, comm,
+                       stream);
+    if (recvcounts[p] && res == xcclSuccess)
+      res = p2p_submit(name, seq, GROUP_RECV, (char *)recvbuff + rdispls[p] * esize, recvcounts[p], datatype, p, comm,
+                       stream);
+  }
+  return parts_end(&parts, res);
 }
 
 xcclResult_t xcclBarrier(xcclComm_t comm) {

@@ -15,7 +15,10 @@
  *
  * usage: test_p2p MODE   with MODE one of
  *   sendrecv       rings in both directions, ordering, self, plain pairs
- *   alltoall       xcclAllToAll against one built from sends and receives
+ *   alltoall       xcclAllToAll against one built from sends and receives;
+ *                  xcclAllToAllv with uneven counts and gaps
+ *   alltoallv_check  (XCCL_CHECK=1) mismatched all-to-all-v counts refused
+ *   settimeout     xcclCommSetTimeout shortens a wait that XCCL_TIMEOUT allows
  *   gatherscatter  every root, in and out of place, NULL where allowed
  *   mixed          collectives and sends in one group; nested groups
  *   errors         refused calls leave the communicator usable
@@ -25,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "xccl.h"
@@ -284,11 +289,82 @@ static void a2a_one(xcclComm_t comm, size_t count, xcclDataType_t t, unsigned ta
   tb_done(&r2, w);
 }
 
+/* Elements src sends dst in all-to-all-v case k: uneven, some pairs zero. */
+static size_t a2av_count(int src, int dst, unsigned k, size_t scale) {
+  return (size_t)((src * 3 + dst * 5 + (int)k) % 7) * scale;
+}
+
+/*
+ * xcclAllToAllv with uneven counts, zero pairs, and displacements that leave
+ * gaps and put blocks in reverse peer order: every block lands where its
+ * displacement says, the gaps keep their fill, and the send buffer is
+ * unchanged.
+ */
+static void a2av_one(xcclComm_t comm, xcclDataType_t t, unsigned k, size_t scale, unsigned tag) {
+  size_t es = xcclTypeSize(t), n = (size_t)nranks;
+  size_t *sc = calloc(4 * n, sizeof(size_t)), *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n;
+  size_t soff = 0, roff = 0;
+  for (int i = nranks - 1; i >= 0; i--) { /* reverse order, a gap of 3 elements before each block */
+    sc[i] = a2av_count(rank, i, k, scale), sd[i] = soff + 3, soff = sd[i] + sc[i];
+    rc[i] = a2av_count(i, rank, k, scale), rd[i] = roff + 3, roff = rd[i] + rc[i];
+  }
+  tbuf_t s = tb_new(soff * es, 0), r = tb_new(roff * es, FILL_BYTE);
+  for (int p = 0; p < nranks; p++) fill(s.p + sd[p] * es, sc[p] * es, rank, p, tag);
+  OK(xcclAllToAllv(s.p, sc, sd, r.p, rc, rd, t, comm, NULL));
+  char w[160];
+  for (int p = 0; p < nranks; p++) {
+    snprintf(w, sizeof(w), "alltoallv type %d case %u: block from rank %d", t, k, p);
+    expect_pat(r.p + rd[p] * es, rc[p] * es, p, rank, tag, w);
+    snprintf(w, sizeof(w), "alltoallv type %d case %u: sendbuff block %d", t, k, p);
+    expect_pat(s.p + sd[p] * es, sc[p] * es, rank, p, tag, w);
+    for (size_t g = 0; g < 3 * es; g++)
+      CHECK(r.p[rd[p] * es - 3 * es + g] == FILL_BYTE, "rank %d: alltoallv type %d case %u wrote into the gap before "
+            "rank %d's block", rank, t, k, p);
+  }
+  snprintf(w, sizeof(w), "alltoallv type %d case %u", t, k);
+  tb_done(&s, w);
+  tb_done(&r, w);
+  free(sc);
+}
+
 static void mode_alltoall(xcclComm_t comm) {
   static const xcclDataType_t types[] = {xcclInt8, xcclFloat16, xcclInt32, xcclFloat64};
   static const size_t counts[] = {0, 1, 13, 50001};
   for (unsigned ci = 0; ci < 4; ci++)
     for (unsigned ti = 0; ti < 4; ti++) a2a_one(comm, counts[ci], types[ti], 5000 + ci * 10 + ti);
+  static const size_t scales[] = {1, 997, 20011};
+  for (unsigned k = 0; k < 3; k++)
+    for (unsigned ti = 0; ti < 4; ti++) a2av_one(comm, types[ti], k, scales[k], 5500 + k * 10 + ti);
+}
+
+/*
+ * MODE alltoallv_check, under XCCL_CHECK=1: the last rank expects one
+ * element more from rank 0 than rank 0 sends. Every rank must refuse the
+ * call with the pair named, before anything moved, and stay usable.
+ */
+static void mode_alltoallv_check(xcclComm_t comm) {
+  size_t n = (size_t)nranks, *c = calloc(4 * n, sizeof(size_t)), *d = c + n, *rc = c + 2 * n, *rd = c + 3 * n;
+  for (size_t i = 0; i < n; i++) c[i] = rc[i] = 4, d[i] = rd[i] = 4 * i;
+  if (rank == nranks - 1) rc[0] = 5, rd[0] = 4 * n; /* room for the fifth element past the others */
+  int32_t *sb = calloc(4 * n, sizeof(int32_t)), *rb = calloc(4 * n + 5, sizeof(int32_t));
+  xcclResult_t res = xcclAllToAllv(sb, c, d, rb, rc, rd, xcclInt32, comm, NULL);
+  const char *msg = xcclGetLastError(comm);
+  char want[96];
+  snprintf(want, sizeof(want), "rank 0's sendcounts[%d] is 4 but rank %d's recvcounts[0] is 5", nranks - 1,
+           nranks - 1);
+  CHECK(res == xcclInvalidUsage, "rank %d: mismatched alltoallv counts under XCCL_CHECK returned %s", rank,
+        xcclGetErrorString(res));
+  CHECK(strstr(msg, want) != NULL, "rank %d: the message does not say \"%s\": \"%s\"", rank, want, msg);
+  rc[0] = 4, rd[0] = 0;
+  for (size_t i = 0; i < 4 * n; i++) sb[i] = rank * 1000 + (int)i;
+  OK(xcclAllToAllv(sb, c, d, rb, rc, rd, xcclInt32, comm, NULL));
+  for (int p = 0; p < nranks; p++)
+    for (int i = 0; i < 4; i++)
+      CHECK(rb[4 * p + i] == p * 1000 + 4 * rank + i, "rank %d: after the refused call, element %d from rank %d is %d",
+            rank, i, p, rb[4 * p + i]);
+  free(sb);
+  free(rb);
+  free(c);
 }
 
 /* ---- MODE gatherscatter -------------------------------------------------------- */
@@ -655,6 +731,26 @@ static void mode_errors(xcclComm_t comm) {
   a2a_one(comm, n, xcclInt32, 8950); /* the same size: leftovers would pass for data */
   if (test_failures != before) fprintf(stderr, "rank %d: ^ wrong all-to-all after a misaligned one\n", rank);
   still_works(comm, "an all-to-all with a misaligned recvbuff");
+
+  /* All-to-all-v: refused on every rank alike, before anything is sent. */
+  size_t *v = calloc(4 * (size_t)nranks, sizeof(size_t));
+  for (int p = 0; p < nranks; p++) v[p] = v[2 * nranks + p] = n, v[nranks + p] = v[3 * nranks + p] = n * (size_t)p;
+  expect_err(comm, xcclAllToAllv(a.p, NULL, v, b.p, v, v, xcclInt32, comm, NULL), xcclInvalidArgument,
+             "xcclAllToAllv with NULL sendcounts", "sendcounts is NULL", NO_NUM);
+  expect_err(comm, xcclAllToAllv(a.p, v, v + nranks, a.p + blk, v, v + nranks, xcclInt32, comm, NULL),
+             xcclInvalidArgument, "xcclAllToAllv with overlapping buffers", "overlap", NO_NUM);
+  expect_err(comm, xcclAllToAllv(a.p + 2, v, v + nranks, b.p, v, v + nranks, xcclInt32, comm, NULL),
+             xcclInvalidArgument, "xcclAllToAllv with a misaligned sendbuff", "align", NO_NUM);
+  v[nranks] = SIZE_MAX - 1;
+  expect_err(comm, xcclAllToAllv(a.p, v, v + nranks, b.p, v, v + nranks, xcclInt32, comm, NULL),
+             xcclInvalidArgument, "xcclAllToAllv with a huge displacement", "overflows", NO_NUM);
+  free(v);
+  still_works(comm, "refused all-to-all-v calls");
+  expect_err(comm, xcclCommSetTimeout(comm, 0), xcclInvalidArgument, "xcclCommSetTimeout(0)", "not a timeout", NO_NUM);
+  expect_err(comm, xcclCommSetTimeout(comm, -1), xcclInvalidArgument, "xcclCommSetTimeout(-1)", "not a timeout",
+             NO_NUM);
+  OK(xcclCommSetTimeout(comm, 45));
+  still_works(comm, "xcclCommSetTimeout");
   tb_done(&a, "errors a");
   tb_done(&b, "errors b");
 }
@@ -763,12 +859,41 @@ static void mode_bytes(xcclComm_t comm) {
   free(t.want_sent);
 }
 
+/*
+ * MODE settimeout, under XCCL_TIMEOUT=60: after xcclCommSetTimeout(1) a
+ * receive whose sender never sends fails with xcclTimeout in about a second
+ * (not 60), naming the peer. Ends the process itself: rank 0's communicator
+ * is failed afterwards, which main's final check would refuse.
+ */
+static void mode_settimeout(xcclComm_t comm) {
+  OK(xcclCommSetTimeout(comm, 1));
+  int32_t x = 0;
+  if (rank == 0) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    xcclResult_t res = xcclRecv(&x, 1, xcclInt32, 1, comm, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    const char *msg = xcclGetLastError(comm);
+    CHECK(res == xcclTimeout, "rank 0: a receive nobody sends returned %s", xcclGetErrorString(res));
+    CHECK(took < 10, "rank 0: the receive failed after %.1f s, not about 1 s", took);
+    CHECK(strstr(msg, "rank 1") != NULL, "rank 0: the timeout does not name rank 1: \"%s\"", msg);
+  } else {
+    sleep(3); /* outlives rank 0's wait, sends nothing */
+  }
+  xcclCommAbort(comm);
+  char name[64];
+  snprintf(name, sizeof(name), "p2p settimeout rank %d/%d", rank, nranks);
+  exit(test_finish(name));
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
     void (*fn)(xcclComm_t);
   } modes[] = {{"sendrecv", mode_sendrecv}, {"alltoall", mode_alltoall}, {"gatherscatter", mode_gatherscatter},
-               {"mixed", mode_mixed},       {"errors", mode_errors},     {"bytes", mode_bytes}};
+               {"mixed", mode_mixed},       {"errors", mode_errors},     {"bytes", mode_bytes},
+               {"alltoallv_check", mode_alltoallv_check}, {"settimeout", mode_settimeout}};
   const char *mode = argc > 1 ? argv[1] : "sendrecv";
   int m = 0, nmodes = (int)(sizeof(modes) / sizeof(modes[0]));
   while (m < nmodes && strcmp(mode, modes[m].name) != 0) m++;

@@ -41,6 +41,13 @@ foreach(mode_ranks "sendrecv;1;2;3;4;7" "alltoall;1;2;3;5;8" "gatherscatter;1;2;
   endforeach()
 endforeach()
 
+foreach(n 2 3)
+  xccl_add_test(NAME mp_p2p_alltoallv_check TARGET test_p2p SOURCES ${p2p_src} RANKS ${n} ARGS alltoallv_check
+                LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30;XCCL_CHECK=1")
+endforeach()
+xccl_add_test(NAME mp_p2p_settimeout TARGET test_p2p SOURCES ${p2p_src} RANKS 2 ARGS settimeout
+              LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=60")
+
 # ---- Settings every rank must share (the S entries of src/base/config.h) ----
 # Rank 1 of 3 sets one of them (test_shared_cfg.c): init fails on every rank
 # within a second, naming it. Values as the message shows them (numbers as parsed).
