@@ -54,8 +54,8 @@ set(XCCL_PYTHON_SKIP_REASON "")
 if(XCCL_PYTHON)
   _xccl_python_usable("${XCCL_PYTHON}" _why)
   if(_why)
-    set(XCCL_PYTHON_SKIP_REASON "XCCL_PYTHON=${_why} cannot run the python tests: it needs numpy and pytest "
-        "(Debian: python3-numpy python3-pytest); reconfigure with -DXCCL_PYTHON=<a python3 that has them>")
+    set(XCCL_PYTHON_SKIP_REASON "XCCL_PYTHON=${_why} cannot run the python tests, which need numpy and pytest \
+(Debian: python3-numpy python3-pytest). Reconfigure with -DXCCL_PYTHON=<a python3 that has them>")
   endif()
 else()
   set(_tried "")
@@ -82,9 +82,9 @@ else()
   if(XCCL_PYTHON)
     message(STATUS "xccl: python tests use ${XCCL_PYTHON}")
   else()
-    list(JOIN _tried "; " _tried)
-    set(XCCL_PYTHON_SKIP_REASON "no Python 3 interpreter with numpy and pytest was found (tried: ${_tried}); "
-        "install python3-numpy and python3-pytest, or reconfigure with -DXCCL_PYTHON=/path/to/python3")
+    list(JOIN _tried ", " _tried)
+    set(XCCL_PYTHON_SKIP_REASON "no Python 3 interpreter with numpy and pytest was found (tried: ${_tried}). \
+Install python3-numpy and python3-pytest, or reconfigure with -DXCCL_PYTHON=/path/to/python3")
     message(STATUS "xccl: ${XCCL_PYTHON_SKIP_REASON}: the python tests will report themselves skipped")
   endif()
 endif()
@@ -151,7 +151,8 @@ if(BUILD_TESTING)
     list(GET _t 2 _module)
     list(GET _t 3 _timeout)
     if(XCCL_PYTHON_SKIP_REASON)
-      set(_cmd sh -c "echo \"skipped: $1\" >&2; exit 77" sh "${XCCL_PYTHON_SKIP_REASON}")
+      # No ';' in the words: CMake would split them.
+      set(_cmd sh -c "echo \"skipped: $1\" >&2 && exit 77" sh "${XCCL_PYTHON_SKIP_REASON}")
     else()
       set(_cmd "${XCCL_PYTHON}" -m pytest -q -x -rs -p no:cacheprovider
                "${PROJECT_SOURCE_DIR}/tests/python/${_module}")
