@@ -111,7 +111,7 @@ class Buffer:
         try:
             mv = memoryview(obj)
         except TypeError:
-            raise InvalidArgument("%s: %s is a %s, which does not support the buffer protocol; pass a NumPy array, "
+            raise InvalidArgument("%s: %s is of type %s, which does not support the buffer protocol; pass a NumPy array, "
                                   "bytearray, array.array, memoryview or another C-contiguous buffer"
                                   % (fn, name, type(obj).__name__)) from None
         except (ValueError, BufferError) as e:  # e.g. a NumPy dtype with no buffer format
