@@ -45,6 +45,9 @@
   X(SECRET, STR, "", 0, 0,                                                                         \
     "Shared secret for bootstrap authentication when the job starts from XCCL_ROOT or a "         \
     "launcher's variables instead of a unique id. Every rank must set the same value.")            \
+  X(LIBRARY, STR, "", 0, 0,                                                                        \
+    "Path of the libxccl.so that the Python package (import xccl) loads, in place of the one it "  \
+    "was built or installed with. The C library itself does not read it.")                         \
   X(SOCKET_IFNAME, STR, "", 0, 0,                                                                  \
     "Network interfaces for bootstrap and the socket transport: prefixes, comma separated "       \
     "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
