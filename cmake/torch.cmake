@@ -122,6 +122,7 @@ print("cuda=" + str(int(torch.version.cuda is not None)))
     add_library(xccl_torch_ext MODULE
       ${_xccl_torch_pkg}/csrc/ProcessGroupXCCL.cpp
       ${_xccl_torch_pkg}/csrc/ops.cpp
+      ${_xccl_torch_pkg}/csrc/failure.cpp
       ${_xccl_torch_pkg}/csrc/bindings.cpp)
     set_target_properties(xccl_torch_ext PROPERTIES
       PREFIX "" OUTPUT_NAME _C SUFFIX "${_tq_suffix}"

@@ -35,6 +35,8 @@ bool WorkXCCL::wait(std::chrono::milliseconds timeout) {
   if (exception_) {
     std::rethrow_exception(exception_);
   }
+  lock.unlock();
+  future_->wait();  // marked completed right after the Work: wait() returns with both done
   return true;
 }
 
@@ -43,8 +45,10 @@ c10::intrusive_ptr<c10::ivalue::Future> WorkXCCL::getFuture() { return future_; 
 std::vector<at::Tensor> WorkXCCL::result() { return outputs_; }
 
 void WorkXCCL::complete(std::exception_ptr error) {
-  // The future's callbacks run here, on the worker (as with gloo). One that
-  // throws must not keep wait() from returning.
+  // The Work first, so a future that is done finds is_completed() true; then
+  // the future, whose callbacks run here, on the worker (as with gloo). One
+  // that throws must not stop the worker.
+  finish(error);
   try {
     if (error) {
       future_->setError(error);
@@ -54,7 +58,6 @@ void WorkXCCL::complete(std::exception_ptr error) {
   } catch (const std::exception &e) {
     TORCH_WARN("xccl ", name_, ": a callback of the operation's future raised: ", e.what());
   }
-  finish(error);
 }
 
 // ---- Setup and teardown -----------------------------------------------------
@@ -64,14 +67,14 @@ namespace {
 void joinPlainly(std::thread &t) { t.join(); }
 void (*g_join)(std::thread &) = joinPlainly;
 
-std::string uniqueIdKey(c10d::Store &store, int rank) {
+std::string storePrefix(c10d::Store &store, int rank) {
   // The store torch hands a backend is already prefixed with the group's
   // name. Every rank counts the xccl groups it made under that prefix, so a
   // group made again with the same name (after destroy_process_group, on a
-  // store that outlived it) gets a fresh key: members create their groups
+  // store that outlived it) gets fresh keys: members create their groups
   // in the same order, so their counts agree.
   const int64_t generation = store.add("xccl/generation/rank" + std::to_string(rank), 1);
-  return "xccl/unique_id/" + std::to_string(generation);
+  return "xccl/" + std::to_string(generation) + "/";
 }
 
 }  // namespace
@@ -80,11 +83,12 @@ void setWorkerJoin(void (*join)(std::thread &)) { g_join = join ? join : joinPla
 
 ProcessGroupXCCL::ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
                                    std::chrono::milliseconds timeout)
-    : BaseGroup(rank, size), timeout_(timeout) {
+    : BaseGroup(rank, size), store_(store), timeout_(timeout) {
   TORCH_CHECK(timeout.count() > 0, "xccl: the process group's timeout must be positive, got ", timeout.count(),
               " ms");
   xcclUniqueId id;
-  const std::string key = uniqueIdKey(*store, rank);
+  keyPrefix_ = storePrefix(*store, rank);
+  const std::string key = keyPrefix_ + "unique_id";
   if (rank == 0) {
     xcclResult_t rc = xcclGetUniqueId(&id);
     if (rc != xcclSuccess) {
@@ -205,11 +209,6 @@ void ProcessGroupXCCL::setCommTimeout(std::chrono::milliseconds timeout) {
   commTimeout_ = timeout;
 }
 
-std::string ProcessGroupXCCL::failureText(const char *name, uint64_t seq, xcclResult_t rc) const {
-  return c10::str("xccl ", name, " (operation ", seq, " of its process group, rank ", rank_, " of ", size_,
-                  ") failed with ", xcclGetErrorString(rc), ": ", xcclGetLastError(comm_));
-}
-
 void ProcessGroupXCCL::runBatch(std::vector<Op> &batch) {
   std::exception_ptr error;
   try {
@@ -252,9 +251,8 @@ void ProcessGroupXCCL::runBatch(std::vector<Op> &batch) {
         throw XcclError(refusedText);
       }
       if (end != xcclSuccess) {
-        throw XcclError(c10::str("xccl batch of ", batch.size(), " operations (", batch.front().work->seq(), "..",
-                                 batch.back().work->seq(), " of its process group, rank ", rank_, " of ", size_,
-                                 ") failed with ", xcclGetErrorString(end), ": ", xcclGetLastError(comm_)));
+        throw XcclError(failureText(c10::str("batch of ", batch.size(), " operations").c_str(),
+                                    batch.front().work->seq(), end));
       }
     }
     for (const auto &op : batch) {

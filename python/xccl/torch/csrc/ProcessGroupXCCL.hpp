@@ -157,9 +157,16 @@ class ProcessGroupXCCL : public BaseGroup {
   void runWorker();
   void runBatch(std::vector<Op> &batch);
   void setCommTimeout(std::chrono::milliseconds timeout);
-  std::string failureText(const char *name, uint64_t seq, xcclResult_t rc) const;
+  // The error text of a failed call: xccl's message for the communicator,
+  // and for a failure that involves peers, what the other ranks saw
+  // (failure.cpp).
+  std::string failureText(const char *name, uint64_t seq, xcclResult_t rc);
+  std::string peerReports(const std::string &mine);
 
   xcclComm_t comm_ = nullptr;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string keyPrefix_;       // this group's keys in store_
+  bool reported_ = false;       // this rank's first failure is in the store (worker only)
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds commTimeout_{0};  // what the communicator is set to now (worker only)
 
