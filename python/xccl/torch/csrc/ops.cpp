@@ -451,7 +451,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall_base(at::Tensor &outpu
       "xccl:all_to_all_single", c10d::OpType::ALLTOALL_BASE, {output}, {input}, opts.timeout,
       [in, out, src, dst, dt, sc, sd, rc, rd](xcclComm_t comm) {
         *src = stageIn(in);
-        *dst = stageOut(out);
+        // xccl's buffers must not overlap: one tensor passed as both gets a
+        // separate output buffer.
+        *dst = out.is_alias_of(in) ? at::empty(out.sizes(), out.options().memory_format(at::MemoryFormat::Contiguous))
+                                   : stageOut(out);
         return xcclAllToAllv(src->data_ptr(), sc->data(), sd->data(), dst->data_ptr(), rc->data(), rd->data(), dt,
                              comm, nullptr);
       },
