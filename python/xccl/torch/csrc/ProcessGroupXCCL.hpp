@@ -1,0 +1,183 @@
+// ProcessGroupXCCL — xccl as a torch.distributed backend.
+//
+// The shape is ProcessGroupGloo's: every call checks its arguments on the
+// caller's thread, then queues the operation for the group's one worker
+// thread and returns a Work at once. The worker runs the queued operations
+// in order, one at a time (xccl calls on one communicator must not run
+// concurrently, and a host-buffer call blocks the thread that makes it until
+// its result is in place). Non-contiguous tensors are copied into contiguous
+// buffers on the worker, and the results copied back, so a queued operation
+// sees its tensors as the operations queued before it left them.
+//
+// Sends and receives made between startCoalescing() and endCoalescing()
+// (what batch_isend_irecv does) run as one xccl group, so a ring of sends and
+// receives cannot deadlock.
+//
+// Failures: a failed xccl call completes its Work (and the Work's future)
+// with an XcclError whose text is xccl's own message for the communicator
+// (it names the operation, its number and the peer). The communicator stays
+// failed; later operations fail at once with their own message.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include "compat.hpp"
+#include "xccl.h"
+
+namespace xccl_torch {
+
+// What a failed xccl call raises: Python sees a RuntimeError with this text.
+class XcclError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class WorkXCCL : public c10d::Work {
+ public:
+  WorkXCCL(int rank, c10d::OpType type, const char *name, uint64_t seq, std::vector<at::Tensor> outputs,
+           const c10::optional<std::vector<at::Tensor>> &inputs);
+
+  // Waits for the operation; with a timeout other than kNoTimeout, raises if
+  // it has not completed by then (the operation itself goes on, and ends at
+  // xccl's own per-operation timeout at the latest).
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  std::vector<at::Tensor> result() override;
+
+  // Called by the worker once, with nullptr on success.
+  void complete(std::exception_ptr error);
+
+  const char *name() const { return name_; }
+  uint64_t seq() const { return seq_; }
+
+ private:
+  const char *name_;
+  uint64_t seq_;
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// How the destructor joins the worker; the Python module sets one that
+// releases the GIL meanwhile (the worker runs futures' callbacks, which may
+// need it).
+void setWorkerJoin(void (*join)(std::thread &));
+
+class ProcessGroupXCCL : public BaseGroup {
+ public:
+  // Joins the group: rank 0 makes xccl's unique id and publishes it in
+  // store, the others read it from there (waiting at most the store's own
+  // timeout), then every rank joins the communicator. timeout becomes xccl's
+  // per-operation timeout (an operation's own timeout option overrides it).
+  ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+                   std::chrono::milliseconds timeout);
+  ~ProcessGroupXCCL() override;
+
+  const std::string getBackendName() const override { return "xccl"; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
+                                           const c10d::BroadcastOptions &opts = c10d::BroadcastOptions()) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
+                                           const c10d::AllreduceOptions &opts = c10d::AllreduceOptions()) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor> &tensors,
+      const c10d::AllreduceCoalescedOptions &opts = c10d::AllreduceCoalescedOptions()) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor> &tensors,
+                                        const c10d::ReduceOptions &opts = c10d::ReduceOptions()) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &outputs,
+                                           std::vector<at::Tensor> &inputs,
+                                           const c10d::AllgatherOptions &opts = c10d::AllgatherOptions()) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(
+      at::Tensor &output, at::Tensor &input,
+      const c10d::AllgatherOptions &opts = c10d::AllgatherOptions()) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>> &outputLists, std::vector<at::Tensor> &inputs,
+      const c10d::AllgatherOptions &opts = c10d::AllgatherOptions()) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
+                                        std::vector<at::Tensor> &inputs,
+                                        const c10d::GatherOptions &opts = c10d::GatherOptions()) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor> &outputs,
+                                         std::vector<std::vector<at::Tensor>> &inputs,
+                                         const c10d::ScatterOptions &opts = c10d::ScatterOptions()) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(
+      std::vector<at::Tensor> &outputs, std::vector<std::vector<at::Tensor>> &inputs,
+      const c10d::ReduceScatterOptions &opts = c10d::ReduceScatterOptions()) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor &output, at::Tensor &input,
+      const c10d::ReduceScatterOptions &opts = c10d::ReduceScatterOptions()) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor &output, at::Tensor &input,
+                                               std::vector<int64_t> &outputSplitSizes,
+                                               std::vector<int64_t> &inputSplitSizes,
+                                               const c10d::AllToAllOptions &opts = c10d::AllToAllOptions()) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+                                          const c10d::AllToAllOptions &opts = c10d::AllToAllOptions()) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dstRank, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int srcRank, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts = c10d::BarrierOptions()) override;
+
+  void startCoalescing() override;
+#if XCCL_TORCH_END_COALESCING_RETURNS_WORK
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+#else
+  void endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>> &reqs) override;
+#endif
+
+  // One queued operation. issue() runs on the worker: it stages the
+  // tensors and makes the xccl call (inside a group, only queues it);
+  // finish() copies the results back into the caller's tensors.
+  struct Op {
+    c10::intrusive_ptr<WorkXCCL> work;
+    std::function<xcclResult_t(xcclComm_t)> issue;
+    std::function<void()> finish;
+    std::chrono::milliseconds timeout;
+    bool groupable;  // may run inside an xccl group (barrier may not)
+  };
+
+ private:
+  c10::intrusive_ptr<c10d::Work> enqueue(const char *name, c10d::OpType type, std::vector<at::Tensor> outputs,
+                                         const std::vector<at::Tensor> &inputs, std::chrono::milliseconds timeout,
+                                         std::function<xcclResult_t(xcclComm_t)> issue,
+                                         std::function<void()> finish = nullptr, bool groupable = true);
+  void runWorker();
+  void runBatch(std::vector<Op> &batch);
+  void setCommTimeout(std::chrono::milliseconds timeout);
+  // The error text of a failed call: xccl's message for the communicator,
+  // and for a failure that involves peers, what the other ranks saw
+  // (failure.cpp).
+  std::string failureText(const char *name, uint64_t seq, xcclResult_t rc);
+  std::string peerReports(const std::string &mine);
+
+  xcclComm_t comm_ = nullptr;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string keyPrefix_;       // this group's keys in store_
+  bool reported_ = false;       // this rank's first failure is in the store (worker only)
+  std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds commTimeout_{0};  // what the communicator is set to now (worker only)
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::vector<Op>> queue_;
+  bool stop_ = false;
+  uint64_t seq_ = 0;            // operations queued, numbered from 1
+  bool coalescing_ = false;
+  std::vector<Op> coalesced_;
+  std::thread worker_;
+};
+
+}  // namespace xccl_torch

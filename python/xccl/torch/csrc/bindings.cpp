@@ -1,0 +1,60 @@
+// bindings.cpp — the Python module xccl.torch._C: the ProcessGroupXCCL
+// class, as a subclass of torch's own ProcessGroup (Backend in torch 2.x)
+// Python class, so torch.distributed takes it as any other backend.
+#include <torch/csrc/utils/pybind.h>
+
+#include "ProcessGroupXCCL.hpp"
+
+#ifndef TORCH_EXTENSION_NAME
+#define TORCH_EXTENSION_NAME _C
+#endif
+
+namespace py = pybind11;
+
+namespace {
+
+// The worker runs futures' callbacks, and a Python callback takes the GIL:
+// the last reference to a process group is often dropped by Python, holding
+// it, so let go of it while the worker finishes.
+void joinWithoutGil(std::thread &t) {
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    py::gil_scoped_release release;
+    t.join();
+  } else {
+    t.join();
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "xccl's torch.distributed backend (import xccl.torch registers it as \"xccl\")";
+  py::module_::import("torch.distributed");  // torch's ProcessGroup class must be known first
+  xccl_torch::setWorkerJoin(joinWithoutGil);
+
+  py::class_<xccl_torch::ProcessGroupXCCL, xccl_torch::BaseGroup, c10::intrusive_ptr<xccl_torch::ProcessGroupXCCL>>(
+      m, "ProcessGroupXCCL",
+      "A process group whose collectives run on an xccl communicator. Made by torch.distributed through the "
+      "registered backend \"xccl\"; see xccl.torch.")
+      .def(py::init([](const c10::intrusive_ptr<c10d::Store> &store, int rank, int size, double timeout_s) {
+             TORCH_CHECK(timeout_s > 0, "xccl: the process group's timeout must be positive, got ", timeout_s,
+                         " s");
+             auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0 + 0.5));
+             return c10::make_intrusive<xccl_torch::ProcessGroupXCCL>(store, rank, size, ms);
+           }),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly(
+          "timeout_s", [](const xccl_torch::ProcessGroupXCCL &pg) { return pg.timeout().count() / 1000.0; },
+          "xccl's per-operation timeout for this group, in seconds (the process group's timeout)");
+
+  m.def(
+      "xccl_version",
+      [] {
+        int v = 0;
+        xcclGetVersion(&v);
+        return v;
+      },
+      "XCCL_VERSION_CODE of the libxccl this extension loaded");
+  m.attr("TORCH_VERSION_BUILT_WITH") = TORCH_VERSION;
+}

@@ -1,0 +1,549 @@
+// ops.cpp — the c10d operations of ProcessGroupXCCL.
+//
+// Each checks its arguments here, on the caller's thread (a mistake raises
+// at the call, as with gloo), and queues two steps for the worker: issue
+// (stage the tensors into contiguous buffers, make the xccl call) and finish
+// (copy results back into the caller's tensors where a staging buffer stood
+// in for them).
+#include "ProcessGroupXCCL.hpp"
+
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+namespace xccl_torch {
+
+namespace {
+
+using TensorList = std::vector<at::Tensor>;
+using Buf = std::shared_ptr<at::Tensor>;  // a staging buffer made on the worker
+
+Buf newBuf() { return std::make_shared<at::Tensor>(); }
+
+const char *redOpName(c10d::ReduceOp::RedOpType op) {
+  switch (op) {
+  case c10d::ReduceOp::SUM: return "SUM";
+  case c10d::ReduceOp::AVG: return "AVG";
+  case c10d::ReduceOp::PRODUCT: return "PRODUCT";
+  case c10d::ReduceOp::MIN: return "MIN";
+  case c10d::ReduceOp::MAX: return "MAX";
+  case c10d::ReduceOp::BAND: return "BAND";
+  case c10d::ReduceOp::BOR: return "BOR";
+  case c10d::ReduceOp::BXOR: return "BXOR";
+  case c10d::ReduceOp::PREMUL_SUM: return "PREMUL_SUM";
+  default: return "UNUSED";
+  }
+}
+
+void checkTensor(const at::Tensor &t, const char *op) {
+  TORCH_CHECK(t.defined(), "xccl ", op, ": a tensor argument is undefined");
+  TORCH_CHECK(t.layout() == at::kStrided, "xccl ", op, ": sparse tensors are not supported; pass t.to_dense()");
+  TORCH_CHECK(t.device().is_cpu(), "xccl ", op, ": the tensor is on ", t.device(),
+              ", but this build of xccl's torch backend takes CPU tensors only (torch here has no CUDA). "
+              "Move it with .cpu(), or use a torch and an xccl both built with CUDA.");
+}
+
+xcclDataType_t xcclType(const at::Tensor &t, const char *op) {
+  switch (t.scalar_type()) {
+  case at::kFloat: return xcclFloat32;
+  case at::kDouble: return xcclFloat64;
+  case at::kHalf: return xcclFloat16;
+  case at::kBFloat16: return xcclBfloat16;
+  case at::kChar: return xcclInt8;
+  case at::kByte: return xcclUint8;
+  case at::kInt: return xcclInt32;
+  case at::kLong: return xcclInt64;
+  case at::kBool: return xcclUint8;  // one byte, 0 or 1; see xcclOp for what may reduce it
+  default:
+    TORCH_CHECK(false, "xccl ", op, ": tensors of type ", t.scalar_type(),
+                " are not supported; xccl carries float32, float64, float16, bfloat16, int8, uint8, int32, "
+                "int64 and bool");
+  }
+}
+
+xcclRedOp_t xcclOp(const c10d::ReduceOp &rop, at::ScalarType type, const char *op) {
+  const auto kind = rop.op_;
+  if (type == at::kBool) {
+    TORCH_CHECK(kind == c10d::ReduceOp::MIN || kind == c10d::ReduceOp::MAX || kind == c10d::ReduceOp::PRODUCT,
+                "xccl ", op, ": bool tensors reduce with MIN or PRODUCT (logical and) and MAX (logical or); ",
+                redOpName(kind), " would leave values other than 0 and 1. Convert to an integer type first.");
+  }
+  switch (kind) {
+  case c10d::ReduceOp::SUM: return xcclSum;
+  case c10d::ReduceOp::AVG: return xcclAvg;
+  case c10d::ReduceOp::PRODUCT: return xcclProd;
+  case c10d::ReduceOp::MIN: return xcclMin;
+  case c10d::ReduceOp::MAX: return xcclMax;
+  default:
+    TORCH_CHECK(false, "xccl ", op, ": ReduceOp.", redOpName(kind),
+                " has no xccl counterpart; xccl reduces with SUM, PRODUCT, MIN, MAX and AVG");
+  }
+}
+
+at::Tensor &single(TensorList &ts, const char *op) {
+  TORCH_CHECK(ts.size() == 1, "xccl ", op, ": takes one tensor per process, got a list of ", ts.size());
+  checkTensor(ts[0], op);
+  return ts[0];
+}
+
+void checkLike(const at::Tensor &t, const at::Tensor &ref, int64_t numel, const char *what, const char *op) {
+  checkTensor(t, op);
+  TORCH_CHECK(t.scalar_type() == ref.scalar_type(), "xccl ", op, ": ", what, " is ", t.scalar_type(),
+              " but the input is ", ref.scalar_type(), "; all tensors of one call must have one type");
+  TORCH_CHECK(t.numel() == numel, "xccl ", op, ": ", what, " has ", t.numel(), " elements where ", numel,
+              " are needed");
+}
+
+void checkRank(int64_t r, int size, const char *what, const char *op) {
+  TORCH_CHECK(r >= 0 && r < size, "xccl ", op, ": ", what, " ", r, " is not a rank of this process group (0..",
+              size - 1, ")");
+}
+
+// A contiguous buffer holding t's values (t itself when it is contiguous).
+at::Tensor stageIn(const at::Tensor &t) { return t.is_contiguous() ? t : t.contiguous(); }
+// A contiguous buffer to receive into (t itself when it is contiguous).
+at::Tensor stageOut(const at::Tensor &t) {
+  return t.is_contiguous() ? t : at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+}
+void unstage(const at::Tensor &user, const at::Tensor &buf) {
+  if (!buf.is_same(user)) {
+    user.copy_(buf);
+  }
+}
+// All of ts, one after the other, in one new contiguous 1-D buffer.
+at::Tensor flatten(const TensorList &ts) {
+  TensorList flat;
+  flat.reserve(ts.size());
+  for (const auto &t : ts) {
+    flat.push_back(t.reshape({-1}));
+  }
+  return at::cat(flat, 0);
+}
+// The reverse: copy consecutive pieces of buf into ts.
+void unflatten(const at::Tensor &buf, int64_t offset, const TensorList &ts) {
+  for (const auto &t : ts) {
+    t.copy_(buf.narrow(0, offset, t.numel()).view(t.sizes()));
+    offset += t.numel();
+  }
+}
+
+size_t count(const at::Tensor &t) { return static_cast<size_t>(t.numel()); }
+
+// The per-rank element counts and displacements of one side of an
+// all-to-all along dim 0 (splits empty: equal parts).
+void splitCounts(const at::Tensor &t, const std::vector<int64_t> &splits, int size, const char *side,
+                 std::vector<size_t> &counts, std::vector<size_t> &displs) {
+  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+  const int64_t rowElems = rows == 0 ? 0 : t.numel() / rows;
+  std::vector<int64_t> parts = splits;
+  if (parts.empty()) {
+    TORCH_CHECK(rows % size == 0, "xccl all_to_all_single: the ", side, " tensor's ", rows,
+                " rows do not split evenly over ", size, " ranks; pass ", side, "_split_sizes");
+    parts.assign(size, rows / size);
+  }
+  TORCH_CHECK(static_cast<int>(parts.size()) == size, "xccl all_to_all_single: ", side, "_split_sizes has ",
+              parts.size(), " entries, one per rank (", size, ") is needed");
+  int64_t sum = 0;
+  counts.resize(size);
+  displs.resize(size);
+  for (int r = 0; r < size; r++) {
+    TORCH_CHECK(parts[r] >= 0, "xccl all_to_all_single: ", side, "_split_sizes[", r, "] is negative");
+    displs[r] = static_cast<size_t>(sum * rowElems);
+    counts[r] = static_cast<size_t>(parts[r] * rowElems);
+    sum += parts[r];
+  }
+  TORCH_CHECK(sum == rows, "xccl all_to_all_single: ", side, "_split_sizes add up to ", sum, " rows but the ",
+              side, " tensor has ", rows);
+}
+
+}  // namespace
+
+// ---- Reductions and broadcast -----------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce(TensorList &tensors, const c10d::AllreduceOptions &opts) {
+  const char *name = "all_reduce";
+  at::Tensor t = single(tensors, name);
+  const xcclDataType_t dt = xcclType(t, name);
+  const xcclRedOp_t op = xcclOp(opts.reduceOp, t.scalar_type(), name);
+  Buf buf = newBuf();
+  return enqueue(
+      "xccl:all_reduce", c10d::OpType::ALLREDUCE, tensors, tensors, opts.timeout,
+      [t, buf, dt, op](xcclComm_t comm) {
+        *buf = stageIn(t);
+        return xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, comm, nullptr);
+      },
+      [t, buf] { unstage(t, *buf); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce_coalesced(TensorList &tensors,
+                                                                     const c10d::AllreduceCoalescedOptions &opts) {
+  const char *name = "all_reduce_coalesced";
+  TORCH_CHECK(!tensors.empty(), "xccl ", name, ": the list of tensors is empty");
+  for (const auto &t : tensors) {
+    checkLike(t, tensors[0], t.numel(), "a tensor", name);
+  }
+  const xcclDataType_t dt = xcclType(tensors[0], name);
+  const xcclRedOp_t op = xcclOp(opts.reduceOp, tensors[0].scalar_type(), name);
+  Buf buf = newBuf();
+  TensorList ts = tensors;
+  return enqueue(
+      "xccl:all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors, opts.timeout,
+      [ts, buf, dt, op](xcclComm_t comm) {
+        *buf = flatten(ts);
+        return xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, comm, nullptr);
+      },
+      [ts, buf] { unflatten(*buf, 0, ts); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::broadcast(TensorList &tensors, const c10d::BroadcastOptions &opts) {
+  const char *name = "broadcast";
+  at::Tensor t = single(tensors, name);
+  checkRank(opts.rootRank, size_, "src", name);
+  TORCH_CHECK(opts.rootTensor == 0, "xccl ", name, ": takes one tensor per process, so root tensor must be 0");
+  const xcclDataType_t dt = xcclType(t, name);
+  const int root = static_cast<int>(opts.rootRank);
+  Buf buf = newBuf();
+  return enqueue(
+      "xccl:broadcast", c10d::OpType::BROADCAST, tensors, tensors, opts.timeout,
+      [t, buf, dt, root](xcclComm_t comm) {
+        *buf = stageIn(t);
+        return xcclBcast(buf->data_ptr(), count(*buf), dt, root, comm, nullptr);
+      },
+      [t, buf] { unstage(t, *buf); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce(TensorList &tensors, const c10d::ReduceOptions &opts) {
+  const char *name = "reduce";
+  at::Tensor t = single(tensors, name);
+  checkRank(opts.rootRank, size_, "dst", name);
+  TORCH_CHECK(opts.rootTensor == 0, "xccl ", name, ": takes one tensor per process, so root tensor must be 0");
+  const xcclDataType_t dt = xcclType(t, name);
+  const xcclRedOp_t op = xcclOp(opts.reduceOp, t.scalar_type(), name);
+  const int root = static_cast<int>(opts.rootRank);
+  const bool isRoot = root == rank_;
+  Buf buf = newBuf();
+  return enqueue(
+      "xccl:reduce", c10d::OpType::REDUCE, tensors, tensors, opts.timeout,
+      [t, buf, dt, op, root](xcclComm_t comm) {
+        *buf = stageIn(t);
+        return xcclReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, root, comm, nullptr);
+      },
+      [t, buf, isRoot] {
+        if (isRoot) {
+          unstage(t, *buf);
+        }
+      });
+}
+
+// ---- Gathers ----------------------------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allgather(std::vector<TensorList> &outputs, TensorList &inputs,
+                                                           const c10d::AllgatherOptions &opts) {
+  const char *name = "all_gather";
+  at::Tensor in = single(inputs, name);
+  TORCH_CHECK(outputs.size() == 1, "xccl ", name, ": takes one list of output tensors per process, got ",
+              outputs.size());
+  TensorList outs = outputs[0];
+  TORCH_CHECK(static_cast<int>(outs.size()) == size_, "xccl ", name, ": the output list has ", outs.size(),
+              " tensors, one per rank (", size_, ") is needed");
+  for (const auto &o : outs) {
+    checkLike(o, in, in.numel(), "an output tensor", name);
+  }
+  const xcclDataType_t dt = xcclType(in, name);
+  Buf src = newBuf(), dst = newBuf();
+  const int64_t n = size_;
+  return enqueue(
+      "xccl:all_gather", c10d::OpType::ALLGATHER, outs, inputs, opts.timeout,
+      [in, src, dst, dt, n](xcclComm_t comm) {
+        *src = stageIn(in);
+        *dst = at::empty({n * in.numel()}, in.options());
+        return xcclAllGather(src->data_ptr(), dst->data_ptr(), count(*src), dt, comm, nullptr);
+      },
+      [outs, dst] { unflatten(*dst, 0, outs); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_allgather_base(at::Tensor &output, at::Tensor &input,
+                                                                 const c10d::AllgatherOptions &opts) {
+  const char *name = "all_gather_into_tensor";
+  checkTensor(input, name);
+  checkLike(output, input, input.numel() * size_, "the output tensor", name);
+  const xcclDataType_t dt = xcclType(input, name);
+  at::Tensor in = input, out = output;
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE, {output}, {input}, opts.timeout,
+      [in, out, src, dst, dt](xcclComm_t comm) {
+        *src = stageIn(in);
+        *dst = stageOut(out);
+        return xcclAllGather(src->data_ptr(), dst->data_ptr(), count(*src), dt, comm, nullptr);
+      },
+      [out, dst] { unstage(out, *dst); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allgather_coalesced(std::vector<TensorList> &outputLists,
+                                                                     TensorList &inputs,
+                                                                     const c10d::AllgatherOptions &opts) {
+  const char *name = "all_gather_coalesced";
+  TORCH_CHECK(!inputs.empty(), "xccl ", name, ": the list of input tensors is empty");
+  TORCH_CHECK(static_cast<int>(outputLists.size()) == size_, "xccl ", name, ": has ", outputLists.size(),
+              " output lists, one per rank (", size_, ") is needed");
+  for (const auto &t : inputs) {
+    checkLike(t, inputs[0], t.numel(), "an input tensor", name);
+  }
+  TensorList outs;
+  for (const auto &list : outputLists) {
+    TORCH_CHECK(list.size() == inputs.size(), "xccl ", name, ": an output list has ", list.size(),
+                " tensors where the input list has ", inputs.size());
+    for (size_t i = 0; i < list.size(); i++) {
+      checkLike(list[i], inputs[i], inputs[i].numel(), "an output tensor", name);
+      outs.push_back(list[i]);
+    }
+  }
+  const xcclDataType_t dt = xcclType(inputs[0], name);
+  TensorList ins = inputs;
+  Buf src = newBuf(), dst = newBuf();
+  const int64_t n = size_;
+  return enqueue(
+      "xccl:all_gather_coalesced", c10d::OpType::ALLGATHER_COALESCED, outs, inputs, opts.timeout,
+      [ins, src, dst, dt, n](xcclComm_t comm) {
+        *src = flatten(ins);
+        *dst = at::empty({n * src->numel()}, src->options());
+        return xcclAllGather(src->data_ptr(), dst->data_ptr(), count(*src), dt, comm, nullptr);
+      },
+      [outs, dst] { unflatten(*dst, 0, outs); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::gather(std::vector<TensorList> &outputs, TensorList &inputs,
+                                                        const c10d::GatherOptions &opts) {
+  const char *name = "gather";
+  at::Tensor in = single(inputs, name);
+  checkRank(opts.rootRank, size_, "dst", name);
+  const int root = static_cast<int>(opts.rootRank);
+  TensorList outs;
+  if (root == rank_) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "xccl ", name,
+                ": the destination needs a gather_list of ", size_, " tensors");
+    outs = outputs[0];
+    for (const auto &o : outs) {
+      checkLike(o, in, in.numel(), "a tensor of gather_list", name);
+    }
+  } else {
+    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()), "xccl ", name,
+                ": only the destination (rank ", root, ") takes a gather_list");
+  }
+  const xcclDataType_t dt = xcclType(in, name);
+  Buf src = newBuf(), dst = newBuf();
+  const int64_t n = size_;
+  const bool isRoot = root == rank_;
+  return enqueue(
+      "xccl:gather", c10d::OpType::GATHER, outs, inputs, opts.timeout,
+      [in, src, dst, dt, n, root, isRoot](xcclComm_t comm) {
+        *src = stageIn(in);
+        if (isRoot) {
+          *dst = at::empty({n * in.numel()}, in.options());
+        }
+        return xcclGather(src->data_ptr(), isRoot ? dst->data_ptr() : nullptr, count(*src), dt, root, comm,
+                          nullptr);
+      },
+      [outs, dst, isRoot] {
+        if (isRoot) {
+          unflatten(*dst, 0, outs);
+        }
+      });
+}
+
+// ---- Scatters ---------------------------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::scatter(TensorList &outputs, std::vector<TensorList> &inputs,
+                                                         const c10d::ScatterOptions &opts) {
+  const char *name = "scatter";
+  at::Tensor out = single(outputs, name);
+  checkRank(opts.rootRank, size_, "src", name);
+  const int root = static_cast<int>(opts.rootRank);
+  const bool isRoot = root == rank_;
+  TensorList ins;
+  if (isRoot) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "xccl ", name,
+                ": the source needs a scatter_list of ", size_, " tensors");
+    ins = inputs[0];
+    for (const auto &t : ins) {
+      checkLike(t, out, out.numel(), "a tensor of scatter_list", name);
+    }
+  } else {
+    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()), "xccl ", name,
+                ": only the source (rank ", root, ") takes a scatter_list");
+  }
+  const xcclDataType_t dt = xcclType(out, name);
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:scatter", c10d::OpType::SCATTER, outputs, ins, opts.timeout,
+      [ins, out, src, dst, dt, root, isRoot](xcclComm_t comm) {
+        if (isRoot) {
+          *src = flatten(ins);
+        }
+        *dst = stageOut(out);
+        return xcclScatter(isRoot ? src->data_ptr() : nullptr, dst->data_ptr(), count(*dst), dt, root, comm,
+                           nullptr);
+      },
+      [out, dst] { unstage(out, *dst); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce_scatter(TensorList &outputs, std::vector<TensorList> &inputs,
+                                                                const c10d::ReduceScatterOptions &opts) {
+  const char *name = "reduce_scatter";
+  at::Tensor out = single(outputs, name);
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "xccl ", name,
+              ": needs an input list of ", size_, " tensors, one per rank");
+  TensorList ins = inputs[0];
+  for (const auto &t : ins) {
+    checkLike(t, out, out.numel(), "an input tensor", name);
+  }
+  const xcclDataType_t dt = xcclType(out, name);
+  const xcclRedOp_t op = xcclOp(opts.reduceOp, out.scalar_type(), name);
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:reduce_scatter", c10d::OpType::REDUCE_SCATTER, outputs, ins, opts.timeout,
+      [ins, out, src, dst, dt, op](xcclComm_t comm) {
+        *src = flatten(ins);
+        *dst = stageOut(out);
+        return xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, op, comm, nullptr);
+      },
+      [out, dst] { unstage(out, *dst); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_reduce_scatter_base(at::Tensor &output, at::Tensor &input,
+                                                                      const c10d::ReduceScatterOptions &opts) {
+  const char *name = "reduce_scatter_tensor";
+  checkTensor(output, name);
+  checkLike(input, output, output.numel() * size_, "the input tensor", name);
+  const xcclDataType_t dt = xcclType(output, name);
+  const xcclRedOp_t op = xcclOp(opts.reduceOp, output.scalar_type(), name);
+  at::Tensor in = input, out = output;
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE, {output}, {input}, opts.timeout,
+      [in, out, src, dst, dt, op](xcclComm_t comm) {
+        *src = stageIn(in);
+        *dst = stageOut(out);
+        return xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, op, comm, nullptr);
+      },
+      [out, dst] { unstage(out, *dst); });
+}
+
+// ---- All-to-all -------------------------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall_base(at::Tensor &output, at::Tensor &input,
+                                                               std::vector<int64_t> &outputSplitSizes,
+                                                               std::vector<int64_t> &inputSplitSizes,
+                                                               const c10d::AllToAllOptions &opts) {
+  const char *name = "all_to_all_single";
+  checkTensor(input, name);
+  checkLike(output, input, output.numel(), "the output tensor", name);
+  const xcclDataType_t dt = xcclType(input, name);
+  auto sc = std::make_shared<std::vector<size_t>>(), sd = std::make_shared<std::vector<size_t>>();
+  auto rc = std::make_shared<std::vector<size_t>>(), rd = std::make_shared<std::vector<size_t>>();
+  splitCounts(input, inputSplitSizes, size_, "input", *sc, *sd);
+  splitCounts(output, outputSplitSizes, size_, "output", *rc, *rd);
+  at::Tensor in = input, out = output;
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:all_to_all_single", c10d::OpType::ALLTOALL_BASE, {output}, {input}, opts.timeout,
+      [in, out, src, dst, dt, sc, sd, rc, rd](xcclComm_t comm) {
+        *src = stageIn(in);
+        // xccl's buffers must not overlap: one tensor passed as both gets a
+        // separate output buffer.
+        *dst = out.is_alias_of(in) ? at::empty(out.sizes(), out.options().memory_format(at::MemoryFormat::Contiguous))
+                                   : stageOut(out);
+        return xcclAllToAllv(src->data_ptr(), sc->data(), sd->data(), dst->data_ptr(), rc->data(), rd->data(), dt,
+                             comm, nullptr);
+      },
+      [out, dst] { unstage(out, *dst); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall(TensorList &outputs, TensorList &inputs,
+                                                          const c10d::AllToAllOptions &opts) {
+  const char *name = "all_to_all";
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_, "xccl ", name,
+              ": needs one input and one output tensor per rank (", size_, "), got ", inputs.size(), " and ",
+              outputs.size());
+  auto sc = std::make_shared<std::vector<size_t>>(size_), sd = std::make_shared<std::vector<size_t>>(size_);
+  auto rc = std::make_shared<std::vector<size_t>>(size_), rd = std::make_shared<std::vector<size_t>>(size_);
+  size_t soff = 0, roff = 0;
+  for (int r = 0; r < size_; r++) {
+    checkLike(inputs[r], inputs[0], inputs[r].numel(), "an input tensor", name);
+    checkLike(outputs[r], inputs[0], outputs[r].numel(), "an output tensor", name);
+    (*sc)[r] = count(inputs[r]);
+    (*sd)[r] = soff;
+    soff += (*sc)[r];
+    (*rc)[r] = count(outputs[r]);
+    (*rd)[r] = roff;
+    roff += (*rc)[r];
+  }
+  const xcclDataType_t dt = xcclType(inputs[0], name);
+  TensorList ins = inputs, outs = outputs;
+  const int64_t total = static_cast<int64_t>(roff);
+  Buf src = newBuf(), dst = newBuf();
+  return enqueue(
+      "xccl:all_to_all", c10d::OpType::ALLTOALL, outputs, inputs, opts.timeout,
+      [ins, src, dst, dt, sc, sd, rc, rd, total](xcclComm_t comm) {
+        *src = flatten(ins);
+        *dst = at::empty({total}, ins[0].options().memory_format(at::MemoryFormat::Contiguous));
+        return xcclAllToAllv(src->data_ptr(), sc->data(), sd->data(), dst->data_ptr(), rc->data(), rd->data(), dt,
+                             comm, nullptr);
+      },
+      [outs, dst] { unflatten(*dst, 0, outs); });
+}
+
+// ---- Point to point ---------------------------------------------------------
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::send(TensorList &tensors, int dstRank, int /* tag: see README */) {
+  const char *name = "send";
+  at::Tensor t = single(tensors, name);
+  checkRank(dstRank, size_, "dst", name);
+  const xcclDataType_t dt = xcclType(t, name);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(dstRank != rank_ || coalescing_, "xccl send: a rank sends to itself only inside batch_isend_irecv, ",
+                "beside the matching receive");
+  }
+  Buf buf = newBuf();
+  return enqueue("xccl:send", c10d::OpType::SEND, tensors, tensors, c10d::kUnsetTimeout,
+                 [t, buf, dt, dstRank](xcclComm_t comm) {
+                   *buf = stageIn(t);
+                   return xcclSend(buf->data_ptr(), count(*buf), dt, dstRank, comm, nullptr);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recv(TensorList &tensors, int srcRank, int /* tag: see README */) {
+  const char *name = "recv";
+  at::Tensor t = single(tensors, name);
+  checkRank(srcRank, size_, "src", name);
+  const xcclDataType_t dt = xcclType(t, name);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(srcRank != rank_ || coalescing_, "xccl recv: a rank receives from itself only inside "
+                "batch_isend_irecv, beside the matching send");
+  }
+  Buf buf = newBuf();
+  return enqueue(
+      "xccl:recv", c10d::OpType::RECV, tensors, tensors, c10d::kUnsetTimeout,
+      [t, buf, dt, srcRank](xcclComm_t comm) {
+        *buf = stageOut(t);
+        return xcclRecv(buf->data_ptr(), count(*buf), dt, srcRank, comm, nullptr);
+      },
+      [t, buf] { unstage(t, *buf); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recvAnysource(TensorList & /* tensors */, int /* tag */) {
+  TORCH_CHECK(false, "xccl recv: receiving from any source is not supported; xccl matches each receive to the "
+              "sender it names. Pass src= to recv/irecv.");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::barrier(const c10d::BarrierOptions &opts) {
+  return enqueue(
+      "xccl:barrier", c10d::OpType::BARRIER, {}, {}, opts.timeout, [](xcclComm_t comm) { return xcclBarrier(comm); },
+      nullptr, /*groupable=*/false);
+}
+
+}  // namespace xccl_torch

@@ -1,0 +1,45 @@
+# The torch.distributed backend (python/xccl/torch), CTest label torch: each
+# test is one torchrun job run by launch.py with the interpreter the backend
+# was built for. Without one (XCCL_HAVE_TORCH off) the tests are still
+# listed, and report themselves skipped with the reason.
+set(_t ${CMAKE_CURRENT_SOURCE_DIR}/torch)
+set(_torch_env "${XCCL_TEST_ENV};PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+
+# xccl_torch_test(NAME name NPROC n SCRIPT file [ARGS ...] [LAUNCH ...] [ENV ...])
+function(xccl_torch_test)
+  cmake_parse_arguments(T "" "NAME;NPROC;SCRIPT" "ARGS;LAUNCH;ENV" ${ARGN})
+  set(tname torch_${T_NAME}_n${T_NPROC})
+  if(XCCL_HAVE_TORCH)
+    add_test(NAME ${tname} COMMAND ${XCCL_TORCH_PYTHON} ${_t}/launch.py --nproc ${T_NPROC} --timeout 100
+             ${T_LAUNCH} ${_t}/${T_SCRIPT} ${T_ARGS})
+  else()
+    set(why "${XCCL_TORCH_WHY}")
+    if(NOT why)
+      set(why "the torch backend is not built (XCCL_WITH_TORCH=${XCCL_WITH_TORCH})")
+    endif()
+    add_test(NAME ${tname} COMMAND sh -c "echo 'skipped: ${why}'; exit ${XCCL_SKIP_CODE}")
+  endif()
+  set_tests_properties(${tname} PROPERTIES LABELS torch TIMEOUT 120 SKIP_RETURN_CODE ${XCCL_SKIP_CODE}
+    ENVIRONMENT "${_torch_env};${T_ENV}")
+endfunction()
+
+# Every op x dtype, against gloo and a reference; the default group is xccl
+# on odd sizes and gloo on even ones (the other backend a new_group).
+xccl_torch_test(NAME ops NPROC 1 SCRIPT test_ops.py ARGS --default xccl)
+xccl_torch_test(NAME ops NPROC 2 SCRIPT test_ops.py ARGS --default gloo)
+xccl_torch_test(NAME ops NPROC 3 SCRIPT test_ops.py ARGS --default xccl)
+xccl_torch_test(NAME ops NPROC 4 SCRIPT test_ops.py ARGS --default gloo)
+xccl_torch_test(NAME ops_socket NPROC 3 SCRIPT test_ops.py ARGS --default gloo ENV XCCL_SHM_DISABLE=1)
+# DDP, 50 steps: gloo vs xccl vs one process.
+xccl_torch_test(NAME ddp NPROC 2 SCRIPT test_ddp.py)
+xccl_torch_test(NAME ddp NPROC 4 SCRIPT test_ddp.py)
+# The last rank SIGKILLed in the middle of its third all_reduce, over shared
+# memory and over sockets; and XCCL_CHECK=1 with counts that differ.
+set(_kill "XCCL_FAULT=rank=2,op=allreduce,seq=3,step=2,action=kill")
+xccl_torch_test(NAME kill NPROC 3 SCRIPT test_fault.py ARGS kill LAUNCH --may-fail --pass-ranks 0,1 ENV ${_kill})
+xccl_torch_test(NAME kill_socket NPROC 3 SCRIPT test_fault.py ARGS kill LAUNCH --may-fail --pass-ranks 0,1
+                ENV ${_kill} XCCL_SHM_DISABLE=1)
+xccl_torch_test(NAME check_mismatch NPROC 3 SCRIPT test_fault.py ARGS mismatch ENV XCCL_CHECK=1)
+unset(_t)
+unset(_kill)
+unset(_torch_env)
