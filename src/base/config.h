@@ -48,6 +48,14 @@
   X(LIBRARY, STR, "", 0, 0,                                                                        \
     "Path of the libxccl.so that the Python package (import xccl) loads, in place of the one it "  \
     "was built or installed with. The C library itself does not read it.")                         \
+  X(HOME, STR, "", 0, 0,                                                                           \
+    "Prefix xccl was installed to; where import xccl.torch looks for lib/ and include/ when it "   \
+    "has to build its extension on the fly (pip installs). Not read by the C library.")            \
+  X(INCLUDE_DIR, STR, "", 0, 0,                                                                    \
+    "Directory holding xccl.h, for xccl.torch's on-the-fly build. Not read by the C library.")    \
+  X(TORCH_EXT_DIR, STR, "", 0, 0,                                                                  \
+    "Where xccl.torch's on-the-fly build goes (default ~/.cache/xccl/torch_ext/<versions>). "      \
+    "Not read by the C library.")                                                                  \
   X(SOCKET_IFNAME, STR, "", 0, 0,                                                                  \
     "Network interfaces for bootstrap and the socket transport: prefixes, comma separated "       \
     "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
