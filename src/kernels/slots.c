@@ -1,6 +1,7 @@
 #include "slots.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #ifdef XCCL_HAVE_ISAL
 #include <isa-l/crc.h>
@@ -101,9 +103,35 @@ int slot_fifo_side_is_me(const slot_fifo_t *f, int producer) {
   return t && t == my_token() && ns == slot_pidns(); /* the pid half is unique within a namespace */
 }
 
+/* A killed process stays a zombie until its parent reaps it, and kill(pid, 0)
+ * succeeds on a zombie: a launcher that reaps late (torchrun polls its
+ * children every few seconds) would leave the peer waiting for XCCL_TIMEOUT.
+ * So a live pid is also looked up in /proc, at most every 100 ms per thread. */
+static int pid_is_zombie(int32_t pid) {
+  static _Thread_local int32_t last_pid;
+  static _Thread_local uint64_t next_ns;
+  static _Thread_local int last_zombie;
+  uint64_t now = clock_ns();
+  if (pid == last_pid && now < next_ns) return last_zombie;
+  char path[48], buf[256];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  int zombie = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *paren = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold spaces and parens */
+    zombie = paren && (paren[1] == ' ') && (paren[2] == 'Z' || paren[2] == 'X');
+  }
+  last_pid = pid, next_ns = now + 100000000ull, last_zombie = zombie;
+  return zombie;
+}
+
 int slot_fifo_side_gone(const slot_fifo_t *f, int producer) {
   int32_t pid = slot_fifo_side_pid(f, producer);
-  return pid > 0 && !slot_fifo_side_is_me(f, producer) && kill(pid, 0) != 0 && errno == ESRCH;
+  if (pid <= 0 || slot_fifo_side_is_me(f, producer)) return 0;
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  return pid_is_zombie(pid);
 }
 
 void slot_bell_wait(slot_bell_t *b, uint32_t seen, int timeout_us) {

@@ -84,3 +84,9 @@ add_test(NAME fault_dump_signal_p2p COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_
 set_tests_properties(fault_dump_signal_p2p PROPERTIES LABELS fault TIMEOUT 180 ENVIRONMENT "${XCCL_TEST_ENV}")
 xccl_add_test(NAME fault_dump_stuck TARGET test_dump_stuck SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dump_stuck.c
               ARGS $<TARGET_FILE:xccl-stuck> LABELS fault TIMEOUT 120)
+
+# A killed shared-memory peer that nobody has reaped yet (a zombie) counts as gone.
+add_test(NAME fault_zombie_peer COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/zombie_peer.sh $<TARGET_FILE:xccl-run>
+         $<TARGET_FILE:fault_victim>)
+set_tests_properties(fault_zombie_peer PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${XCCL_TEST_ENV}")
