@@ -139,12 +139,12 @@ static xcclResult_t uid_id(const xcclUniqueId *uid, bs_id_t *id) {
 }
 
 /* torchrun: its agent store when the agent has one, else MASTER_ADDR:PORT. */
-static xcclResult_t torchrun_id(int rank, unsigned call, bs_id_t *id, char *how, size_t howlen) {
+static xcclResult_t torchrun_id(int rank, int nranks, bs_id_t *id, char *how, size_t howlen) {
   const char *agent = config_foreign_env("TORCHELASTIC_USE_AGENT_STORE");
   const char *addr = config_foreign_env("MASTER_ADDR"), *port = config_foreign_env("MASTER_PORT");
   if (agent && strcmp(agent, "True") == 0 && addr && port) {
     xcclUniqueId uid;
-    TRY(launch_torch_store(addr, port, rank, call, &uid, how, howlen));
+    TRY(launch_torch_store(addr, port, rank, nranks, &uid, how, howlen));
     return uid_id(&uid, id);
   }
   return env_root_id(rank, id, how, howlen, NULL);
@@ -177,7 +177,7 @@ static xcclResult_t launcher_id(unsigned call, int *rank_p, int *nranks_p, const
   *who_p = launchers[l].who;
   *rank_p = rank, *nranks_p = nranks;
   if (rank >= nranks) return xcclSuccess; /* the caller says so */
-  if (l == L_TORCHRUN) return torchrun_id(rank, call, id, how, howlen);
+  if (l == L_TORCHRUN) return torchrun_id(rank, nranks, id, how, howlen);
   /* Not MASTER_ADDR:MASTER_PORT under srun: a torch program there hosts its
    * own store at that port. */
   if (l == L_SLURM && config_foreign_env("SLURM_STEP_NODELIST")) return launch_slurm(call, rank, nranks, id, how, howlen);

@@ -32,14 +32,15 @@
 /* ---- torchrun's agent store (launch_torchrun.c) ---- */
 
 /* Rank 0 makes a unique id (xcclGetUniqueId: the root runs on a thread of
- * this process) and sets it under a key named for the run, the restart and
- * the call; the others wait for the key (XCCL_TIMEOUT) and get it. addr and
- * port are MASTER_ADDR and MASTER_PORT. *uid_p is written only on success. */
-xcclResult_t launch_torch_store(const char *addr, const char *port, int rank, unsigned call, xcclUniqueId *uid_p,
+ * this process) and sets it in the store, the others wait for it (XCCL_TIMEOUT)
+ * and get it; which key, launch_torchrun.c says (not `call`: the store
+ * counts arrivals itself). addr and port are MASTER_ADDR and MASTER_PORT.
+ * *uid_p is written only on success. */
+xcclResult_t launch_torch_store(const char *addr, const char *port, int rank, int nranks, xcclUniqueId *uid_p,
                                 char *how, size_t howlen);
 
-/* The store key of a call: xccl/<run id>/<restart count>/<call>/unique_id. */
-void launch_torch_store_key(const char *run_id, const char *restart, unsigned call, char *key, size_t keylen);
+/* A store key: xccl/<run id>/<restart count>/<name>. */
+void launch_torch_store_key(const char *run_id, const char *restart, const char *name, char *key, size_t keylen);
 
 /* ---- PMIx (launch_pmix.c) ---- */
 

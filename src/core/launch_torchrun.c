@@ -9,12 +9,13 @@
  * wire protocol, which comes in two forms:
  *
  *  - torch 1.x (tested: 1.13): a query is one byte of type (SET 0, GET 2,
- *    CHECK 4, GETNUMKEYS 6) and its arguments; strings and byte vectors are a
- *    u64 length and the bytes; CHECK takes a u64 count of keys and answers
- *    one byte, 0 when every key is set; GET answers a vector; GETNUMKEYS an
- *    i64.
+ *    ADD 3, CHECK 4, GETNUMKEYS 6) and its arguments; strings and byte
+ *    vectors are a u64 length and the bytes; ADD takes a key and an i64 and
+ *    answers the sum (i64; the value is kept as decimal text); CHECK takes a
+ *    u64 count of keys and answers one byte, 0 when every key is set; GET
+ *    answers a vector; GETNUMKEYS an i64.
  *  - torch 2.x: the same with VALIDATE = 0 inserted before SET (so SET 1,
- *    GET 3, CHECK 5, GETNUMKEYS 7), and a connection's first query must be
+ *    GET 3, ADD 4, CHECK 5, GETNUMKEYS 7), and a connection's first query must be
  *    VALIDATE with the u32 0x3C85F7CE; until then the server ignores it.
  *
  * Which one: a GETNUMKEYS of 1.x on a fresh connection. A 1.x store answers
@@ -23,6 +24,13 @@
  * by VALIDATE and a GETNUMKEYS that must be answered. (The other order is
  * unsafe: a 1.x store would read VALIDATE as a SET of a ~1 GB key.)
  * All integers little-endian, as the x86 and Arm hosts torch runs on.
+ *
+ * Keys: every rank first ADDs 1 to xccl/<run id>/<restart count>/arrivals;
+ * its answer v (1, 2, ...) puts it in meeting (v - 1) / nranks, whose id is
+ * under xccl/<run id>/<restart count>/<meeting>/unique_id. The ranks of one
+ * xcclCommInitFromEnv all add before any of them can finish it (the bootstrap
+ * needs all of them), so the next call of the process, or the next program
+ * in the same worker, meets under the next number and never reads an old id.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -41,10 +49,10 @@
 #define LAUNCH_STORE_MAGIC 0x3C85F7CEu
 #define LAUNCH_STORE_KEY_MAX 512
 
-typedef enum { STORE_SET, STORE_GET, STORE_CHECK, STORE_GETNUMKEYS } store_query_t;
+typedef enum { STORE_SET, STORE_GET, STORE_ADD, STORE_CHECK, STORE_GETNUMKEYS } store_query_t;
 
 /* Each query's type byte: [protocol][query], protocol 0 = torch 1.x, 1 = 2.x. */
-static const uint8_t store_type[2][4] = {{0, 2, 4, 6}, {1, 3, 5, 7}};
+static const uint8_t store_type[2][5] = {{0, 2, 3, 4, 6}, {1, 3, 4, 5, 7}};
 
 typedef struct {
   int fd;
@@ -136,6 +144,19 @@ static xcclResult_t store_set(store_t *s, const char *key, const void *value, si
   return store_send(s, &m, "setting the unique id");
 }
 
+/* Adds 1 to key; *value_p is the sum. */
+static xcclResult_t store_add1(store_t *s, const char *key, uint64_t *value_p) {
+  store_msg_t m = {.len = 0};
+  msg_u8(&m, store_type[s->proto][STORE_ADD]);
+  msg_bytes(&m, key, strlen(key));
+  msg_u64(&m, 1);
+  uint8_t v[8];
+  TRY(store_send(s, &m, "counting the ranks that arrived"));
+  TRY(store_recv(s, v, sizeof(v), s->deadline, "counting the ranks that arrived"));
+  *value_p = get_u64(v);
+  return xcclSuccess;
+}
+
 /* Waits until key is set: CHECK every 10 ms at first, every 100 ms later. */
 static xcclResult_t store_wait(store_t *s, const char *key) {
   int delay_ms = 10;
@@ -174,11 +195,34 @@ static xcclResult_t store_get_uid(store_t *s, const char *key, xcclUniqueId *uid
   return store_recv(s, uid->internal, XCCL_UNIQUE_ID_BYTES, s->deadline, "getting rank 0's unique id");
 }
 
-void launch_torch_store_key(const char *run_id, const char *restart, unsigned call, char *key, size_t keylen) {
-  snprintf(key, keylen, "xccl/%.200s/%.20s/%u/unique_id", run_id, restart, call);
+void launch_torch_store_key(const char *run_id, const char *restart, const char *name, char *key, size_t keylen) {
+  snprintf(key, keylen, "xccl/%.200s/%.20s/%s", run_id, restart, name);
 }
 
-xcclResult_t launch_torch_store(const char *addr, const char *port, int rank, unsigned call, xcclUniqueId *uid_p,
+/* Connects, counts this rank in, and publishes or fetches the meeting's id. */
+static xcclResult_t store_meet(store_t *s, const sock_addr_t *where, int rank, int nranks, const char *run_id,
+                               const char *restart, xcclUniqueId *uid, char *key, size_t keylen) {
+  char arrivals[LAUNCH_STORE_KEY_MAX], name[32];
+  TRY(store_open(s, where));
+  launch_torch_store_key(run_id, restart, "arrivals", arrivals, sizeof(arrivals));
+  uint64_t v = 0;
+  TRY(store_add1(s, arrivals, &v));
+  if (v < 1)
+    return err_set(xcclInternalError, LOG_INIT, "xcclCommInitFromEnv: torchrun's agent store at %s counted %llu under %s: "
+                   "is another program using that key?", s->where, (unsigned long long)v, arrivals);
+  snprintf(name, sizeof(name), "%llu/unique_id", (unsigned long long)((v - 1) / (uint64_t)nranks));
+  launch_torch_store_key(run_id, restart, name, key, keylen);
+  if (rank == 0) {
+    TRY(store_set(s, key, uid->internal, sizeof(uid->internal)));
+    /* The set has no answer: one more query says the store has read it
+     * before the connection closes. */
+    return store_ping(s, s->deadline);
+  }
+  TRY(store_wait(s, key));
+  return store_get_uid(s, key, uid);
+}
+
+xcclResult_t launch_torch_store(const char *addr, const char *port, int rank, int nranks, xcclUniqueId *uid_p,
                                 char *how, size_t howlen) {
   char text[300];
   snprintf(text, sizeof(text), strchr(addr, ':') ? "[%s]:%s" : "%s:%s", addr, port);
@@ -187,21 +231,12 @@ xcclResult_t launch_torch_store(const char *addr, const char *port, int rank, un
   if (r != xcclSuccess)
     return err_prefix(r, "xcclCommInitFromEnv: torchrun's agent store MASTER_ADDR:MASTER_PORT=%s", text);
   const char *run_id = config_foreign_env("TORCHELASTIC_RUN_ID"), *restart = config_foreign_env("TORCHELASTIC_RESTART_COUNT");
-  char key[LAUNCH_STORE_KEY_MAX];
-  launch_torch_store_key(run_id ? run_id : "none", restart ? restart : "0", call, key, sizeof(key));
-
   xcclUniqueId uid;
   if (rank == 0) TRY(xcclGetUniqueId(&uid));
   store_t s = {.fd = -1, .deadline = clock_deadline(config_double(CFG_TIMEOUT))};
   snprintf(s.where, sizeof(s.where), "%s", text);
-  r = store_open(&s, &where);
-  if (r == xcclSuccess) r = rank == 0 ? store_set(&s, key, uid.internal, sizeof(uid.internal)) : store_wait(&s, key);
-  if (r == xcclSuccess && rank != 0) r = store_get_uid(&s, key, &uid);
-  if (r == xcclSuccess && rank == 0) {
-    /* The set has no answer: a GETNUMKEYS after it says the store has read it
-     * before the connection closes. */
-    r = store_ping(&s, s.deadline);
-  }
+  char key[LAUNCH_STORE_KEY_MAX];
+  r = store_meet(&s, &where, rank, nranks, run_id ? run_id : "none", restart ? restart : "0", &uid, key, sizeof(key));
   sock_close(&s.fd);
   if (r != xcclSuccess) return r;
   snprintf(how, howlen, "torchrun's agent store at %s (torch %s protocol), key %s", text, s.proto ? "2.x" : "1.x", key);
