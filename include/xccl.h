@@ -167,16 +167,41 @@ xcclResult_t xcclCommInitRank(xcclComm_t *comm, int nranks, xcclUniqueId commId,
  * Like xcclCommInitRank, with rank, size and rendezvous read from the
  * environment, first found wins:
  *  1. XCCL_UNIQUE_ID (hex of the id, as set by xccl-run) with XCCL_RANK and
- *     XCCL_NRANKS;
- *  2. XCCL_RANK, XCCL_NRANKS and XCCL_ROOT=host:port;
- *  3. torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
- *  4. Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (+ a root from 2 or 3);
- *  5. Slurm: SLURM_PROCID, SLURM_NTASKS (+ a root from 2 or 3);
- *  6. PMI: PMI_RANK, PMI_SIZE (+ a root from 2 or 3).
- * In cases 2-6 rank 0 hosts the bootstrap root at the given address; the
- * secret is derived from XCCL_SECRET (unset: a fixed public value, and the
- * bootstrap still checks every message, but anyone who can reach the port
- * can join — a warning says so).
+ *     XCCL_NRANKS (or a launcher's rank and size variables, as in 3-7);
+ *  2. XCCL_RANK, XCCL_NRANKS and XCCL_ROOT=host:port (or MASTER_ADDR and
+ *     MASTER_PORT); XCCL_ROOT also with a launcher's rank and size;
+ *  3. torchrun (RANK, WORLD_SIZE): with its agent store
+ *     (TORCHELASTIC_USE_AGENT_STORE=True, the default rendezvous), rank 0
+ *     makes a unique id and sets it in that c10d store at MASTER_ADDR:
+ *     MASTER_PORT (torch 1.x's store protocol, tested with 1.13, or 2.x's,
+ *     found by asking), the others read it; without (--standalone), rank 0
+ *     hosts the root at MASTER_ADDR:MASTER_PORT, so a program that also calls
+ *     torch's init_process_group there must use the xccl torch backend or
+ *     set XCCL_ROOT;
+ *  4. PMIx, served by Open MPI's mpirun and srun --mpi=pmix (PMIX_RANK,
+ *     PMIX_NAMESPACE): rank and size from PMIx, rank 0's unique id put and
+ *     collected by a fence. libpmix.so.2 is loaded at run time; a build
+ *     without pmix.h, or a host without libpmix, goes on with 5-7 and says
+ *     why PMIx was not used if those fail;
+ *  5. Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (+ a root from 2);
+ *  6. Slurm's srun without PMI: SLURM_PROCID, SLURM_NTASKS; rank 0 hosts the
+ *     root on the first node of SLURM_STEP_NODELIST (127.0.0.1 when the step
+ *     has one node) at a port in 21000-28999 derived from SLURM_JOB_ID,
+ *     SLURM_STEP_ID and the number of earlier calls in the process. Task 0
+ *     must run on that first node (any distribution but arbitrary);
+ *  7. PMI: PMI_RANK, PMI_SIZE (+ a root from 2).
+ * Under torchrun and PMIx, rank 0's root listens on the interface that
+ * xcclGetUniqueId picks (XCCL_SOCKET_IFNAME, else the first that is up and
+ * not loopback), so ranks on other hosts reach it. Each call of a process
+ * meets the same call of the others (its own store key, PMIx key or port),
+ * so every rank must call it equally often. Every wait lasts at most
+ * XCCL_TIMEOUT and then fails naming the store, PMIx or root it waited on.
+ * Where rank 0 hosts the root at a known address (2, --standalone, 5-7) the
+ * secret is derived from XCCL_SECRET and that address (unset: from public
+ * values, and the bootstrap still checks every message, but anyone who can
+ * reach the port can join — a warning says so); with a unique id (1, 3 with
+ * the agent store, 4) the secret is random. An INFO line (XCCL_DEBUG=INFO)
+ * names the launcher and the rendezvous used.
  */
 xcclResult_t xcclCommInitFromEnv(xcclComm_t *comm);
 
