@@ -10,17 +10,20 @@ set -u
 cmd=$1
 dir=$2
 
+# TERM to all three at once (each takes 1-2 s to go), KILL what is left after 5 s.
 stop_all() {
+  pids=
   for d in slurmd slurmctld munged; do
     f=$dir/$d.pid
-    [ -s "$f" ] || continue
-    pid=$(cat "$f")
-    kill "$pid" 2>/dev/null || continue
-    i=0
+    [ -s "$f" ] && pids="$pids $(cat "$f")"
+  done
+  for pid in $pids; do kill "$pid" 2>/dev/null; done
+  i=0
+  for pid in $pids; do
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     kill -9 "$pid" 2>/dev/null
-    rm -f "$f"
   done
+  rm -f "$dir"/*.pid
 }
 
 skip() {
