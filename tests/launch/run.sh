@@ -34,8 +34,8 @@ if [ "$1" = python ]; then
   shift
   py=/usr/bin/python3
   [ -x $py ] || skip "no $py (Debian's python3)"
-  PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH} $py -c 'import xccl' 2>/dev/null ||
-    skip "python package xccl not built (no importable xccl in $pypath)"
+  why=$(PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH} $py -c 'import xccl' 2>&1) ||
+    skip "python package xccl not built (in $pypath: $(echo "$why" | tail -n 1))"
   export PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH}
   set -- $py "$@"
 fi

@@ -8,7 +8,7 @@
 # otherwise exits 77 with the reason, also written to DIR/skip for the cases.
 set -u
 cmd=$1
-dir=$2
+mkdir -p "$2" && dir=$(cd "$2" && pwd) || exit 1 # the daemons chdir to /: absolute paths
 
 # TERM to all three at once (each takes 1-2 s to go), KILL what is left after 5 s.
 stop_all() {
@@ -42,7 +42,6 @@ free_port() {
 
 case $cmd in
 stop)
-  [ -d "$dir" ] || exit 0
   stop_all
   rm -rf "$dir"
   exit 0
@@ -96,10 +95,9 @@ munged --socket="$dir/munge.sock" --pid-file="$dir/munged.pid" --log-file="$dir/
   echo "munged did not start: $(cat "$dir/munged.err")"; exit 1; }
 slurmctld -c -i || { echo "slurmctld did not start: $(tail -5 "$dir/slurmctld.log")"; exit 1; }
 slurmd -c || { echo "slurmd did not start: $(tail -5 "$dir/slurmd.log")"; exit 1; }
-i=0
-until sinfo -h -o %t 2>/dev/null | grep -q idle; do
-  i=$((i + 1))
-  if [ $i -gt 100 ]; then
+end=$(($(date +%s) + 20))
+until timeout 3 sinfo -h -o %t 2>/dev/null | grep -q idle; do
+  if [ "$(date +%s)" -ge $end ]; then
     echo "the node did not become idle in 20 s: sinfo says '$(sinfo -h -o '%t %E' 2>&1)'"
     tail -5 "$dir/slurmctld.log" "$dir/slurmd.log"
     exit 1
