@@ -46,6 +46,10 @@ torchrun | torchrun_standalone)
   /usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null || skip "torchrun's python3 has no torch.distributed"
   # --redirects/--tee: torchrun of torch 1.13 on Python 3.11 needs them to show the workers' output.
   opts="--nproc_per_node 4 --redirects 1 --tee 1 --no_python"
+  # Default static rendezvous, on a port that was free rather than 29500, which
+  # another torch job on this host may hold.
+  port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  [ $launcher = torchrun ] && opts="--master_port $port $opts"
   [ $launcher = torchrun_standalone ] && opts="--standalone $opts"
   set -- torchrun $opts "$@"
   ;;

@@ -42,6 +42,3 @@ set_tests_properties(launch_slurm_start PROPERTIES FIXTURES_SETUP slurm LABELS "
   SKIP_RETURN_CODE 77)
 set_tests_properties(launch_slurm_stop PROPERTIES FIXTURES_CLEANUP slurm LABELS "launch;root" TIMEOUT 60
   SKIP_RETURN_CODE 77)
-# torchrun's default rendezvous is on port 29500: one such job at a time.
-set_tests_properties(launch_torchrun_perf launch_torchrun_python launch_torchrun_twice PROPERTIES
-  RESOURCE_LOCK torchrun_port_29500)
