@@ -236,9 +236,9 @@ xcclResult_t xcclCommAbort(xcclComm_t comm);
  *
  * The lowest rank that stays leads: it checks that every survivor passed the
  * same list and starts the new communicator's bootstrap. It never waits
- * forever: the leader waits XCCL_TIMEOUT for the others, the others up to
- * 2 x XCCL_TIMEOUT + 5 s for the leader, then the new communicator's init
- * has its own XCCL_TIMEOUT; an xcclCommAbort(comm) on another thread ends the
+ * forever: the leader waits comm's timeout (XCCL_TIMEOUT, or what
+ * xcclCommSetTimeout set) for the others, the others up to 2 x that + 5 s
+ * for the leader, then the new communicator's init has its own XCCL_TIMEOUT; an xcclCommAbort(comm) on another thread ends the
  * wait with xcclRemoteError.
  *
  * Errors: xcclInvalidArgument for a NULL newcomm, a bad excludeCount, a NULL
