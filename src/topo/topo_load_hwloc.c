@@ -605,6 +605,14 @@ xcclResult_t topo_load_hwloc_live(topo_system_t **sys_p) {
   if (hwloc_topology_init(&topo) < 0) return err_set(xcclSystemError, LOG_TOPO, "hwloc_topology_init failed");
   xcclResult_t res = xcclSuccess;
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  /* The PCI tree comes from hwloc's own Linux backend (sysfs), the same
+   * with or without Debian's libhwloc-plugins. Its plugins are not wanted:
+   * "pci" reads the same sysfs through libpciaccess, which keeps memory it
+   * never frees; "opencl" and "gl" would open every OpenCL driver and X
+   * display, which is slow and finds no GPU that the PCI ids do not. */
+  static const char *unwanted[] = {"pci", "opencl", "gl"};
+  for (size_t i = 0; i < sizeof(unwanted) / sizeof(unwanted[0]); i++)
+    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, unwanted[i]);
   if (hwloc_topology_load(topo) < 0) {
     res = err_set(xcclSystemError, LOG_TOPO, "hwloc cannot discover this machine: %s", strerror(errno));
     goto out;
