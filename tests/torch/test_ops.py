@@ -267,6 +267,28 @@ def point_to_point(chk, xg, gg, dt):
     chk.same("xccl batch_isend_irecv %s" % dt, got, want, dt)
 
 
+def exchange_large(chk, xg):
+    """Every rank isends 32 MiB to the next and only then irecvs from the
+    previous: each send needs its receiver, so the worker must run a send
+    and the receive queued right behind it together (one xccl group)."""
+    W, me = WORLD, RANK
+    if W < 2:
+        return
+    nxt, prv = (me + 1) % W, (me - 1) % W
+    n = 8 << 20
+    out = torch.zeros(n)
+    reqs = [dist.isend(torch.full((n,), float(me + 1)), dst=nxt, group=xg), dist.irecv(out, src=prv, group=xg)]
+    start = time.monotonic()
+    try:
+        for q in reqs:
+            q.wait(timeout=timedelta(seconds=20))
+    except RuntimeError as e:
+        chk.failures.append("isend then irecv of 32 MiB around the ring: %s" % str(e).splitlines()[0])
+        return
+    chk.same("isend then irecv of 32 MiB around the ring (%.2f s)" % (time.monotonic() - start), [out],
+             [torch.full((n,), float(prv + 1))], torch.float32)
+
+
 def expect_error(chk, what, fn, *words):
     chk.count += 1
     try:
@@ -324,6 +346,7 @@ def main():
     for dt in DTYPES:
         collectives(chk, xg, gg, dt)
         point_to_point(chk, xg, gg, dt)
+    exchange_large(chk, xg)
     errors_and_work(chk, xg)
     dist.barrier(group=gg)
     if chk.failures:

@@ -21,6 +21,7 @@ WorkXCCL::WorkXCCL(int rank, c10d::OpType type, const char *title, uint64_t seq,
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
 bool WorkXCCL::wait(std::chrono::milliseconds timeout) {
+  waited_.store(true, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(mutex_);
   if (timeout == kNoTimeout) {
     // Bounded all the same: the operation fails by itself at xccl's
@@ -167,8 +168,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueue(const char *title, c10d
   TORCH_CHECK(groupable || !coalescing_, "xccl ", work->name(),
               " cannot be called inside batch_isend_irecv (a coalescing manager): xccl groups cannot hold it. "
               "Call it after the batch.");
+  const bool p2p = !coalescing_ && (type == c10d::OpType::SEND || type == c10d::OpType::RECV);
   Op op{work, std::move(issue), std::move(finish), timeout == c10d::kUnsetTimeout ? timeout_ : timeout,
-        groupable};
+        groupable, p2p};
   if (coalescing_) {
     coalesced_.push_back(std::move(op));
   } else {
@@ -190,10 +192,55 @@ void ProcessGroupXCCL::runWorker() {
     }
     std::vector<Op> batch = std::move(queue_.front());
     queue_.pop_front();
+    if (batch.size() == 1 && batch[0].p2p) {
+      gatherPointToPoint(batch, lock);
+    }
     lock.unlock();
     runBatch(batch);
     batch.clear();  // release the tensors outside the lock
     lock.lock();
+  }
+}
+
+// A send runs until its receiver takes the data, so two ranks that each
+// isend() to the other and then irecv() (the usual exchange) would wait on
+// each other if the worker ran the sends alone. Sends and receives queued
+// close together therefore run as one xccl group, as batch_isend_irecv's
+// do: the worker takes every send or receive queued behind the first, and
+// waits for more while they keep coming (up to kP2PIdle after the last, at
+// most kP2PMax in all), until another kind of operation is queued or the
+// caller waits on one of them (then nothing more can come first).
+namespace {
+constexpr auto kP2PIdle = std::chrono::microseconds(200);
+constexpr auto kP2PSlice = std::chrono::microseconds(25);
+constexpr auto kP2PMax = std::chrono::milliseconds(2);
+}  // namespace
+
+void ProcessGroupXCCL::gatherPointToPoint(std::vector<Op> &batch, std::unique_lock<std::mutex> &lock) {
+  const auto until = std::chrono::steady_clock::now() + kP2PMax;
+  auto someoneWaits = [&] {
+    return std::any_of(batch.begin(), batch.end(), [](const Op &op) { return op.work->waited(); });
+  };
+  for (;;) {
+    while (!queue_.empty() && queue_.front().size() == 1 && queue_.front()[0].p2p) {
+      batch.push_back(std::move(queue_.front()[0]));
+      queue_.pop_front();
+    }
+    if (!queue_.empty() || stop_ || someoneWaits()) {
+      return;
+    }
+    // Short slices: wait() marks its Work without taking the queue's lock.
+    bool more = false;
+    for (auto idle = std::chrono::microseconds(0); idle < kP2PIdle && !more && !someoneWaits();
+         idle += kP2PSlice) {
+      if (std::chrono::steady_clock::now() >= until) {
+        return;
+      }
+      more = cv_.wait_for(lock, kP2PSlice, [&] { return stop_ || !queue_.empty(); });
+    }
+    if (!more) {
+      return;  // nothing came for kP2PIdle, or the caller waits
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -62,6 +63,10 @@ class WorkXCCL : public c10d::Work {
   // Called by the worker once, with nullptr on success.
   void complete(std::exception_ptr error);
 
+  // Whether someone has called wait(): read by the worker while it gathers
+  // sends and receives (nothing more will be posted before this one is done).
+  bool waited() const { return waited_.load(std::memory_order_relaxed); }
+
   const char *name() const { return name_; }
   uint64_t seq() const { return seq_; }
 
@@ -70,6 +75,7 @@ class WorkXCCL : public c10d::Work {
   uint64_t seq_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::atomic<bool> waited_{false};
 };
 
 // How the destructor joins the worker; the Python module sets one that
@@ -147,6 +153,7 @@ class ProcessGroupXCCL : public BaseGroup {
     std::function<void()> finish;
     std::chrono::milliseconds timeout;
     bool groupable;  // may run inside an xccl group (barrier may not)
+    bool p2p;        // a send or a receive, outside batch_isend_irecv
   };
 
  private:
@@ -155,6 +162,7 @@ class ProcessGroupXCCL : public BaseGroup {
                                          std::function<xcclResult_t(xcclComm_t)> issue,
                                          std::function<void()> finish = nullptr, bool groupable = true);
   void runWorker();
+  void gatherPointToPoint(std::vector<Op> &batch, std::unique_lock<std::mutex> &lock);
   void runBatch(std::vector<Op> &batch);
   void setCommTimeout(std::chrono::milliseconds timeout);
   // The error text of a failed call: xccl's message for the communicator,
