@@ -106,13 +106,23 @@ int slot_fifo_side_is_me(const slot_fifo_t *f, int producer) {
 /* A killed process stays a zombie until its parent reaps it, and kill(pid, 0)
  * succeeds on a zombie: a launcher that reaps late (torchrun polls its
  * children every few seconds) would leave the peer waiting for XCCL_TIMEOUT.
- * So a live pid is also looked up in /proc, at most every 100 ms per thread. */
+ * So a live pid is also looked up in /proc, at most every 100 ms per pid and thread. */
 static int pid_is_zombie(int32_t pid) {
-  static _Thread_local int32_t last_pid;
-  static _Thread_local uint64_t next_ns;
-  static _Thread_local int last_zombie;
+  /* A few pids per thread: a rank waiting on two peers (a ring's both
+   * sides) must not read /proc on every pass by evicting one for the other. */
+  enum { SEEN = 4 };
+  static _Thread_local struct {
+    int32_t pid;
+    int zombie;
+    uint64_t next_ns;
+  } seen[SEEN];
+  static _Thread_local unsigned next_slot;
   uint64_t now = clock_ns();
-  if (pid == last_pid && now < next_ns) return last_zombie;
+  int slot = -1;
+  for (int i = 0; i < SEEN && slot < 0; i++)
+    if (seen[i].pid == pid) slot = i;
+  if (slot >= 0 && now < seen[slot].next_ns) return seen[slot].zombie;
+  if (slot < 0) slot = (int)(next_slot++ % SEEN);
   char path[48], buf[256];
   snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
   int zombie = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -121,9 +131,9 @@ static int pid_is_zombie(int32_t pid) {
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
     const char *paren = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold spaces and parens */
-    zombie = paren && (paren[1] == ' ') && (paren[2] == 'Z' || paren[2] == 'X');
+    zombie = paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
   }
-  last_pid = pid, next_ns = now + 100000000ull, last_zombie = zombie;
+  seen[slot].pid = pid, seen[slot].zombie = zombie, seen[slot].next_ns = now + 100000000ull;
   return zombie;
 }
 
