@@ -127,6 +127,51 @@ typedef struct {
   uint64_t bytesRecv;
 } xcclPeerCounters_t;
 
+/* ---- Configured init (xcclCommInitRankConfig, xcclCommSplit) ----------- */
+
+#define XCCL_CONFIG_UNDEF_INT (-2147483647 - 1) /* INT_MIN: "not set, use the default" */
+#define XCCL_CONFIG_MAGIC 0x7863636cu
+/*
+ * How a communicator is made. Start from XCCL_CONFIG_INITIALIZER and set
+ * only the fields you need; a config that did not start from it (size,
+ * magic or version wrong) is refused with xcclInvalidArgument.
+ *  - blocking: 1 (the default) init and split return when the communicator
+ *    is ready; 0 they return xcclInProgress at once (or an error found in
+ *    the arguments) and the work goes on in the background: poll
+ *    xcclCommGetAsyncError until it is not xcclInProgress. Until then the
+ *    handle takes only xcclCommGetAsyncError, xcclGetLastError,
+ *    xcclCommAbort (stops the init and frees it) and xcclCommDestroy (waits
+ *    for the init, then frees); other calls get xcclInvalidUsage.
+ *  - commName: a name shown in log lines and in-flight dumps (copied; NULL:
+ *    none).
+ *  - timeoutSeconds: the per-operation timeout, as xcclCommSetTimeout (<= 0
+ *    or unset: XCCL_TIMEOUT).
+ */
+typedef struct {
+  size_t size;           /* sizeof(xcclConfig_t); set by the initializer */
+  unsigned int magic;    /* XCCL_CONFIG_MAGIC */
+  unsigned int version;  /* XCCL_VERSION_CODE of the header it was built with */
+  int blocking;
+  const char *commName;
+  double timeoutSeconds;
+} xcclConfig_t;
+#define XCCL_CONFIG_INITIALIZER \
+  { sizeof(xcclConfig_t), XCCL_CONFIG_MAGIC, XCCL_VERSION_CODE, XCCL_CONFIG_UNDEF_INT, NULL, -1.0 }
+
+/* Color that puts a rank in no communicator of xcclCommSplit. */
+#define XCCL_SPLIT_NOCOLOR (-1)
+
+/* Where the scalar of xcclRedOpCreatePreMulSum lives (NCCL's values). */
+typedef enum {
+  xcclScalarDevice = 0,        /* read when each operation using the op starts */
+  xcclScalarHostImmediate = 1  /* read once, by xcclRedOpCreatePreMulSum */
+} xcclScalarResidence_t;
+
+/* A registered window (xcclCommWindowRegister). */
+typedef struct xcclWindow *xcclWindow_t;
+#define XCCL_WIN_DEFAULT 0x00
+#define XCCL_WIN_COLL_SYMMETRIC 0x01
+
 /* ---- Version and errors ------------------------------------------------ */
 
 /* *version = XCCL_VERSION_CODE of the library actually loaded. */
@@ -281,6 +326,115 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError);
 /* Bytes exchanged with one peer (0 <= peer < nranks). */
 xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters);
 
+/* ---- Communicators from communicators, configured and non-blocking ----- */
+
+/*
+ * xcclCommInitRank with a config (NULL: the defaults). With
+ * config->blocking = 0 it returns xcclInProgress once the arguments are
+ * checked and *comm holds a handle; init goes on in the background (see
+ * xcclConfig_t). Called between xcclGroupStart and xcclGroupEnd (blocking
+ * or not) it starts the init and returns xcclSuccess (blocking) or
+ * xcclInProgress, and the outermost xcclGroupEnd waits for every init
+ * started in the group (blocking configs) and returns the first error:
+ * how one thread makes the communicators of several ranks, as with NCCL.
+ */
+xcclResult_t xcclCommInitRankConfig(xcclComm_t *comm, int nranks, xcclUniqueId commId, int rank,
+                                    const xcclConfig_t *config);
+
+/*
+ * ndev communicators of one clique in this process, ranks 0..ndev-1, made on
+ * ndev threads: comms[i] is rank i. devlist (NULL: 0..ndev-1) names each
+ * rank's CUDA device, which becomes current on its thread during init; in a
+ * build without CUDA, or where none is usable, it is checked for range only
+ * (0 <= devlist[i], distinct) and the communicators serve host buffers.
+ * On failure no communicator is left and comms is untouched.
+ */
+xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist);
+
+/*
+ * Collective over every rank of comm: ranks that pass the same color >= 0
+ * get a new communicator of their own, ordered by key (ties by their rank in
+ * comm); XCCL_SPLIT_NOCOLOR gives *newcomm = NULL. config NULL: the new
+ * communicator takes comm's (blocking, name, timeout). Like xcclCommShrink it
+ * needs only each rank's bootstrap listener, and the new communicators share
+ * nothing with comm. Errors: xcclInvalidArgument for color < -1 or a NULL
+ * newcomm (checked before anything is sent); a rank that never calls it is
+ * named in an xcclTimeout error; xcclInvalidUsage inside a group.
+ */
+xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t *newcomm, const xcclConfig_t *config);
+
+/*
+ * Every operation of comm has been issued and its device work finished; the
+ * communicator takes no further operation (xcclInvalidUsage), and
+ * xcclCommDestroy then frees it. Returns xcclSuccess once that holds.
+ */
+xcclResult_t xcclCommFinalize(xcclComm_t comm);
+
+/*
+ * Stops the operations of comm in flight on any thread (they return an
+ * error saying the communicator was revoked) and refuses later ones with
+ * xcclInvalidUsage; returns once none is running. The communicator stays
+ * allocated for xcclCommShrink, xcclCommSplit and xcclCommDestroy;
+ * xcclCommGetAsyncError reports xcclSuccess after it. flags must be 0.
+ */
+xcclResult_t xcclCommRevoke(xcclComm_t comm, int flags);
+
+/* The CUDA device comm runs device work on: the one bound at its first
+ * device call, else the one current at init; -1 in a build without CUDA or
+ * where none was usable. */
+xcclResult_t xcclCommCuDevice(const xcclComm_t comm, int *device);
+
+/* ---- Reduction ops made at run time ------------------------------------ */
+
+/*
+ * *op = a new op for collectives of comm on datatype only: each rank
+ * multiplies its input by *scalar (of datatype; fp16, bf16 and fp8 in
+ * float, then rounded) and the results are summed: sum over r of scalar_r *
+ * x_r (each rank may pass its own scalar). xcclScalarHostImmediate reads
+ * *scalar now; xcclScalarDevice reads it when each operation starts (host
+ * memory only on host buffers). The values are >= xcclNumOps. Host buffers
+ * only for now: a device call with such an op gets xcclInvalidUsage. Using
+ * it with another comm or datatype: xcclInvalidArgument.
+ */
+xcclResult_t xcclRedOpCreatePreMulSum(xcclRedOp_t *op, void *scalar, xcclDataType_t datatype,
+                                      xcclScalarResidence_t residence, xcclComm_t comm);
+/* Frees an op of xcclRedOpCreatePreMulSum once no call using it runs; a
+ * built-in op or another comm's: xcclInvalidArgument. */
+xcclResult_t xcclRedOpDestroy(xcclRedOp_t op, xcclComm_t comm);
+
+/* ---- Memory ------------------------------------------------------------ */
+
+/*
+ * size bytes that peers on the same host can map (shared memory, page
+ * aligned, zero-filled), for registration and the zero-copy host path; in a
+ * build with CUDA and a usable current device, device memory. Free with
+ * xcclMemFree only. size 0 or NULL ptr: xcclInvalidArgument.
+ */
+xcclResult_t xcclMemAlloc(void **ptr, size_t size);
+/* ptr from xcclMemAlloc (NULL is a no-op); anything else: xcclInvalidArgument. */
+xcclResult_t xcclMemFree(void *ptr);
+
+/*
+ * Tells comm that buff..buff+size will be used by its operations, so that
+ * transports may read and write it in place; *handle is for
+ * xcclCommDeregister. Any host (or, with CUDA, device) buffer; one from
+ * xcclMemAlloc is what peers can map. Local: no other rank takes part.
+ * Registrations left at xcclCommDestroy are released with it.
+ */
+xcclResult_t xcclCommRegister(const xcclComm_t comm, void *buff, size_t size, void **handle);
+xcclResult_t xcclCommDeregister(const xcclComm_t comm, void *handle);
+
+/*
+ * A window: buff..buff+size registered on every rank of comm, each rank
+ * calling it in the same order (collective, like NCCL's): with
+ * XCCL_WIN_COLL_SYMMETRIC every rank's buffer has the same size and
+ * operations on it may address peers' windows directly. buff must be
+ * aligned to 4096 bytes for XCCL_WIN_COLL_SYMMETRIC. Unknown flags:
+ * xcclInvalidArgument.
+ */
+xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xcclWindow_t *win, int winFlags);
+xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win);
+
 /* ---- Collectives -------------------------------------------------------- */
 
 /*
@@ -385,9 +539,23 @@ xcclResult_t xcclRecv(void *recvbuff, size_t count, xcclDataType_t datatype, int
 xcclResult_t xcclGroupStart(void);
 xcclResult_t xcclGroupEnd(void);
 
+/*
+ * Ends the group like xcclGroupEnd but runs nothing: the operations queued
+ * since the outermost xcclGroupStart are dropped, and *estimatedTimeUs is
+ * the cost model's estimate of how long they would take, in microseconds
+ * (the algorithm each would use, its steps' latency and the bandwidth of
+ * the links they cross). Inits started in the group still complete.
+ * xcclInvalidUsage when no group is open.
+ */
+xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs);
+
 /* Returns on every rank once every rank has called it (a one-byte
  * all-reduce). Not allowed inside a group: it would not wait there. */
 xcclResult_t xcclBarrier(xcclComm_t comm);
+
+/* Reads XCCL_DEBUG, XCCL_DEBUG_SUBSYS and XCCL_DEBUG_FILE (and their NCCL_
+ * aliases) again, for the calls that follow. */
+void xcclResetDebugInit(void);
 
 /* Size in bytes of one element of a type, 0 for an unknown type. */
 size_t xcclTypeSize(xcclDataType_t datatype);
