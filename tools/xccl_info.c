@@ -1,6 +1,8 @@
 /*
  * xccl-info — what this build of xccl is: its version, the features compiled
- * in, and every configuration knob with its current value and source.
+ * in, and every configuration knob with its current value and source (XCCL_X,
+ * an NCCL alias, or the default), the NCCL aliases, and the NCCL_* variables
+ * set that xccl ignores.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,9 @@ int main(int argc, char **argv) {
     fprintf(help ? stdout : stderr,
             "usage: xccl-info\n"
             "Prints the xccl version, the features built in and the configuration table\n"
-            "(XCCL_* environment variables with their current values).\n");
+            "(XCCL_* environment variables with their current values and where each came\n"
+            "from: XCCL_X, an NCCL alias, or the default), the NCCL_* variables xccl reads\n"
+            "as aliases, and the NCCL_* variables set that xccl ignores.\n");
     return help ? 0 : 2;
   }
   int version = 0;

@@ -15,6 +15,14 @@
  * the default. An XCCL_* variable that is not in the table gets a warning that
  * names the nearest known one. `xccl-info` prints the table.
  *
+ * NCCL's variables are aliases (config_aliases, in config.c): where XCCL_X is
+ * unset and an NCCL variable with the same meaning is set, its value, in
+ * xccl's syntax where NCCL's differs, is used exactly as XCCL_X would be, and
+ * a bad one is named in the warning. XCCL_X wins when both are set (an INFO
+ * line says the NCCL one was ignored, a WARN when their values differ); an
+ * NCCL value with no xccl equivalent gets a WARN and is ignored; every other
+ * NCCL_* variable gets one INFO line saying that xccl ignores it.
+ *
  * To add a knob: add one line here. Nothing else reads the environment.
  */
 #ifndef XCCL_BASE_CONFIG_H
@@ -178,8 +186,12 @@ size_t config_size(config_id_t id);
 double config_double(config_id_t id);
 int config_bool(config_id_t id);
 const char *config_str(config_id_t id); /* never NULL; "" when empty */
-/* 1 when the variable was set in the environment (valid or not). */
+/* 1 when the variable, or an NCCL alias of it, was set in the environment
+ * (valid or not). */
 int config_is_set(config_id_t id);
+/* Where the value came from, for messages: "XCCL_X", the NCCL variable(s)
+ * ("NCCL_X", or "NCCL_A, NCCL_B" for one made of two), or "default". */
+const char *config_source(config_id_t id);
 
 /*
  * Parses text as a value of entry e. On success returns 0 and writes the
@@ -225,9 +237,39 @@ config_id_t config_shared_diff(const config_shared_t *a, const config_shared_t *
  * "(unset)", or "(a value too long to show)". Returns buf. */
 const char *config_shared_show(const config_shared_t *s, config_id_t id, char *buf, size_t len);
 
-/* Prints the table with current values and sources, for xccl-info; S entries
- * say "shared". */
+/*
+ * An NCCL variable (or two that make one value) read in place of XCCL_<id>
+ * when that is unset. xlate turns NCCL's value into xccl's syntax; it is
+ * given the values of names[0] and names[1] (NULL when unset) and returns
+ * CONFIG_XLATE_OK with the text in out (why may then say what part of the
+ * value was dropped), CONFIG_XLATE_NONE when the value has no xccl
+ * equivalent (why says so; it is ignored), or CONFIG_XLATE_DEFAULT when it
+ * means NCCL's default (as if unset). No xlate: the value as it is.
+ */
+enum { CONFIG_XLATE_OK = 0, CONFIG_XLATE_NONE = -1, CONFIG_XLATE_DEFAULT = 1 };
+typedef int (*config_xlate_t)(const char *const vals[2], char *out, size_t outlen, char *why, size_t whylen);
+typedef struct {
+  const char *names[2]; /* names[1]: NULL, or a second variable that makes the value with the first */
+  config_id_t id;
+  config_xlate_t xlate;
+  const char *how; /* how the value translates, for xccl-info */
+} config_alias_t;
+
+extern const config_alias_t config_aliases[];
+extern const int config_alias_count;
+
+/* 1 when name (NCCL_...) is one of the aliases' variables. */
+int config_alias_known(const char *name);
+
+/* Prints the table with current values and where each came from, the NCCL
+ * aliases, and the NCCL_* variables set that xccl ignores, for xccl-info;
+ * S entries say "shared". */
 void config_print(FILE *out);
+
+/* xcclResetDebugInit (xccl.h) is in config.c: it reads XCCL_DEBUG,
+ * XCCL_DEBUG_SUBSYS and XCCL_DEBUG_FILE and their aliases again and applies
+ * them with log_configure. config_str(CFG_DEBUG...) and xccl-info keep the
+ * values of the first load. */
 
 /* Tests only: forget what was read so the next access reads again. */
 void config_reset_for_test(void);

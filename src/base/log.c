@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,10 @@
 
 #include "config.h"
 
-static int log_level = LOG_WARN;
-static int log_mask = LOG_ALL;
+/* Read by every log macro on any thread, changed by log_configure. */
+static _Atomic int log_level = LOG_WARN;
+static _Atomic int log_mask = LOG_ALL;
+/* log_file and log_host change and are used only under log_lock. */
 static FILE *log_file;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char log_host[64];
@@ -39,7 +42,7 @@ static int parse_level(const char *s) {
   return -1;
 }
 
-static int parse_subsys(const char *s) {
+static int parse_subsys(const char *s, const char *var) {
   int invert = s[0] == '^';
   int mask = 0;
   char buf[256];
@@ -52,17 +55,17 @@ static int parse_subsys(const char *s) {
         found = 1;
       }
     }
-    if (!found) fprintf(stderr, "xccl WARN XCCL_DEBUG_SUBSYS: unknown subsystem '%s' ignored\n", tok);
+    if (!found) fprintf(stderr, "xccl WARN %s: unknown subsystem '%s' ignored\n", var, tok);
   }
   return invert ? ~mask : mask;
 }
 
 /* Expands %h (host) and %p (pid) in a file name pattern. */
-static void expand_path(const char *pattern, char *out, size_t outlen) {
+static void expand_path(const char *pattern, const char *host, char *out, size_t outlen) {
   size_t o = 0;
   for (const char *p = pattern; *p && o + 1 < outlen; p++) {
     if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
-      int n = p[1] == 'h' ? snprintf(out + o, outlen - o, "%s", log_host)
+      int n = p[1] == 'h' ? snprintf(out + o, outlen - o, "%s", host)
                           : snprintf(out + o, outlen - o, "%d", (int)getpid());
       if (n < 0 || (size_t)n >= outlen - o) break;
       o += (size_t)n;
@@ -74,31 +77,36 @@ static void expand_path(const char *pattern, char *out, size_t outlen) {
   out[o] = '\0';
 }
 
-void log_configure(const char *level, const char *subsys, const char *file) {
-  gethostname(log_host, sizeof(log_host) - 1);
-  int lv = parse_level(level);
+void log_configure(const log_settings_t *c) {
+  char host[sizeof(log_host)] = "";
+  gethostname(host, sizeof(host) - 1);
+  int lv = parse_level(c->level);
   if (lv < 0)
-    fprintf(stderr, "xccl WARN XCCL_DEBUG=%s is not NONE, VERSION, WARN, INFO or TRACE; using WARN\n", level);
-  log_level = lv < 0 ? LOG_WARN : lv;
-  log_mask = parse_subsys(subsys);
-  if (log_file) { /* a reload (tests): start over */
-    fclose(log_file);
-    log_file = NULL;
-  }
-  if (file && *file) {
+    fprintf(stderr, "xccl WARN %s=%s is not NONE, VERSION, WARN, INFO or TRACE; using WARN\n", c->level_var,
+            c->level);
+  int mask = parse_subsys(c->subsys, c->subsys_var);
+  FILE *f = NULL;
+  if (c->file && *c->file) {
     char path[512];
-    expand_path(file, path, sizeof(path));
-    FILE *f = fopen(path, "a");
+    expand_path(c->file, host, path, sizeof(path));
+    f = fopen(path, "a");
     if (!f)
-      fprintf(stderr, "xccl WARN XCCL_DEBUG_FILE=%s: cannot open %s: %s; logging to stderr\n", file, path,
+      fprintf(stderr, "xccl WARN %s=%s: cannot open %s: %s; logging to stderr\n", c->file_var, c->file, path,
               strerror(errno));
-    else
-      log_file = f;
   }
+  pthread_mutex_lock(&log_lock);
+  memcpy(log_host, host, sizeof(log_host));
+  FILE *old = log_file;
+  log_file = f;
+  if (old) fclose(old); /* every write holds log_lock: none is using it now */
+  atomic_store_explicit(&log_level, lv < 0 ? LOG_WARN : lv, memory_order_relaxed);
+  atomic_store_explicit(&log_mask, mask, memory_order_relaxed);
+  pthread_mutex_unlock(&log_lock);
 }
 
 int log_enabled_configured(log_level_t level, int subsys) {
-  return (int)level <= log_level && (subsys & log_mask);
+  return (int)level <= atomic_load_explicit(&log_level, memory_order_relaxed) &&
+         (subsys & atomic_load_explicit(&log_mask, memory_order_relaxed));
 }
 
 int log_enabled(log_level_t level, int subsys) {

@@ -31,8 +31,23 @@ typedef enum {
   LOG_ALL = ~0
 } log_subsys_t;
 
-/* Applies XCCL_DEBUG* from the configuration table; called by config_load. */
-void log_configure(const char *level, const char *subsys, const char *file);
+/* The three log settings and the variable each came from (XCCL_DEBUG or its
+ * alias NCCL_DEBUG, ...), which the warnings about a bad value name. */
+typedef struct {
+  const char *level, *level_var;
+  const char *subsys, *subsys_var;
+  const char *file, *file_var;
+} log_settings_t;
+
+/*
+ * Applies the log settings; called by config_load and xcclResetDebugInit.
+ * Safe while other threads log: the level and subsystems change atomically,
+ * and the file is swapped under the lock every write holds, so the old file
+ * is closed only when no write uses it. A line being written while the
+ * settings change goes out under the old ones. A bad value gets a note on
+ * stderr naming its variable and the default is used.
+ */
+void log_configure(const log_settings_t *settings);
 
 int log_enabled(log_level_t level, int subsys);
 /* Like log_enabled without loading the configuration: for config.c itself. */
