@@ -14,6 +14,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "log.h"
 #include "test_util.h"
+#include "xccl.h"
 
 static char tmpdir[64];
 
@@ -598,6 +602,388 @@ static void scenario_shared(void) {
   free(printed);
 }
 
+/* ---- NCCL aliases ---------------------------------------------------------- */
+
+/* Sets the variables of a "A=1;B=2" list; a ';' not followed by NCCL_ or
+ * XCCL_ is part of the value (NCCL_ALGO's groups). */
+static void set_list(const char *list) {
+  char buf[512];
+  snprintf(buf, sizeof(buf), "%s", list);
+  char *kv = buf;
+  while (kv && *kv) {
+    char *next = kv;
+    while ((next = strchr(next, ';')) && strncmp(next + 1, "NCCL_", 5) != 0 && strncmp(next + 1, "XCCL_", 5) != 0)
+      next++;
+    if (next) *next++ = '\0';
+    char *eq = strchr(kv, '=');
+    if (eq) {
+      *eq = '\0';
+      setenv(kv, eq + 1, 1);
+    }
+    kv = next;
+  }
+}
+
+typedef struct {
+  const char *env;  /* NCCL variables set, "A=1;B=2" */
+  config_id_t id;
+  const char *want; /* config_str's answer; NULL: as if unset (the default) */
+  const char *from; /* config_source's answer */
+} alias_case_t;
+
+/* Each alias alone, with the value xccl reads from it. */
+static const alias_case_t alias_cases[] = {
+    {"NCCL_DEBUG=INFO", CFG_DEBUG, "INFO", "NCCL_DEBUG"},
+    {"NCCL_DEBUG=trace", CFG_DEBUG, "TRACE", "NCCL_DEBUG"},
+    {"NCCL_DEBUG=ABORT", CFG_DEBUG, NULL, "default"},
+    {"NCCL_DEBUG_SUBSYS=^NET", CFG_DEBUG_SUBSYS, "^NET", "NCCL_DEBUG_SUBSYS"},
+    {"NCCL_DEBUG_SUBSYS=INIT,GRAPH,P2P,ENV", CFG_DEBUG_SUBSYS, "INIT,TOPO,ENV", "NCCL_DEBUG_SUBSYS"},
+    {"NCCL_DEBUG_SUBSYS=P2P,SHM", CFG_DEBUG_SUBSYS, NULL, "default"},
+    {"NCCL_DEBUG_SUBSYS=^P2P", CFG_DEBUG_SUBSYS, NULL, "default"},
+    {"NCCL_DEBUG_FILE=/dev/null", CFG_DEBUG_FILE, "/dev/null", "NCCL_DEBUG_FILE"},
+    {"NCCL_COMM_ID=10.1.2.3:4567", CFG_ROOT, "10.1.2.3:4567", "NCCL_COMM_ID"},
+    {"NCCL_SOCKET_IFNAME=^docker,lo", CFG_SOCKET_IFNAME, "^docker,lo", "NCCL_SOCKET_IFNAME"},
+    {"NCCL_SOCKET_FAMILY=AF_INET6", CFG_SOCKET_FAMILY, "AF_INET6", "NCCL_SOCKET_FAMILY"},
+    {"NCCL_SOCKET_FAMILY=inet", CFG_SOCKET_FAMILY, NULL, "default"},
+    {"NCCL_NSOCKS_PERTHREAD=2;NCCL_SOCKET_NTHREADS=4", CFG_NSOCKS, "8", "NCCL_NSOCKS_PERTHREAD, NCCL_SOCKET_NTHREADS"},
+    {"NCCL_SOCKET_NTHREADS=3", CFG_NSOCKS, "3", "NCCL_SOCKET_NTHREADS"},
+    {"NCCL_NSOCKS_PERTHREAD=5", CFG_NSOCKS, "5", "NCCL_NSOCKS_PERTHREAD"},
+    {"NCCL_NET=IB", CFG_NET, "ib", "NCCL_NET"},
+    {"NCCL_NET=Socket", CFG_NET, "socket", "NCCL_NET"},
+    {"NCCL_NET=AWS Libfabric", CFG_NET, NULL, "default"},
+    {"NCCL_IB_DISABLE=1", CFG_NET, "socket", "NCCL_IB_DISABLE"},
+    {"NCCL_IB_DISABLE=0", CFG_NET, NULL, "default"},
+    {"NCCL_SHM_DISABLE=1", CFG_SHM_DISABLE, "1", "NCCL_SHM_DISABLE"},
+    {"NCCL_NET_GDR_LEVEL=PHB", CFG_NET_GDR_LEVEL, "PHB", "NCCL_NET_GDR_LEVEL"},
+    {"NCCL_NET_GDR_LEVEL=2", CFG_NET_GDR_LEVEL, "PXB", "NCCL_NET_GDR_LEVEL"},
+    {"NCCL_NET_GDR_LEVEL=9", CFG_NET_GDR_LEVEL, "SYS", "NCCL_NET_GDR_LEVEL"},
+    {"NCCL_NET_GDR_LEVEL=NVL", CFG_NET_GDR_LEVEL, NULL, "default"},
+    {"NCCL_IB_GDR_LEVEL=LOC", CFG_NET_GDR_LEVEL, "LOC", "NCCL_IB_GDR_LEVEL"},
+    {"NCCL_P2P_DISABLE=1", CFG_P2P_DISABLE, "1", "NCCL_P2P_DISABLE"},
+    {"NCCL_P2P_DISABLE=0", CFG_P2P_DISABLE, "0", "NCCL_P2P_DISABLE"},
+    {"NCCL_HOSTID=rack7-node3", CFG_HOSTID, "rack7-node3", "NCCL_HOSTID"},
+    {"NCCL_MIN_NCHANNELS=4", CFG_NCHANNELS, "4", "NCCL_MIN_NCHANNELS"},
+    {"NCCL_MAX_NCHANNELS=1", CFG_NCHANNELS, "1", "NCCL_MAX_NCHANNELS"},
+    {"NCCL_MIN_NCHANNELS=1;NCCL_MAX_NCHANNELS=8", CFG_NCHANNELS, "2", "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS"},
+    {"NCCL_BUFFSIZE=8388608", CFG_CHUNK_SIZE, "1048576", "NCCL_BUFFSIZE"},
+    {"NCCL_ALGO=Ring", CFG_ALGO, "ring", "NCCL_ALGO"},
+    {"NCCL_ALGO=Tree,Ring", CFG_ALGO, "ring", "NCCL_ALGO"},
+    {"NCCL_ALGO=allreduce:tree,ring;broadcast:ring;allgather:nvls", CFG_ALGO, "allreduce:ring,broadcast:ring",
+     "NCCL_ALGO"},
+    {"NCCL_ALGO=Tree", CFG_ALGO, NULL, "default"},
+    {"NCCL_ALGO=^Tree", CFG_ALGO, NULL, "default"},
+    {"NCCL_ALGO=^Ring", CFG_ALGO, NULL, "default"},
+    {"NCCL_TOPO_FILE=/etc/topo.xml", CFG_TOPO_FILE, "/etc/topo.xml", "NCCL_TOPO_FILE"},
+    {"NCCL_TOPO_DUMP_FILE=/tmp/t.xml", CFG_TOPO_DUMP_FILE, "/tmp/t.xml", "NCCL_TOPO_DUMP_FILE"},
+    {"NCCL_IB_HCA==mlx5_0:1", CFG_IB_HCA, "=mlx5_0:1", "NCCL_IB_HCA"},
+    {"NCCL_IB_GID_INDEX=3", CFG_IB_GID_INDEX, "3", "NCCL_IB_GID_INDEX"},
+    {"NCCL_IB_TC=0x60", CFG_IB_TC, "96", "NCCL_IB_TC"},
+    {"NCCL_IB_TC=-1", CFG_IB_TC, NULL, "default"},
+    {"NCCL_IB_SL=2", CFG_IB_SL, "2", "NCCL_IB_SL"},
+    {"NCCL_IB_PKEY_VALUE=0x8001", CFG_IB_PKEY, "32769", "NCCL_IB_PKEY_VALUE"},
+    {"NCCL_IB_TIMEOUT=20", CFG_IB_TIMEOUT, "20", "NCCL_IB_TIMEOUT"},
+    {"NCCL_IB_RETRY_CNT=5", CFG_IB_RETRY_CNT, "5", "NCCL_IB_RETRY_CNT"},
+    {"NCCL_IB_QPS_PER_CONNECTION=2", CFG_IB_QPS_PER_CONNECTION, "2", "NCCL_IB_QPS_PER_CONNECTION"},
+};
+
+/* Removes every XCCL_* and NCCL_* variable. */
+static void clear_env(void) {
+  clear_xccl_env();
+  extern char **environ;
+  for (;;) {
+    char name[128] = "";
+    for (char **ep = environ; ep && *ep && !name[0]; ep++)
+      if (strncmp(*ep, "NCCL_", 5) == 0) {
+        size_t n = strcspn(*ep, "=");
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), *ep);
+      }
+    if (!name[0]) return;
+    unsetenv(name);
+  }
+}
+
+/* Each alias takes effect when XCCL_ is unset, with its value translated and
+ * parsed as XCCL_'s; every alias of the table is tried at least once. */
+static void scenario_alias_each(void) {
+  char logf[128];
+  log_path(logf, sizeof(logf), "alias_each.log");
+  int tried[64] = {0};
+  for (size_t c = 0; c < sizeof(alias_cases) / sizeof(alias_cases[0]); c++) {
+    const alias_case_t *t = &alias_cases[c];
+    clear_env();
+    if (t->id != CFG_DEBUG_FILE) setenv("XCCL_DEBUG_FILE", logf, 1); /* the warnings, away from stderr */
+    set_list(t->env);
+    config_reset_for_test();
+    const char *got = config_str(t->id), *want = t->want ? t->want : config_table[t->id].def;
+    CHECK(strcmp(got, want) == 0, "%s: XCCL_%s = '%s', want '%s'", t->env, config_table[t->id].name, got, want);
+    CHECK(strcmp(config_source(t->id), t->from) == 0, "%s: source '%s', want '%s'", t->env, config_source(t->id),
+          t->from);
+    CHECK(config_is_set(t->id) == (t->want != NULL), "%s: is_set %d", t->env, config_is_set(t->id));
+    for (int a = 0; a < config_alias_count && a < 64; a++)
+      if (strncmp(t->env, config_aliases[a].names[0], strlen(config_aliases[a].names[0])) == 0 &&
+          t->env[strlen(config_aliases[a].names[0])] == '=')
+        tried[a] = 1;
+  }
+  /* The numbers as parsed, not only the text. */
+  clear_env();
+  set_list("NCCL_BUFFSIZE=8388608;NCCL_P2P_DISABLE=7;NCCL_IB_TC=0x60;NCCL_NSOCKS_PERTHREAD=2;NCCL_SOCKET_NTHREADS=4");
+  config_reset_for_test();
+  CHECK(config_size(CFG_CHUNK_SIZE) == 1048576 && config_bool(CFG_P2P_DISABLE) == 1 && config_int(CFG_IB_TC) == 96 &&
+            config_int(CFG_NSOCKS) == 8,
+        "parsed: CHUNK_SIZE %zu P2P_DISABLE %d IB_TC %lld NSOCKS %lld", config_size(CFG_CHUNK_SIZE),
+        config_bool(CFG_P2P_DISABLE), (long long)config_int(CFG_IB_TC), (long long)config_int(CFG_NSOCKS));
+  for (int a = 0; a < config_alias_count && a < 64; a++)
+    CHECK(tried[a], "alias %s of XCCL_%s has no case in alias_cases", config_aliases[a].names[0],
+          config_table[config_aliases[a].id].name);
+  CHECK(config_alias_count <= 64, "more aliases than this test counts");
+  CHECK(config_alias_known("NCCL_SOCKET_NTHREADS") && config_alias_known("NCCL_MAX_NCHANNELS") &&
+            !config_alias_known("NCCL_FOO") && !config_alias_known("XCCL_NSOCKS"),
+        "config_alias_known");
+}
+
+/* Values with no xccl equivalent are ignored with a WARN that says so; bad
+ * values are refused in XCCL's words, naming the NCCL variable. */
+static void scenario_alias_warnings(void) {
+  char logf[128];
+  log_path(logf, sizeof(logf), "alias_warn.log");
+  setenv("XCCL_DEBUG_FILE", logf, 1);
+  set_list("NCCL_ALGO=allreduce:tree,ring;broadcast:tree;NCCL_NET_GDR_LEVEL=NVL;NCCL_NET=AWS Libfabric;"
+           "NCCL_IB_TIMEOUT=abc;NCCL_NSOCKS_PERTHREAD=8;NCCL_SOCKET_NTHREADS=4;NCCL_BUFFSIZE=1024;"
+           "NCCL_DEBUG_SUBSYS=INIT,P2P,ENV");
+  config_reset_for_test();
+  CHECK(strcmp(config_str(CFG_ALGO), "allreduce:ring") == 0, "ALGO '%s'", config_str(CFG_ALGO));
+  CHECK(config_int(CFG_IB_TIMEOUT) == 18 && config_is_set(CFG_IB_TIMEOUT), "IB_TIMEOUT=abc gave %lld",
+        (long long)config_int(CFG_IB_TIMEOUT));
+  CHECK(config_int(CFG_NSOCKS) == 4, "NSOCKS 8x4 gave %lld, want the default 4", (long long)config_int(CFG_NSOCKS));
+  CHECK(strcmp(config_source(CFG_NSOCKS), "default") == 0, "an invalid alias is the source '%s'",
+        config_source(CFG_NSOCKS));
+  char *log = slurp(logf);
+  const char *want[] = {
+      "WARN ENV config.c",
+      "NCCL_ALGO=allreduce:tree,ring;broadcast:tree: tree has no xccl equivalent",
+      "NCCL_NET_GDR_LEVEL=NVL: NVL has no xccl equivalent",
+      "NCCL_NET=AWS Libfabric: AWS Libfabric has no xccl equivalent",
+      "NCCL_IB_TIMEOUT=abc is not an integer; using the default 18",
+      "NCCL_NSOCKS_PERTHREAD=8, NCCL_SOCKET_NTHREADS=4 (XCCL_NSOCKS=32) is outside [1, 16]; using the default 4",
+      "NCCL_BUFFSIZE=1024 (XCCL_CHUNK_SIZE=128) is outside",
+      "NCCL_DEBUG_SUBSYS=INIT,P2P,ENV: P2P has no xccl equivalent",
+  };
+  for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+    CHECK(count_occurrences(log, want[k]) >= 1 && (k == 0 || count_occurrences(log, want[k]) == 1),
+          "log lacks (or repeats) '%s':\n%s", want[k], log);
+  CHECK(strstr(log, "XCCL_IB_TIMEOUT=abc") == NULL, "a message names XCCL_ for an NCCL value:\n%s", log);
+  free(log);
+
+  /* NCCL_DEBUG's bad level is named on stderr, as XCCL_DEBUG's is. */
+  char errf[128];
+  log_path(errf, sizeof(errf), "alias_warn.stderr");
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *ef = fopen(errf, "w");
+  if (ef && saved >= 0) {
+    dup2(fileno(ef), 2);
+    setenv("NCCL_DEBUG", "LOUD", 1);
+    setenv("NCCL_DEBUG_SUBSYS", "INIT,BOGUS", 1);
+    config_reset_for_test();
+    config_load();
+    fflush(stderr);
+    dup2(saved, 2);
+    fclose(ef);
+    char *err = slurp(errf);
+    CHECK(strstr(err, "NCCL_DEBUG=LOUD is not NONE, VERSION, WARN, INFO or TRACE; using WARN") &&
+              strstr(err, "NCCL_DEBUG_SUBSYS: unknown subsystem 'BOGUS' ignored"),
+          "stderr:\n%s", err);
+    free(err);
+  } else {
+    CHECK(0, "cannot redirect stderr: %s", strerror(errno));
+  }
+  if (saved >= 0) close(saved);
+}
+
+/* XCCL_X wins over its alias: INFO when they agree, WARN when they differ;
+ * the first alias of two wins likewise. */
+static void scenario_alias_precedence(void) {
+  char logf[128];
+  log_path(logf, sizeof(logf), "alias_prec.log");
+  setenv("XCCL_DEBUG", "INFO", 1);
+  setenv("XCCL_DEBUG_FILE", logf, 1);
+  set_list("XCCL_SOCKET_IFNAME=eth;NCCL_SOCKET_IFNAME=lo;XCCL_CHUNK_SIZE=512K;NCCL_BUFFSIZE=4194304;"
+           "XCCL_NSOCKS=4;NCCL_NSOCKS_PERTHREAD=abc;NCCL_NET=IB;NCCL_IB_DISABLE=1;NCCL_ALGO=Tree;XCCL_ALGO=rd");
+  config_reset_for_test();
+  CHECK(strcmp(config_str(CFG_SOCKET_IFNAME), "eth") == 0 && strcmp(config_source(CFG_SOCKET_IFNAME), "XCCL_SOCKET_IFNAME") == 0,
+        "SOCKET_IFNAME '%s' from %s", config_str(CFG_SOCKET_IFNAME), config_source(CFG_SOCKET_IFNAME));
+  CHECK(config_size(CFG_CHUNK_SIZE) == 524288 && config_int(CFG_NSOCKS) == 4, "CHUNK_SIZE %zu NSOCKS %lld",
+        config_size(CFG_CHUNK_SIZE), (long long)config_int(CFG_NSOCKS));
+  CHECK(strcmp(config_str(CFG_NET), "ib") == 0 && strcmp(config_source(CFG_NET), "NCCL_NET") == 0, "NET '%s' from %s",
+        config_str(CFG_NET), config_source(CFG_NET));
+  CHECK(strcmp(config_str(CFG_ALGO), "rd") == 0, "ALGO '%s'", config_str(CFG_ALGO));
+  char *log = slurp(logf);
+  CHECK(count_occurrences(log, "WARN ENV config.c:") >= 2 &&
+            count_occurrences(log, "NCCL_SOCKET_IFNAME=lo is ignored: XCCL_SOCKET_IFNAME=eth is set and wins") == 1,
+        "differing values: no single WARN; log:\n%s", log);
+  CHECK(count_occurrences(log, "INFO ENV config.c") >= 1 &&
+            count_occurrences(log, "NCCL_BUFFSIZE=4194304 is ignored: XCCL_CHUNK_SIZE is set") == 1,
+        "equal values (512K, 4 MiB / 8): no single INFO; log:\n%s", log);
+  CHECK(count_occurrences(log, "NCCL_NSOCKS_PERTHREAD=abc is ignored: XCCL_NSOCKS=4 is set and wins") == 1,
+        "a bad alias beside XCCL_X: no WARN; log:\n%s", log);
+  CHECK(count_occurrences(log, "NCCL_IB_DISABLE=1 is ignored: NCCL_NET=ib is set and wins") == 1,
+        "second alias: no WARN; log:\n%s", log);
+  CHECK(count_occurrences(log, "NCCL_ALGO=Tree is ignored: XCCL_ALGO is set") == 1, "ALGO; log:\n%s", log);
+  CHECK(strstr(log, "is not an integer") == NULL, "the unused alias was checked; log:\n%s", log);
+  free(log);
+}
+
+/* An NCCL_* variable without an xccl meaning: one INFO line (at INFO, from
+ * XCCL_DEBUG or NCCL_DEBUG), none at WARN; xccl-info lists it. */
+static void scenario_nccl_unmapped(void) {
+  char info[128], warn[128], ninfo[128];
+  log_path(info, sizeof(info), "unmapped_info.log");
+  log_path(warn, sizeof(warn), "unmapped_warn.log");
+  log_path(ninfo, sizeof(ninfo), "unmapped_ninfo.log");
+  set_list("NCCL_FOO=1;NCCL_IB_PKEY=1;NCCL_SOCKET_IFNAME=lo");
+
+  setenv("XCCL_DEBUG", "INFO", 1);
+  setenv("XCCL_DEBUG_FILE", info, 1);
+  config_reset_for_test();
+  config_load();
+  setenv("XCCL_DEBUG", "WARN", 1);
+  setenv("XCCL_DEBUG_FILE", warn, 1);
+  config_reset_for_test();
+  config_load();
+  unsetenv("XCCL_DEBUG");
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("XCCL_DEBUG_FILE", ninfo, 1);
+  config_reset_for_test();
+  config_load();
+
+  const char *files[] = {info, ninfo};
+  for (int f = 0; f < 2; f++) {
+    char *log = slurp(files[f]);
+    CHECK(count_occurrences(log, "NCCL_FOO") == 1 &&
+              count_occurrences(log, "INFO ENV config.c:") >= 1 &&
+              strstr(log, "NCCL_FOO is ignored: xccl has no setting with its meaning"),
+          "%s: not exactly one INFO line for NCCL_FOO:\n%s", files[f], log);
+    CHECK(count_occurrences(log, "NCCL_IB_PKEY is ignored: it is an index") == 1, "NCCL_IB_PKEY's note:\n%s", log);
+    CHECK(strstr(log, "WARN ENV") == NULL, "%s: a WARN:\n%s", files[f], log);
+    CHECK(strstr(log, "NCCL_SOCKET_IFNAME is ignored") == NULL, "an alias called ignored:\n%s", log);
+    free(log);
+  }
+  struct stat st = {0};
+  CHECK(stat(warn, &st) == 0 && st.st_size == 0, "at WARN the unmapped variables wrote %lld bytes",
+        (long long)st.st_size);
+
+  char *printed = NULL, line[512];
+  size_t plen = 0;
+  FILE *mf = open_memstream(&printed, &plen);
+  if (mf) {
+    config_print(mf);
+    fclose(mf);
+    const char *sect = strstr(printed, "NCCL variables set that xccl ignores");
+    CHECK(sect && strstr(sect, "\n  NCCL_FOO\n") && strstr(sect, "\n  NCCL_IB_PKEY\n") &&
+              !strstr(sect, "NCCL_SOCKET_IFNAME") && !strstr(sect, "NCCL_DEBUG"),
+          "print: ignored section:\n%s", sect ? sect : printed);
+    CHECK(print_line(printed, "XCCL_SOCKET_IFNAME ", line, sizeof(line)) && strstr(line, " lo ") &&
+              strstr(line, " NCCL_SOCKET_IFNAME "),
+          "print: SOCKET_IFNAME line '%s'", line);
+    CHECK(print_line(printed, "XCCL_DEBUG_FILE ", line, sizeof(line)) && strstr(line, " XCCL_DEBUG_FILE "),
+          "print: DEBUG_FILE line '%s'", line);
+    CHECK(print_line(printed, "XCCL_TIMEOUT ", line, sizeof(line)) && strstr(line, " default "),
+          "print: TIMEOUT line '%s'", line);
+    CHECK(print_line(printed, "  NCCL_IB_PKEY_VALUE ", line, sizeof(line)) && strstr(line, " XCCL_IB_PKEY "),
+          "print: the alias section lacks NCCL_IB_PKEY_VALUE -> XCCL_IB_PKEY ('%s')", line);
+  }
+  free(printed);
+}
+
+/* Shared settings from an alias travel and compare like XCCL's own. */
+static void scenario_alias_shared(void) {
+  config_shared_t none = shared_with(NULL, NULL);
+  const char *pairs[][2] = {{"NCCL_ALGO=Ring", "XCCL_ALGO=ring"},
+                            {"NCCL_MIN_NCHANNELS=4", "XCCL_NCHANNELS=4"},
+                            {"NCCL_P2P_DISABLE=1", "XCCL_P2P_DISABLE=1"},
+                            {"NCCL_NET_GDR_LEVEL=3", "XCCL_NET_GDR_LEVEL=PHB"},
+                            {"NCCL_BUFFSIZE=8388608", "XCCL_CHUNK_SIZE=1M"},
+                            {"NCCL_NET=Socket", "XCCL_NET=socket"}};
+  const config_id_t ids[] = {CFG_ALGO, CFG_NCHANNELS, CFG_P2P_DISABLE, CFG_NET_GDR_LEVEL, CFG_CHUNK_SIZE, CFG_NET};
+  for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+    config_shared_t s[2];
+    for (int j = 0; j < 2; j++) {
+      clear_env();
+      set_list(pairs[k][j]);
+      config_reset_for_test();
+      config_shared_pack(&s[j]);
+    }
+    CHECK(config_shared_diff(&s[0], &s[1]) == CFG_COUNT, "%s and %s differ", pairs[k][0], pairs[k][1]);
+    CHECK(config_shared_diff(&none, &s[0]) == ids[k], "%s: agrees with the defaults (first difference %d)",
+          pairs[k][0], (int)config_shared_diff(&none, &s[0]));
+  }
+}
+
+/* xcclResetDebugInit reads the log settings again, aliases included, while
+ * another thread logs; config_str keeps the first load's values. */
+static _Atomic int pinger_stop;
+static void *pinger(void *arg) {
+  int *n = arg;
+  while (!pinger_stop) {
+    XLOG(LOG_INFO, LOG_NET, "ping %d", *n);
+    ++*n;
+  }
+  return NULL;
+}
+
+static void scenario_reset_debug(void) {
+  char f1[128], f2[128], f3[128];
+  log_path(f1, sizeof(f1), "reset1.log");
+  log_path(f2, sizeof(f2), "reset2.log");
+  log_path(f3, sizeof(f3), "reset3.log");
+  setenv("XCCL_DEBUG", "WARN", 1);
+  setenv("XCCL_DEBUG_FILE", f1, 1);
+  config_reset_for_test();
+  config_load();
+  CHECK(!log_enabled(LOG_INFO, LOG_NET), "INFO on at WARN");
+
+  setenv("XCCL_DEBUG", "INFO", 1);
+  xcclResetDebugInit();
+  CHECK(log_enabled(LOG_INFO, LOG_NET) && !log_enabled(LOG_TRACE, LOG_NET), "XCCL_DEBUG=INFO not applied");
+  XLOG(LOG_INFO, LOG_NET, "after the first reset");
+  CHECK(strcmp(config_str(CFG_DEBUG), "WARN") == 0, "config_str(DEBUG) changed to '%s'", config_str(CFG_DEBUG));
+
+  unsetenv("XCCL_DEBUG");
+  unsetenv("XCCL_DEBUG_FILE");
+  set_list("NCCL_DEBUG=TRACE;NCCL_DEBUG_SUBSYS=^NET");
+  setenv("NCCL_DEBUG_FILE", f2, 1);
+  xcclResetDebugInit();
+  CHECK(log_enabled(LOG_TRACE, LOG_INIT) && !log_enabled(LOG_WARN, LOG_NET), "NCCL_DEBUG=TRACE, ^NET not applied");
+  XLOG(LOG_INFO, LOG_INIT, "after the second reset");
+  char *l1 = slurp(f1), *l2 = slurp(f2);
+  CHECK(strstr(l1, "after the first reset") && !strstr(l1, "after the second reset"), "first file:\n%s", l1);
+  CHECK(strstr(l2, "after the second reset") && !strstr(l2, "after the first reset"), "second file:\n%s", l2);
+  free(l1);
+  free(l2);
+
+  /* Resets between two files while a thread logs: every line lands in one. */
+  set_list("NCCL_DEBUG=INFO;NCCL_DEBUG_SUBSYS=ALL");
+  setenv("NCCL_DEBUG_FILE", f3, 1);
+  xcclResetDebugInit(); /* every line from here on is logged */
+  int n = 0;
+  pthread_t t;
+  pinger_stop = 0;
+  CHECK(pthread_create(&t, NULL, pinger, &n) == 0, "pthread_create");
+  for (int k = 0; k < 40; k++) {
+    setenv("NCCL_DEBUG_FILE", k % 2 ? f2 : f3, 1);
+    xcclResetDebugInit();
+    usleep(500);
+  }
+  pinger_stop = 1;
+  pthread_join(t, NULL);
+  l2 = slurp(f2);
+  char *l3 = slurp(f3);
+  int got = count_occurrences(l2, " ping ") + count_occurrences(l3, " ping ");
+  CHECK(n > 0 && got == n, "%d lines logged, %d in the files", n, got);
+  free(l2);
+  free(l3);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/xccl_test_config.XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -613,12 +999,18 @@ int main(void) {
   test_nearest();
 
   /* Each in a child with a clean XCCL_* environment and fresh globals. */
-  test_run_in_child("basic", clear_xccl_env, scenario_basic);
-  test_run_in_child("fallbacks", clear_xccl_env, scenario_fallbacks);
-  test_run_in_child("levels", clear_xccl_env, scenario_levels);
-  test_run_in_child("reload", clear_xccl_env, scenario_reload);
-  test_run_in_child("foreign", clear_xccl_env, scenario_foreign);
-  test_run_in_child("shared", clear_xccl_env, scenario_shared);
+  test_run_in_child("basic", clear_env, scenario_basic);
+  test_run_in_child("fallbacks", clear_env, scenario_fallbacks);
+  test_run_in_child("levels", clear_env, scenario_levels);
+  test_run_in_child("reload", clear_env, scenario_reload);
+  test_run_in_child("foreign", clear_env, scenario_foreign);
+  test_run_in_child("shared", clear_env, scenario_shared);
+  test_run_in_child("alias_each", clear_env, scenario_alias_each);
+  test_run_in_child("alias_warnings", clear_env, scenario_alias_warnings);
+  test_run_in_child("alias_precedence", clear_env, scenario_alias_precedence);
+  test_run_in_child("nccl_unmapped", clear_env, scenario_nccl_unmapped);
+  test_run_in_child("alias_shared", clear_env, scenario_alias_shared);
+  test_run_in_child("reset_debug", clear_env, scenario_reset_debug);
 
   remove_tmpdir();
   return test_finish("test_config");
