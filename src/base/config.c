@@ -266,13 +266,15 @@ static int xlate_algo(const char *const v[2], char *out, size_t len, char *why, 
     int neg = list[0] == '^', ring = 0;
     char algos[CONFIG_TEXT];
     snprintf(algos, sizeof(algos), "%s", list + neg);
-    for (char *as = NULL, *a = strtok_r(algos, ",", &as); a; a = strtok_r(NULL, ",", &as)) ring |= strcasecmp(a, "ring") == 0;
+    for (char *as = NULL, *a = strtok_r(algos, ",", &as); a; a = strtok_r(NULL, ",", &as))
+      ring |= strcasecmp(a, "ring") == 0;
     if (neg && !ring) continue; /* excludes only algorithms xccl does not have */
     if (neg || !ring) {
       why_add(why, wl, "%s has no xccl equivalent (xccl's algorithms: ring, rd)", list, "");
       continue;
     }
-    if (n < len) n += (size_t)snprintf(out + n, len - n, "%s%s%s%s", n ? "," : "", coll ? coll : "", coll ? ":" : "", "ring");
+    if (n < len)
+      n += (size_t)snprintf(out + n, len - n, "%s%s%sring", n ? "," : "", coll ? coll : "", coll ? ":" : "");
   }
   if (n) return CONFIG_XLATE_OK;
   return why[0] ? CONFIG_XLATE_NONE : CONFIG_XLATE_DEFAULT;
@@ -356,7 +358,8 @@ static int xlate_nchannels(const char *const v[2], char *out, size_t len, char *
 const config_alias_t config_aliases[] = {
     {{"NCCL_DEBUG"}, CFG_DEBUG, xlate_debug, "NONE..TRACE as they are; ABORT has no equivalent"},
     {{"NCCL_DEBUG_SUBSYS"}, CFG_DEBUG_SUBSYS, xlate_subsys,
-     "INIT,COLL,NET,PROXY,BOOTSTRAP,ENV,ALL, GRAPH as TOPO, ^ as ^; P2P,SHM,ALLOC,CALL,TUNING,NVLS,REG,PROFILE,RAS dropped"},
+     "INIT,COLL,NET,PROXY,BOOTSTRAP,ENV,ALL, GRAPH as TOPO, ^ as ^; "
+     "P2P,SHM,ALLOC,CALL,TUNING,NVLS,REG,PROFILE,RAS dropped"},
     {{"NCCL_DEBUG_FILE"}, CFG_DEBUG_FILE, NULL, AS_IS " (%h, %p)"},
     {{"NCCL_COMM_ID"}, CFG_ROOT, NULL, AS_IS " (host:port of the bootstrap root)"},
     {{"NCCL_SOCKET_IFNAME"}, CFG_SOCKET_IFNAME, NULL, AS_IS},
@@ -389,7 +392,8 @@ const int config_alias_count = (int)(sizeof(config_aliases) / sizeof(config_alia
 
 /* NCCL variables whose name suggests a meaning xccl has, but whose is another. */
 static const char *const nccl_unlike[][2] = {
-    {"NCCL_IB_PKEY", "it is an index in the partition key table; xccl takes the key (NCCL_IB_PKEY_VALUE, XCCL_IB_PKEY)"},
+    {"NCCL_IB_PKEY",
+     "it is an index in the partition key table; xccl takes the key (NCCL_IB_PKEY_VALUE, XCCL_IB_PKEY)"},
     {"NCCL_CHUNK_SIZE", "xccl's step is its slot (NCCL_BUFFSIZE / 8, XCCL_CHUNK_SIZE)"},
     {"NCCL_CHECKS_DISABLE", "xccl always checks arguments (XCCL_CHECK compares calls across ranks)"},
 };
@@ -445,8 +449,9 @@ static int alias_shown(const config_alias_t *a, const char *vals[2], char *shown
   return vals[0] || vals[1];
 }
 
-/* The alias's value in xccl's syntax: its rc, and in text (or *env_p, when it
- * is the variable's own) on CONFIG_XLATE_OK. */
+/* The alias's value in xccl's syntax: returns the xlate's rc and on
+ * CONFIG_XLATE_OK points *s_p at the value (text, or the environment's own
+ * string when there is nothing to translate). */
 static int alias_value(const config_alias_t *a, const char *vals[2], char *text, size_t len, const char **s_p,
                        char *why, size_t whylen) {
   why[0] = '\0';
@@ -465,8 +470,8 @@ static int same_value(const config_entry_t *e, const char *a, const char *b) {
   int64_t ia, ib;
   double da, db;
   char why[8];
-  return parse_shown(e, a, "", &ia, &da, why, sizeof(why)) == 0 && parse_shown(e, b, "", &ib, &db, why, sizeof(why)) == 0 &&
-         ia == ib && da == db;
+  return parse_shown(e, a, "", &ia, &da, why, sizeof(why)) == 0 &&
+         parse_shown(e, b, "", &ib, &db, why, sizeof(why)) == 0 && ia == ib && da == db;
 }
 
 /* Sets v from XCCL_<name>, else from the first of its aliases that gives a
@@ -504,7 +509,8 @@ static void config_resolve(int id, config_value_t *v, config_notes_t *notes) {
         note_add(notes, LOG_INFO, "%s is ignored: %s is set", shown, winner);
       continue;
     }
-    if (why[0]) note_add(notes, LOG_WARN, "%s: %s; %s", shown, why, rc == CONFIG_XLATE_OK ? "that part ignored" : "ignored");
+    if (why[0])
+      note_add(notes, LOG_WARN, "%s: %s; %s", shown, why, rc == CONFIG_XLATE_OK ? "that part ignored" : "ignored");
     if (rc != CONFIG_XLATE_OK) continue;
     v->set = 1;
     v->alias = k;
@@ -602,7 +608,9 @@ double config_double(config_id_t id) { return config_load(), config_values[id].d
 int config_bool(config_id_t id) { return config_load(), config_values[id].i != 0; }
 const char *config_str(config_id_t id) { return config_load(), config_values[id].s ? config_values[id].s : ""; }
 int config_is_set(config_id_t id) { return config_load(), config_values[id].set; }
-const char *config_source(config_id_t id) { return config_load(), config_values[id].valid ? config_values[id].from : "default"; }
+const char *config_source(config_id_t id) {
+  return config_load(), config_values[id].valid ? config_values[id].from : "default";
+}
 
 const char *config_foreign_env(const char *name) {
   const char *v = getenv(name);

@@ -810,7 +810,8 @@ static void scenario_alias_precedence(void) {
   set_list("XCCL_SOCKET_IFNAME=eth;NCCL_SOCKET_IFNAME=lo;XCCL_CHUNK_SIZE=512K;NCCL_BUFFSIZE=4194304;"
            "XCCL_NSOCKS=4;NCCL_NSOCKS_PERTHREAD=abc;NCCL_NET=IB;NCCL_IB_DISABLE=1;NCCL_ALGO=Tree;XCCL_ALGO=rd");
   config_reset_for_test();
-  CHECK(strcmp(config_str(CFG_SOCKET_IFNAME), "eth") == 0 && strcmp(config_source(CFG_SOCKET_IFNAME), "XCCL_SOCKET_IFNAME") == 0,
+  CHECK(strcmp(config_str(CFG_SOCKET_IFNAME), "eth") == 0 &&
+            strcmp(config_source(CFG_SOCKET_IFNAME), "XCCL_SOCKET_IFNAME") == 0,
         "SOCKET_IFNAME '%s' from %s", config_str(CFG_SOCKET_IFNAME), config_source(CFG_SOCKET_IFNAME));
   CHECK(config_size(CFG_CHUNK_SIZE) == 524288 && config_int(CFG_NSOCKS) == 4, "CHUNK_SIZE %zu NSOCKS %lld",
         config_size(CFG_CHUNK_SIZE), (long long)config_int(CFG_NSOCKS));
