@@ -130,9 +130,12 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
                                comm->peers[comm->rank].chunk_size);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
-    if (a->count > 0 && comm->nranks == 1 && !on_device && pm.on) coll_single_rank_premul(a, &pm);
-    else if (a->count > 0 && comm->nranks == 1 && !on_device) coll_single_rank(a, xcclTypeSize(a->type));
-    submit = a->count > 0 && (comm->nranks > 1 || on_device);
+    /* One rank: a copy, now; inside a group at xcclGroupEnd, like any
+     * operation (xcclGroupSimulateEnd then drops it too). */
+    int local = a->count > 0 && comm->nranks == 1 && !on_device, grouped = group_open();
+    if (local && !grouped && pm.on) coll_single_rank_premul(a, &pm);
+    else if (local && !grouped) coll_single_rank(a, xcclTypeSize(a->type));
+    submit = a->count > 0 && (comm->nranks > 1 || on_device || grouped);
   }
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess && submit && on_device) res = enqueue_cuda_submit(&op, stream), submit = 0;

@@ -30,6 +30,10 @@ int coll_has_op(const coll_args_t *a) {
 }
 int coll_has_root(const coll_args_t *a) { return a->coll == COLL_BROADCAST || a->coll == COLL_REDUCE; }
 
+/* A collective on one rank: a copy at launch, no work items (queued only
+ * inside a group; outside, enqueue.c copies at once). */
+static int op_local(const group_op_t *op) { return op->kind == GROUP_COLL && op->comm->nranks == 1; }
+
 void group_op_describe(const group_op_t *op, char *buf, size_t len) {
   const coll_args_t *a = &op->coll;
   int n = snprintf(buf, len, "%s #%llu (count %zu %s", a->name, (unsigned long long)op->seq, a->count,
@@ -249,7 +253,9 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
     int lane0 = comm_index(g, comm) * LANES_PER_COMM;
-    if (op->kind == GROUP_COLL) {
+    if (op_local(op)) {
+      carve(&algo_mem, 1, algo_table[op->coll.algo]->scratch_bytes(&op->coll, comm)); /* as group_tables counted */
+    } else if (op->kind == GROUP_COLL) {
       const algo_desc_t *d = algo_table[op->coll.algo];
       void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
       int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);
@@ -274,6 +280,18 @@ static xcclResult_t group_premul_begin(group_op_t *ops, int n) {
   return xcclSuccess;
 }
 
+/* A collective on one rank: what it leaves in recvbuff is sendbuff (scaled
+ * by now, for PreMulSum), or nothing. Queued only inside a group. */
+
+static void group_local_copies(const group_op_t *ops, int n) {
+  for (int i = 0; i < n; i++) {
+    const coll_args_t *a = &ops[i].coll;
+    size_t bytes = a->recv_elems * xcclTypeSize(a->type);
+    if (op_local(&ops[i]) && bytes && a->sendbuff && a->sendbuff != a->recvbuff)
+      memcpy(a->recvbuff, a->sendbuff, bytes);
+  }
+}
+
 static void group_premul_end(group_op_t *ops, int n) {
   for (int i = 0; i < n; i++)
     if (ops[i].kind == GROUP_COLL) redop_premul_end(&ops[i].premul);
@@ -288,6 +306,7 @@ static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   for (; acquired < n && !held; acquired++)
     if ((res = comm_acquire(ops[acquired].comm)) != xcclSuccess) goto out;
   if ((res = group_premul_begin(ops, n)) != xcclSuccess) goto out;
+  group_local_copies(ops, n);
   if (!group_tables(&g, ops, n)) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
     goto out;
