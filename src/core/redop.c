@@ -115,8 +115,8 @@ xcclResult_t redop_resolve(struct xcclComm *comm, coll_args_t *a, redop_premul_t
   redop_entry_t e = why ? (redop_entry_t){0} : redops[(int)a->op - xcclNumOps];
   pthread_mutex_unlock(&redop_lock);
   if (why)
-    return err_set(xcclInvalidArgument, LOG_COLL, "%s: reduction op %d is not a built-in op (0..%d) nor a live op "
-                   "of this communicator: %s", a->name, (int)a->op, xcclNumOps - 1, why);
+    return err_set(xcclInvalidArgument, LOG_COLL, "%s: unknown reduction op %d (valid: 0..%d, or a live op this "
+                   "communicator made with xcclRedOpCreatePreMulSum): %s", a->name, (int)a->op, xcclNumOps - 1, why);
   if (e.type != a->type)
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: reduction op %d was made for %s, but the call's datatype is %s",
                    a->name, (int)a->op, kern_type_name(e.type), kern_type_name(a->type));
