@@ -413,7 +413,8 @@ double group_estimate_s(void) {
   double t = 0;
   for (int i = 0; i < group_nops; i++) {
     const group_op_t *op = &group_ops[i];
-    const struct xcclComm *comm = op->comm;
+    struct xcclComm *comm = op->comm;
+    if (!comm_acquire_quiet(comm)) continue; /* destroyed since: it would not run either */
     if (op->kind == GROUP_COLL) {
       const coll_args_t *a = &op->coll;
       t += tuning_estimate_s(a->algo, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
@@ -422,6 +423,7 @@ double group_estimate_s(void) {
       t += op->peer == comm->rank ? tuning_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, TUNING_LINK_SHM)
                                   : tuning_p2p_estimate_s(op->bytes, group_link(comm, op->peer));
     }
+    comm_release(comm);
   }
   return t;
 }
