@@ -280,9 +280,8 @@ static xcclResult_t group_premul_begin(group_op_t *ops, int n) {
   return xcclSuccess;
 }
 
-/* A collective on one rank: what it leaves in recvbuff is sendbuff (scaled
- * by now, for PreMulSum), or nothing. Queued only inside a group. */
-
+/* What the collectives on one rank leave in recvbuff: sendbuff (scaled by
+ * now, for PreMulSum), or nothing. */
 static void group_local_copies(const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const coll_args_t *a = &ops[i].coll;
