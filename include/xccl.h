@@ -430,7 +430,10 @@ xcclResult_t xcclCommDeregister(const xcclComm_t comm, void *handle);
  * XCCL_WIN_COLL_SYMMETRIC every rank's buffer has the same size and
  * operations on it may address peers' windows directly. buff must be
  * aligned to 4096 bytes for XCCL_WIN_COLL_SYMMETRIC. Unknown flags:
- * xcclInvalidArgument.
+ * xcclInvalidArgument. A rank that refuses its own arguments still takes
+ * part, and the others return xcclInvalidUsage naming it; flags that differ
+ * between ranks, or XCCL_WIN_COLL_SYMMETRIC sizes that do: xcclInvalidUsage
+ * on every rank, naming the ranks. xcclCommWindowDeregister is local.
  */
 xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xcclWindow_t *win, int winFlags);
 xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win);
@@ -544,8 +547,9 @@ xcclResult_t xcclGroupEnd(void);
  * since the outermost xcclGroupStart are dropped, and *estimatedTimeUs is
  * the cost model's estimate of how long they would take, in microseconds
  * (the algorithm each would use, its steps' latency and the bandwidth of
- * the links they cross). Inits started in the group still complete.
- * xcclInvalidUsage when no group is open.
+ * the links they cross; the group's operations added up). Inits started in
+ * the group still complete. xcclInvalidUsage when no group is open;
+ * xcclInvalidArgument for a NULL estimatedTimeUs (the group stays open).
  */
 xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs);
 

@@ -209,6 +209,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->peers);
   free(comm->ring);
   free(comm->ring_pos);
+  comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */
   pthread_mutex_destroy(&comm->err_lock);
 }
 

@@ -98,6 +98,9 @@ struct xcclComm {
   cuda_comm_t *_Atomic cuda;
   pthread_mutex_t err_lock;
   char last_error[ERR_MSG_MAX];
+  /* reduction ops and registrations (issue 16) */
+  struct comm_reg *regs;      /* xcclCommRegister's records, newest first (reg.h); under reg.c's lock */
+  struct xcclWindow *windows; /* xcclCommWindowRegister's windows, newest first (reg.h); likewise */
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
 
@@ -161,5 +164,9 @@ void comm_break_shm(struct xcclComm *comm, const char *msg);
 /* Bytes sent to and received from peer since init: what the producers
  * published on every fifo between the two, whatever the transport. */
 void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
+
+/* reduction ops and registrations (issue 16): comm_free's, once nothing
+ * runs on comm: its PreMulSum ops, registrations and windows go (reg.c). */
+void comm_ops_free(struct xcclComm *comm);
 
 #endif

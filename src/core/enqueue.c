@@ -12,6 +12,7 @@
 #include "check.h"
 #include "group.h"
 #include "log.h"
+#include "redop.h"
 #include "reduce.h"
 #include "tuning.h"
 #ifdef XCCL_HAVE_CUDA
@@ -89,18 +90,30 @@ static void coll_single_rank(const coll_args_t *a, size_t esize) {
   if (bytes && a->sendbuff && a->sendbuff != a->recvbuff) memcpy(a->recvbuff, a->sendbuff, bytes);
 }
 
+/* One rank with a PreMulSum op: recvbuff is sendbuff times the scalar. */
+static void coll_single_rank_premul(const coll_args_t *a, const redop_premul_t *pm) {
+  if (a->recv_elems && a->sendbuff) redop_scale(pm, a->recvbuff, a->sendbuff, a->recv_elems);
+}
+
 /* Checks, numbers and submits a collective: done here when nothing needs
  * moving, else run now or at xcclGroupEnd. */
-static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream) {
+static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *stream) {
   TRY(comm_acquire(comm));
-  xcclResult_t res = coll_check(comm, a, stream);
+  coll_args_t args = *user, *a = &args;
+  redop_premul_t pm = {0};
+  xcclResult_t res = xcclSuccess;
+  /* An op of xcclRedOpCreatePreMulSum runs as a sum of scaled inputs. */
+  if (coll_has_op(a) && (int)a->op >= (int)xcclNumOps) res = redop_resolve(comm, a, &pm);
+  if (res == xcclSuccess) res = coll_check(comm, a, stream);
   int on_device = 0;
 #ifdef XCCL_HAVE_CUDA
   size_t eb = xcclTypeSize(a->type);
   cuda_buf_t bufs[2] = {{"sendbuff", a->sendbuff, a->send_elems * eb}, {"recvbuff", a->recvbuff, a->recv_elems * eb}};
   if (res == xcclSuccess) res = enqueue_cuda_where(a->name, bufs, 2, stream, &on_device);
+  if (res == xcclSuccess && on_device && pm.on)
+    res = err_set(xcclInvalidUsage, LOG_COLL, "%s: PreMulSum ops run on host buffers only for now", a->name);
 #endif
-  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .coll = *a};
+  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .coll = *a, .premul = pm};
   int submit = 0;
   if (comm->check && !comm->failed) {
     /* A rank that refused its arguments still takes part, so that the
@@ -117,8 +130,12 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *a, void *stream
                                comm->peers[comm->rank].chunk_size);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
-    if (a->count > 0 && comm->nranks == 1 && !on_device) coll_single_rank(a, xcclTypeSize(a->type));
-    submit = a->count > 0 && (comm->nranks > 1 || on_device);
+    /* One rank: a copy, now; inside a group at xcclGroupEnd, like any
+     * operation (xcclGroupSimulateEnd then drops it too). */
+    int local = a->count > 0 && comm->nranks == 1 && !on_device, grouped = group_open();
+    if (local && !grouped && pm.on) coll_single_rank_premul(a, &pm);
+    else if (local && !grouped) coll_single_rank(a, xcclTypeSize(a->type));
+    submit = a->count > 0 && (comm->nranks > 1 || on_device || grouped);
   }
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess && submit && on_device) res = enqueue_cuda_submit(&op, stream), submit = 0;

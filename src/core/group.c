@@ -13,6 +13,7 @@
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"
+#include "tuning.h"
 #ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h"
 #endif
@@ -28,6 +29,10 @@ int coll_has_op(const coll_args_t *a) {
   return a->coll == COLL_ALLREDUCE || a->coll == COLL_REDUCESCATTER || a->coll == COLL_REDUCE;
 }
 int coll_has_root(const coll_args_t *a) { return a->coll == COLL_BROADCAST || a->coll == COLL_REDUCE; }
+
+/* A collective on one rank: a copy at launch, no work items (queued only
+ * inside a group; outside, enqueue.c copies at once). */
+static int op_local(const group_op_t *op) { return op->kind == GROUP_COLL && op->comm->nranks == 1; }
 
 void group_op_describe(const group_op_t *op, char *buf, size_t len) {
   const coll_args_t *a = &op->coll;
@@ -248,7 +253,9 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
     int lane0 = comm_index(g, comm) * LANES_PER_COMM;
-    if (op->kind == GROUP_COLL) {
+    if (op_local(op)) {
+      carve(&algo_mem, 1, algo_table[op->coll.algo]->scratch_bytes(&op->coll, comm)); /* as group_tables counted */
+    } else if (op->kind == GROUP_COLL) {
       const algo_desc_t *d = algo_table[op->coll.algo];
       void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
       int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);
@@ -265,14 +272,40 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
   return xcclSuccess;
 }
 
+/* PreMulSum collectives: their inputs scaled into scratch, read now, just
+ * before they run (redop.h); group_premul_end frees it. */
+static xcclResult_t group_premul_begin(group_op_t *ops, int n) {
+  for (int i = 0; i < n; i++)
+    if (ops[i].kind == GROUP_COLL) TRY(redop_premul_begin(&ops[i].premul, &ops[i].coll));
+  return xcclSuccess;
+}
+
+/* What the collectives on one rank leave in recvbuff: sendbuff (scaled by
+ * now, for PreMulSum), or nothing. */
+static void group_local_copies(const group_op_t *ops, int n) {
+  for (int i = 0; i < n; i++) {
+    const coll_args_t *a = &ops[i].coll;
+    size_t bytes = a->recv_elems * xcclTypeSize(a->type);
+    if (op_local(&ops[i]) && bytes && a->sendbuff && a->sendbuff != a->recvbuff)
+      memcpy(a->recvbuff, a->sendbuff, bytes);
+  }
+}
+
+static void group_premul_end(group_op_t *ops, int n) {
+  for (int i = 0; i < n; i++)
+    if (ops[i].kind == GROUP_COLL) redop_premul_end(&ops[i].premul);
+}
+
 /* held: the caller already holds the (one) communicator (comm_acquire). */
-static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
+static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   group_run_t g = {0};
   if (n <= 0) return xcclSuccess;
   xcclResult_t res = xcclSuccess;
   int acquired = 0;
   for (; acquired < n && !held; acquired++)
     if ((res = comm_acquire(ops[acquired].comm)) != xcclSuccess) goto out;
+  if ((res = group_premul_begin(ops, n)) != xcclSuccess) goto out;
+  group_local_copies(ops, n);
   if (!group_tables(&g, ops, n)) {
     res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group of %d operations", n);
     goto out;
@@ -300,6 +333,7 @@ static xcclResult_t group_launch(const group_op_t *ops, int n, int held) {
     }
   }
 out:
+  group_premul_end(ops, n);
   for (int c = 0; c < g.ncomms; c++) dump_op_end(g.comms[c], ops, n, res == xcclSuccess);
   for (int i = 0; i < n; i++) {
     if (i < acquired) comm_release(ops[i].comm);
@@ -309,7 +343,10 @@ out:
 }
 
 xcclResult_t group_add(const group_op_t *op) {
-  if (group_depth == 0) return group_launch(op, 1, 0);
+  if (group_depth == 0) {
+    group_op_t one = *op; /* the launch points a PreMulSum's input at its scratch */
+    return group_launch(&one, 1, 0);
+  }
   if (group_nops == group_cap) {
     int cap = group_cap ? 2 * group_cap : 16;
     group_op_t *o = realloc(group_ops, sizeof(*o) * (size_t)cap);
@@ -322,7 +359,10 @@ xcclResult_t group_add(const group_op_t *op) {
 }
 
 xcclResult_t group_add_held(const group_op_t *op) {
-  if (group_depth == 0) return group_launch(op, 1, 1);
+  if (group_depth == 0) {
+    group_op_t one = *op;
+    return group_launch(&one, 1, 1);
+  }
   return group_add(op);
 }
 
@@ -352,3 +392,57 @@ xcclResult_t xcclGroupEnd(void) {
 }
 
 int group_open(void) { return group_depth > 0; }
+
+/* ---- xcclGroupSimulateEnd ---- */
+
+/* The link comm's messages to peer (-1: its ring) cross: shared memory when
+ * both ends are on one host and the ring's own connection is a shared one
+ * (XCCL_TRANSPORT, a setting every rank shares, may have made it sockets),
+ * else the network. Every rank of the ring sees the same. */
+static tuning_link_t group_link(const struct xcclComm *comm, int peer) {
+  const transport_conn_t *c = comm->nchannels > 0 && comm->channels ? &comm->channels[0].send_conn : NULL;
+  if (!c || !c->transport || !c->transport->shared) return TUNING_LINK_NET;
+  uint64_t me = comm->peers[comm->rank].host_hash;
+  for (int r = 0; r < comm->nranks; r++)
+    if ((peer < 0 || r == peer) && comm->peers[r].host_hash != me) return TUNING_LINK_NET;
+  return TUNING_LINK_SHM;
+}
+
+double group_estimate_s(void) {
+  double t = 0;
+  for (int i = 0; i < group_nops; i++) {
+    const group_op_t *op = &group_ops[i];
+    struct xcclComm *comm = op->comm;
+    if (!comm_acquire_quiet(comm)) continue; /* destroyed since: it would not run either */
+    if (op->kind == GROUP_COLL) {
+      const coll_args_t *a = &op->coll;
+      t += tuning_estimate_s(a->algo, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
+                             comm->peers[comm->rank].chunk_size, group_link(comm, -1));
+    } else if (op->kind == GROUP_SEND || op->peer != comm->rank) { /* a send to itself is one copy, its receive none */
+      t += op->peer == comm->rank ? tuning_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, TUNING_LINK_SHM)
+                                  : tuning_p2p_estimate_s(op->bytes, group_link(comm, op->peer));
+    }
+    comm_release(comm);
+  }
+  return t;
+}
+
+/* Ends the group as xcclGroupEnd does, but drops what it holds. The
+ * operations of one group run together; the estimate adds them up, as one
+ * after the other, an upper bound. An inner group's end only reports what
+ * is queued so far: the outermost end drops it. */
+xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs) {
+  if (!estimatedTimeUs) return err_set(xcclInvalidArgument, LOG_COLL, "xcclGroupSimulateEnd: estimatedTimeUs is NULL");
+  if (group_depth == 0)
+    return err_set(xcclInvalidUsage, LOG_COLL, "xcclGroupSimulateEnd without a matching xcclGroupStart");
+  double t = group_estimate_s();
+  if (--group_depth == 0) {
+    group_nops = 0; /* nothing queued owns memory until its launch (redop.h) */
+#ifdef XCCL_HAVE_CUDA
+    enqueue_cuda_group_rollback(0); /* the device operations are dropped too (not estimated), */
+    (void)enqueue_cuda_group_end();  /* and the group's bookkeeping with them: nothing left to launch */
+#endif
+  }
+  *estimatedTimeUs = (float)(t * 1e6);
+  return xcclSuccess;
+}

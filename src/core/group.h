@@ -10,6 +10,7 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "redop.h"
 
 typedef enum { GROUP_COLL, GROUP_SEND, GROUP_RECV } group_kind_t;
 
@@ -21,6 +22,7 @@ typedef struct {
   int peer;         /* SEND/RECV */
   void *buf;        /* SEND/RECV */
   size_t bytes;     /* SEND/RECV */
+  redop_premul_t premul; /* GROUP_COLL with a PreMulSum op: its scalar (redop.h) */
 } group_op_t;
 
 int coll_has_op(const coll_args_t *a);
@@ -41,5 +43,9 @@ int group_mark(void);
 /* 1 between xcclGroupStart and its xcclGroupEnd on this thread. */
 int group_open(void);
 void group_rollback(int mark);
+
+/* The cost model's estimate, in seconds, of the operations queued on this
+ * thread since the outermost xcclGroupStart (tuning_estimate_s). */
+double group_estimate_s(void);
 
 #endif

@@ -92,3 +92,67 @@ algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks
   }
   return best;
 }
+
+/* ---- The cost model of xcclGroupSimulateEnd ---- */
+
+/*
+ * Measured on the development machine (2 shared cores) with xccl-perf on 2
+ * ranks, sendrecv and allreduce, 20 iterations, -c 0:
+ *  - shm (XCCL_TRANSPORT=shm): 8 B sendrecv 0.6 us, 8 B ring all-reduce
+ *    (2 steps) 0.4 us: 0.5 us per step; 8 MiB sendrecv 11.8 GB/s, 8 MiB
+ *    all-reduce 7.5 GB/s bus bandwidth: 7 GB/s.
+ *  - sockets on loopback (XCCL_TRANSPORT=socket): 8 B sendrecv 35 us; 512 KiB
+ *    1.9 GB/s, 8 MiB 1.3 GB/s: the figures algo.h's ALGO_ALPHA_S (30 us) and
+ *    ALGO_BETA_BPS (1.5 GB/s) already hold, which the tuner compares with.
+ * Real networks differ; these decide orders of magnitude, not exact times.
+ */
+const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
+    [TUNING_LINK_SHM] = {.alpha_s = 0.5e-6, .beta_bps = 7e9},
+    [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
+};
+
+/* Steps and bytes moved per rank, per algorithm: the formulas of the
+ * algorithms' cost slots (algo_ring.c, algo_rd.c), split so that each link
+ * can weigh them. A new algorithm adds its entry here. */
+typedef void tuning_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p,
+                             double *moved_p);
+
+static void ring_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  if (coll == COLL_ALLREDUCE) {
+    double loops = b > 0 ? ceil(b / (k * s)) : 1;
+    *steps_p = 2 * (k - 1) + loops - 1;
+    *moved_p = 2 * (k - 1) / k * b;
+    return;
+  }
+  double loops = b > 0 ? ceil(b / s) : 1;
+  *steps_p = k - 1 + loops - 1;
+  *moved_p = (coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER ? k - 1 : 1) * b;
+}
+
+static void rd_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)coll;
+  int n = (int)k, l = 0;
+  while ((2 << l) <= n) l++;
+  double exchanges = l + ((n & (n - 1)) ? 2 : 0);
+  *steps_p = (b > 0 ? ceil(b / s) : 1) * exchanges;
+  *moved_p = exchanges * b;
+}
+
+static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
+    [ALGO_RING] = ring_model,
+    [ALGO_RD] = rd_model,
+};
+
+double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {
+  const tuning_link_cost_t *l = &tuning_links[(unsigned)link < TUNING_NLINKS ? link : TUNING_LINK_NET];
+  if (nranks < 2) return (double)bytes / tuning_links[TUNING_LINK_SHM].beta_bps; /* a local copy at most */
+  double steps = 0, moved = 0;
+  tuning_model_fn *m = (unsigned)algo < ALGO_COUNT && tuning_models[algo] ? tuning_models[algo] : ring_model;
+  m(coll, (double)bytes, (double)nranks, (double)(slot ? slot : 1), &steps, &moved);
+  return steps * l->alpha_s + moved / l->beta_bps;
+}
+
+double tuning_p2p_estimate_s(size_t bytes, tuning_link_t link) {
+  const tuning_link_cost_t *l = &tuning_links[(unsigned)link < TUNING_NLINKS ? link : TUNING_LINK_NET];
+  return l->alpha_s + (double)bytes / l->beta_bps;
+}

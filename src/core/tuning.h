@@ -22,4 +22,29 @@ xcclResult_t tuning_parse(const char *text, int *forced);
  * algo_table on a tie), ALGO_RING on one rank. */
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot);
 
+/*
+ * The cost model of xcclGroupSimulateEnd: an alpha-beta time per operation,
+ * steps x the link's per-step latency + bytes each rank moves / the link's
+ * bandwidth, by the kind of link the operation's messages cross.
+ */
+typedef enum {
+  TUNING_LINK_SHM, /* shared memory: every rank on one host, a transport that writes the peer's fifo */
+  TUNING_LINK_NET, /* a network transport (sockets, ib) */
+  TUNING_NLINKS
+} tuning_link_t;
+
+typedef struct {
+  double alpha_s;  /* seconds per step, the latency of one message */
+  double beta_bps; /* bytes per second one rank moves */
+} tuning_link_cost_t;
+
+extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
+
+/* Seconds algo takes to run coll of `bytes` (the schedule's count times the
+ * element size, as tuning_pick is given) on nranks ranks with slots of
+ * `slot` bytes over link; grows with bytes and nranks. One rank: a copy. */
+double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link);
+/* Seconds a send (or its receive) of `bytes` takes over link. */
+double tuning_p2p_estimate_s(size_t bytes, tuning_link_t link);
+
 #endif

@@ -100,3 +100,12 @@ set_tests_properties(mp_kill_leak PROPERTIES LABELS multiproc TIMEOUT 900 ENVIRO
 # Shared memory has no name by default, a name in /dev/shm with XCCL_SHM_MEMFD=0.
 add_test(NAME mp_shm_kind COMMAND bash ${mp}/shm_kind.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_shm_kind PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# ---- Issue 16: PreMulSum ops, registrations and windows, xcclGroupSimulateEnd (test_ops16.c) ----
+foreach(mode_ranks "premulsum;1;2;3;4" "reg;1;2;3;4" "simulate;1;2;3")
+  list(POP_FRONT mode_ranks ops16_mode)
+  foreach(n ${mode_ranks})
+    xccl_add_test(NAME mp_ops16_${ops16_mode} TARGET test_ops16 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ops16.c
+                  RANKS ${n} ARGS ${ops16_mode} LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60")
+  endforeach()
+endforeach()

@@ -1,0 +1,44 @@
+/*
+ * reg.h — buffers a communicator was told about: xcclCommRegister's
+ * records (local) and xcclCommWindowRegister's windows (collective, with
+ * every rank's size), kept on the communicator until deregistered or
+ * destroyed, for transports that read and write them in place.
+ */
+#ifndef XCCL_CORE_REG_H
+#define XCCL_CORE_REG_H
+
+#include <stddef.h>
+
+#include "xccl.h"
+
+struct xcclComm;
+
+/* One registration: the handle xcclCommRegister gives out. */
+typedef struct comm_reg {
+  struct xcclComm *comm;
+  void *buff;
+  size_t size;
+  int shared; /* 1: inside an xcclMemAlloc allocation (mem.h), which peers on the host can map */
+  struct comm_reg *next;
+} comm_reg_t;
+
+/* A window (xcclWindow_t). */
+struct xcclWindow {
+  struct xcclComm *comm;
+  void *buff;
+  size_t size;
+  int flags;    /* XCCL_WIN_* */
+  int shared;   /* as comm_reg_t's */
+  int nranks;
+  size_t *sizes; /* each rank's size, by rank */
+  struct xcclWindow *next;
+};
+
+/* The registration of comm holding p..p+len, NULL when none. What it points
+ * to stays valid while the caller holds comm (comm_acquire) and does not
+ * deregister it itself. */
+const comm_reg_t *reg_find(struct xcclComm *comm, const void *p, size_t len);
+/* The same for windows. */
+const struct xcclWindow *reg_find_window(struct xcclComm *comm, const void *p, size_t len);
+
+#endif

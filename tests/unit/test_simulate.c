@@ -1,0 +1,91 @@
+/*
+ * test_simulate.c — the cost model behind xcclGroupSimulateEnd
+ * (tuning_estimate_s): estimates grow with the bytes and the ranks, differ
+ * by algorithm the way their shapes say (recursive doubling wins small
+ * all-reduces, the ring large ones), shared memory is cheaper than the
+ * network, and with one link's constants the model agrees with the tuner's
+ * own choice.
+ */
+#include <math.h>
+
+#include "test_util.h"
+#include "tuning.h"
+
+#define SLOT (512u << 10)
+
+static const coll_kind_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_BROADCAST, COLL_REDUCE};
+
+int main(void) {
+  for (int l = 0; l < TUNING_NLINKS; l++)
+    CHECK(tuning_links[l].alpha_s > 0 && tuning_links[l].beta_bps > 0, "link %d has no constants", l);
+  CHECK(tuning_links[TUNING_LINK_SHM].alpha_s < tuning_links[TUNING_LINK_NET].alpha_s &&
+            tuning_links[TUNING_LINK_SHM].beta_bps > tuning_links[TUNING_LINK_NET].beta_bps,
+        "shared memory is not faster than the network");
+
+  /* Monotone in bytes, for every algorithm and collective it serves, on
+   * each link; strictly growing over a factor of 4. */
+  for (int a = 0; a < ALGO_COUNT; a++)
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+      if (!algo_serves((algo_t)a, colls[c])) continue;
+      for (int l = 0; l < TUNING_NLINKS; l++)
+        for (int k = 2; k <= 16; k++) {
+          double prev = 0;
+          for (size_t b = 8; b <= (64u << 20); b *= 4) {
+            double t = tuning_estimate_s((algo_t)a, colls[c], b, k, SLOT, (tuning_link_t)l);
+            CHECK(t > prev, "%s coll %d link %d k %d: %zu bytes %g s, not above %g", algo_name((algo_t)a),
+                  (int)colls[c], l, k, b, t, prev);
+            prev = t;
+          }
+        }
+    }
+
+  /* Growing with the ranks (at a fixed size per rank's schedule). */
+  for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+    for (int k = 2; k < 16; k++) {
+      double t = tuning_estimate_s(ALGO_RING, colls[c], 1 << 20, k, SLOT, TUNING_LINK_NET);
+      double u = tuning_estimate_s(ALGO_RING, colls[c], 1 << 20, k + 1, SLOT, TUNING_LINK_NET);
+      CHECK(u > t, "ring coll %d: %d ranks %g s, %d ranks %g s", (int)colls[c], k, t, k + 1, u);
+    }
+  double rd4 = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, 4096, 4, SLOT, TUNING_LINK_NET);
+  double rd8 = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, 4096, 8, SLOT, TUNING_LINK_NET);
+  CHECK(rd8 > rd4, "rd: 8 ranks %g s, 4 ranks %g s", rd8, rd4);
+
+  /* Ring and recursive doubling differ: few large steps beat many small
+   * ones for small all-reduces, and the ring's bandwidth wins large ones. */
+  for (int l = 0; l < TUNING_NLINKS; l++) {
+    double ring_s = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 64, 8, SLOT, (tuning_link_t)l);
+    double rd_s = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, 64, 8, SLOT, (tuning_link_t)l);
+    double ring_l = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 64u << 20, 8, SLOT, (tuning_link_t)l);
+    double rd_l = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, 64u << 20, 8, SLOT, (tuning_link_t)l);
+    CHECK(rd_s < ring_s, "link %d, 64 B on 8 ranks: rd %g s not below ring %g s", l, rd_s, ring_s);
+    CHECK(ring_l < rd_l, "link %d, 64 MiB on 8 ranks: ring %g s not below rd %g s", l, ring_l, rd_l);
+    /* The ring's 64 B all-reduce on 8 ranks: 14 steps, essentially latency. */
+    CHECK(fabs(ring_s - 14 * tuning_links[l].alpha_s) < 0.01 * ring_s, "ring 64 B: %g s", ring_s);
+  }
+
+  /* Shared memory below the network, everywhere. */
+  for (size_t b = 8; b <= (64u << 20); b *= 16)
+    CHECK(tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, 4, SLOT, TUNING_LINK_SHM) <
+              tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, 4, SLOT, TUNING_LINK_NET),
+          "%zu bytes: shm not below net", b);
+
+  /* On the network link (the tuner's constants) the cheaper estimate is the
+   * tuner's pick. */
+  int none[COLL_NKINDS] = {-1, -1, -1, -1, -1};
+  for (int k = 2; k <= 16; k++)
+    for (size_t b = 8; b <= (64u << 20); b *= 8) {
+      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT);
+      double ring = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
+      double rd = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
+      CHECK(pick == (rd < ring ? ALGO_RD : ALGO_RING), "k %d, %zu bytes: tuner picks %s, model says ring %g rd %g", k,
+            b, algo_name(pick), ring, rd);
+    }
+
+  /* One rank: a copy, growing with the bytes; p2p: latency plus bytes. */
+  CHECK(tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 1 << 20, 1, SLOT, TUNING_LINK_NET) <
+            tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 1 << 22, 1, SLOT, TUNING_LINK_NET),
+        "one rank");
+  CHECK(tuning_p2p_estimate_s(8, TUNING_LINK_NET) >= tuning_links[TUNING_LINK_NET].alpha_s, "p2p latency");
+  CHECK(tuning_p2p_estimate_s(1 << 20, TUNING_LINK_SHM) < tuning_p2p_estimate_s(1 << 22, TUNING_LINK_SHM), "p2p");
+  return test_finish("simulate");
+}
