@@ -94,14 +94,47 @@ static xcclResult_t registry_refuse(const void *comm) {
   return err_set(xcclInvalidArgument, LOG_COLL, "%p is not a live communicator (never created, or freed)", comm);
 }
 
-xcclResult_t comm_acquire(xcclComm_t comm) {
+/* Why a live handle in state `life` takes no call that needs `states`. */
+static xcclResult_t life_refuse(struct xcclComm *comm, int life) {
+  const char *n = comm->name[0] ? " " : "", *name = comm->name;
+  switch (life) {
+    case COMM_INITIALIZING:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) is still initializing; poll xcclCommGetAsyncError until it "
+                     "returns something other than xcclInProgress before using it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    case COMM_INIT_FAILED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d): its init failed (xcclCommGetAsyncError returns %s); destroy "
+                     "or abort it",
+                     (void *)comm, n, name, comm->rank, comm->nranks, xcclGetErrorString(comm->init_result));
+    case COMM_FINALIZED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) was finalized (xcclCommFinalize): it takes no further "
+                     "operation; destroy it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    case COMM_REVOKED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) was revoked (xcclCommRevoke): it takes no further "
+                     "operation; shrink, split or destroy it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    default:
+      return err_set(xcclInvalidUsage, LOG_COLL, "communicator %p is not ready for this call", (void *)comm);
+  }
+}
+
+xcclResult_t comm_acquire_in(xcclComm_t comm, unsigned states) {
   pthread_mutex_lock(&registry_lock);
   int found = comm && registry_find(comm) >= 0;
-  if (found) atomic_fetch_add(&comm->busy, 1);
-  xcclResult_t r = found ? xcclSuccess : registry_refuse(comm);
+  int life = found ? atomic_load_explicit(&comm->life, memory_order_acquire) : 0;
+  int ok = found && ((unsigned)life & states);
+  if (ok) atomic_fetch_add(&comm->busy, 1);
+  xcclResult_t r = ok ? xcclSuccess : found ? life_refuse(comm, life) : registry_refuse(comm);
   pthread_mutex_unlock(&registry_lock);
   return r;
 }
+
+xcclResult_t comm_acquire(xcclComm_t comm) { return comm_acquire_in(comm, COMM_READY); }
 
 void comm_release(xcclComm_t comm) { atomic_fetch_sub(&comm->busy, 1); }
 
@@ -124,6 +157,10 @@ xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
   if (res == xcclSuccess || res == xcclInProgress) return res;
   pthread_mutex_lock(&registry_lock);
   if (comm && registry_find(comm) >= 0) {
+    /* An operation that xcclCommRevoke stopped: say so, whatever stopped it. */
+    if (atomic_load(&comm->revoked) && !strstr(err_last(), "revoked"))
+      err_prefix(res, "communicator %p (rank %d of %d) was revoked (xcclCommRevoke)", (void *)comm, comm->rank,
+                 comm->nranks);
     pthread_mutex_lock(&comm->err_lock);
     snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
     pthread_mutex_unlock(&comm->err_lock);
@@ -181,6 +218,8 @@ int comm_cuda_built(void) {
 #endif
 }
 
+int comm_cuda_device(const struct xcclComm *comm) { return comm_cuda_built() ? comm->cuda_dev : -1; }
+
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   if (!atomic_exchange(&comm->fail_claimed, 1)) { /* the first failure is the one to report */
     snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);
@@ -210,6 +249,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->ring);
   free(comm->ring_pos);
   pthread_mutex_destroy(&comm->err_lock);
+  pthread_mutex_destroy(&comm->init_lock);
 }
 
 /* Waits for calls on other threads to leave the communicator. They poll the
@@ -223,6 +263,7 @@ static void comm_wait_idle(struct xcclComm *comm) {
 
 xcclResult_t xcclCommDestroy(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
+  comm_init_join(comm); /* a background init ends first (done, failed or timed out) */
   comm_wait_idle(comm);
   INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
@@ -233,6 +274,7 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm) {
 xcclResult_t xcclCommAbort(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   atomic_store(&comm->abort_flag, 1);
+  comm_init_join(comm); /* a background init sees the flag in its waits and stops */
   slot_bell_ring(&comm->bell);
   if (comm->proxy) proxy_shutdown_connections(comm->proxy);
   char msg[SLOT_ERROR_MAX];
@@ -392,16 +434,23 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
   return fault_check_config();
 }
 
-static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
+/* The struct and its tables, before any rank is met. */
+static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, int job_rank, const comm_opts_t *o) {
   struct xcclComm *comm = calloc(1, sizeof(*comm));
   if (!comm) return err_set(xcclSystemError, LOG_INIT, "out of memory for a communicator");
   pthread_mutex_init(&comm->err_lock, NULL);
+  pthread_mutex_init(&comm->init_lock, NULL);
   comm->rank = rank;
   comm->nranks = nranks;
   comm->next = (rank + 1) % nranks;
   comm->prev = (rank + nranks - 1) % nranks;
   fault_ctx_init(&comm->fault, job_rank);
-  comm->timeout_s = config_double(CFG_TIMEOUT);
+  comm->timeout_s = o->timeout_s > 0 ? o->timeout_s : config_double(CFG_TIMEOUT);
+  comm->blocking = o->blocking;
+  comm->cuda_dev = o->cuda_dev;
+  snprintf(comm->name, sizeof(comm->name), "%s", o->name);
+  atomic_init(&comm->init_result, xcclInProgress);
+  atomic_init(&comm->life, COMM_INITIALIZING);
   comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   int p2p_ok = 1;
@@ -410,11 +459,19 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
     comm->p2p_recv[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
     p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
   }
-  xcclResult_t res;
   if (!comm->peers || !p2p_ok) {
-    res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
-    goto fail;
+    comm_free(comm);
+    free(comm);
+    return err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
   }
+  *comm_p = comm;
+  return xcclSuccess;
+}
+
+/* Meets the other ranks and connects: the init proper, on the caller's
+ * thread or a background one. On failure what it made stays for comm_free. */
+static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
+  int rank = comm->rank, nranks = comm->nranks;
   comm_peer_info_t *me = &comm->peers[rank];
   me->rank = rank;
   me->pid = (uint32_t)getpid();
@@ -425,7 +482,7 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   config_shared_pack(&me->shared);
   comm->check = config_bool(CFG_CHECK);
-  xcclResult_t refused = comm_own_checks(comm);
+  xcclResult_t refused = comm_own_checks(comm), res;
   if (refused != xcclSuccess && nranks == 1) {
     res = refused;
     goto fail;
@@ -441,24 +498,79 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
                            .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
                            .wait = proxy_wait, .progress_ctx = comm->proxy, .fault = &comm->fault};
   TRY_GOTO(dump_register(comm, id->job), fail);
+  INFO(INIT, "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
+       (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name, comm->name[0] ? "\")" : "",
+       comm->nchannels, comm->prev, rank, comm->next, comm->net ? comm->net->name : "(none)");
+  return xcclSuccess;
+fail:
+  return err_prefix(res, "rank %d of %d%s%s%s: init failed", rank, nranks, comm->name[0] ? " (comm \"" : "",
+                    comm->name, comm->name[0] ? "\")" : "");
+}
+
+/* The background init's thread: connects, then publishes the outcome. */
+static void *comm_init_thread(void *arg) {
+  struct xcclComm *comm = arg;
+  xcclResult_t res = comm_connect(comm, &comm->init_id);
+  memset(&comm->init_id, 0, sizeof(comm->init_id)); /* its secret */
+  if (res != xcclSuccess) {
+    pthread_mutex_lock(&comm->err_lock);
+    snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
+    pthread_mutex_unlock(&comm->err_lock);
+  }
+  atomic_store(&comm->init_result, res);
+  atomic_store_explicit(&comm->life, res == xcclSuccess ? COMM_READY : COMM_INIT_FAILED, memory_order_release);
+  return NULL;
+}
+
+void comm_init_join(struct xcclComm *comm) {
+  pthread_mutex_lock(&comm->init_lock);
+  if (comm->init_running) {
+    pthread_join(comm->init_thread, NULL);
+    comm->init_running = 0;
+  }
+  pthread_mutex_unlock(&comm->init_lock);
+}
+
+xcclResult_t comm_start(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank,
+                        const comm_opts_t *opts, int background) {
+  struct xcclComm *comm = NULL;
+  TRY(comm_alloc(&comm, nranks, rank, job_rank, opts));
+  xcclResult_t res;
+  if (!background) {
+    TRY_GOTO(comm_connect(comm, id), fail);
+    atomic_store(&comm->init_result, xcclSuccess);
+    atomic_store(&comm->life, COMM_READY);
+    TRY_GOTO(registry_add(comm), fail);
+    *comm_p = comm;
+    return xcclSuccess;
+  }
+  comm->init_id = *id;
   TRY_GOTO(registry_add(comm), fail);
-  INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
-       (double)(clock_ns() - t0) / 1e6, comm->nchannels, comm->prev, rank, comm->next,
-       comm->net ? comm->net->name : "(none)");
+  pthread_mutex_lock(&comm->init_lock);
+  int rc = pthread_create(&comm->init_thread, NULL, comm_init_thread, comm);
+  comm->init_running = rc == 0;
+  pthread_mutex_unlock(&comm->init_lock);
+  if (rc != 0) {
+    registry_remove(comm);
+    res = err_set(xcclSystemError, LOG_INIT, "rank %d of %d: cannot start the init's thread: %s", rank, nranks,
+                  strerror(rc));
+    goto fail;
+  }
   *comm_p = comm;
   return xcclSuccess;
 fail:
-  err_prefix(res, "rank %d of %d: init failed", rank, nranks);
   atomic_store(&comm->abort_flag, 1);
   comm_free(comm);
   free(comm); /* never handed out: no handle can refer to it */
   return res;
 }
 
+static const comm_opts_t comm_default_opts = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = -1};
+
 xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
-  return comm_init_as(comm_p, nranks, id, rank, rank);
+  return comm_start(comm_p, nranks, id, rank, rank, &comm_default_opts, 0);
 }
 
 xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
-  return comm_init_as(comm_p, nranks, id, rank, job_rank);
+  return comm_start(comm_p, nranks, id, rank, job_rank, &comm_default_opts, 0);
 }

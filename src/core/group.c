@@ -348,7 +348,8 @@ xcclResult_t xcclGroupEnd(void) {
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess) res = dres;
 #endif
-  return res;
+  xcclResult_t ires = comm_group_inits_finish(); /* the inits started in the group (lifecycle.c) */
+  return res == xcclSuccess ? ires : res;
 }
 
 int group_open(void) { return group_depth > 0; }
