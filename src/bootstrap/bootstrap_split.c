@@ -86,7 +86,7 @@ static int split_decode(const uint8_t *in, size_t len, int nranks, split_msg_t *
       snprintf(why, wl, "split answer of %zu bytes: rank %d of %d", len, m->b, m->a);
       return -1;
     }
-    if (bs_addr_decode(in + SPLIT_HDR_BYTES, &m->root, why, wl) != 0) return -1;
+    if (m->a > 0 && bs_addr_decode(in + SPLIT_HDR_BYTES, &m->root, why, wl) != 0) return -1; /* (no color: none) */
     m->job = get64(in + SPLIT_HDR_BYTES + BS_ADDR_BYTES);
     memcpy(m->salt, in + SPLIT_HDR_BYTES + BS_ADDR_BYTES + 8, BS_SECRET_BYTES);
   } else if (m->kind == SPLIT_FAIL) {

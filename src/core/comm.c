@@ -3,6 +3,7 @@
  * destroy and abort.
  */
 #include "comm.h"
+#include "algo.h"
 #include "net_select.h"
 #include "tuning.h"
 
@@ -468,6 +469,33 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
   return xcclSuccess;
 }
 
+/* 1 when two ranks of comm run in one process (threads: xcclCommInitAll,
+ * inits inside a group). Every rank computes the same from the peer info. */
+static int comm_shares_process(const struct xcclComm *comm) {
+  for (int r = 0; r < comm->nranks; r++)
+    for (int q = 0; q < r; q++)
+      if (comm->peers[q].pid == comm->peers[r].pid && comm->peers[q].host_hash == comm->peers[r].host_hash &&
+          comm->peers[q].pidns == comm->peers[r].pidns)
+        return 1;
+  return 0;
+}
+
+/* Ranks of one process are then driven by one thread, which cannot make
+ * their connections lazily, one communicator after the other (each waits
+ * for a peer that the same thread drives): the algorithms' own connections
+ * are made now, while every rank has its init thread. */
+static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
+  if (!comm_shares_process(comm)) return xcclSuccess;
+  for (int a = 0; a < ALGO_COUNT; a++) {
+    algo_peers_t p;
+    algo_peers_missing(comm, (algo_t)a, &p);
+    if (p.nsend + p.nrecv == 0) continue;
+    TRY(comm_connect_p2p(comm, COMM_P2P_ALGO, p.send, p.nsend, p.recv, p.nrecv));
+    comm->algo_connected |= 1u << a;
+  }
+  return xcclSuccess;
+}
+
 /* Meets the other ranks and connects: the init proper, on the caller's
  * thread or a background one. On failure what it made stays for comm_free. */
 static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
@@ -497,6 +525,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
                            .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
                            .wait = proxy_wait, .progress_ctx = comm->proxy, .fault = &comm->fault};
+  if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
        (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name, comm->name[0] ? "\")" : "",

@@ -100,3 +100,27 @@ set_tests_properties(mp_kill_leak PROPERTIES LABELS multiproc TIMEOUT 900 ENVIRO
 # Shared memory has no name by default, a name in /dev/shm with XCCL_SHM_MEMFD=0.
 add_test(NAME mp_shm_kind COMMAND bash ${mp}/shm_kind.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_shm_kind PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# ---- Split, configured and non-blocking init, inits in a group, InitAll,
+# finalize, revoke: test_lifecycle.c (issue 16) ----
+set(life_src ${CMAKE_CURRENT_LIST_DIR}/test_lifecycle.c)
+foreach(n 2 3 4 8)
+  xccl_add_test(NAME mp_life_split TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS split
+                LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60")
+endforeach()
+foreach(n 2 3)
+  xccl_add_test(NAME mp_life_split_missing TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS split_missing
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+  xccl_add_test(NAME mp_life_nonblocking TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS nonblocking
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()
+foreach(n 2 4)
+  xccl_add_test(NAME mp_life_group_init_${n} TARGET test_lifecycle SOURCES ${life_src} ARGS group_init ${n}
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()
+xccl_add_test(NAME mp_life_init_all TARGET test_lifecycle SOURCES ${life_src} ARGS init_all 4
+              LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+foreach(mode abort_init finalize revoke)
+  xccl_add_test(NAME mp_life_${mode} TARGET test_lifecycle SOURCES ${life_src} ARGS ${mode}
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()
