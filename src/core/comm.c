@@ -219,7 +219,15 @@ int comm_cuda_built(void) {
 #endif
 }
 
-int comm_cuda_device(const struct xcclComm *comm) { return comm_cuda_built() ? comm->cuda_dev : -1; }
+int comm_cuda_device(const struct xcclComm *comm) {
+#ifdef XCCL_HAVE_CUDA
+  int bound = comm_cuda_bound_device(comm);
+  return bound >= 0 ? bound : comm->cuda_dev;
+#else
+  (void)comm;
+  return -1;
+#endif
+}
 
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   if (!atomic_exchange(&comm->fail_claimed, 1)) { /* the first failure is the one to report */
@@ -448,7 +456,11 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
   fault_ctx_init(&comm->fault, job_rank);
   comm->timeout_s = o->timeout_s > 0 ? o->timeout_s : config_double(CFG_TIMEOUT);
   comm->blocking = o->blocking;
-  comm->cuda_dev = o->cuda_dev;
+#ifdef XCCL_HAVE_CUDA /* the caller's, which a background init's thread makes its own */
+  comm->cuda_dev = o->cuda_dev >= 0 ? o->cuda_dev : comm_cuda_current_device();
+#else
+  comm->cuda_dev = -1;
+#endif
   snprintf(comm->name, sizeof(comm->name), "%s", o->name);
   atomic_init(&comm->init_result, xcclInProgress);
   atomic_init(&comm->life, COMM_INITIALIZING);
@@ -511,6 +523,9 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   config_shared_pack(&me->shared);
   comm->check = config_bool(CFG_CHECK);
   xcclResult_t refused = comm_own_checks(comm), res;
+#ifdef XCCL_HAVE_CUDA
+  if (comm->cuda_dev >= 0) TRY_GOTO(comm_cuda_use_device(&comm->cuda_dev), fail);
+#endif
   if (refused != xcclSuccess && nranks == 1) {
     res = refused;
     goto fail;

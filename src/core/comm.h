@@ -194,6 +194,14 @@ xcclResult_t comm_connect_rings(struct xcclComm *comm);
 int comm_cuda_built(void);
 /* xcclCommCuDevice's answer: -1 without CUDA or a device. */
 int comm_cuda_device(const struct xcclComm *comm);
+/* The CUDA side of init, in a build with CUDA only (src/cuda/cuda_device.c):
+ * the calling thread's current device (-1 where CUDA cannot be used);
+ * making *dev current on the calling thread (*dev = -1 where CUDA cannot be
+ * used; xcclInvalidArgument for a device that does not exist); the device
+ * comm's device work was bound to at its first device call (-1 before). */
+int comm_cuda_current_device(void);
+xcclResult_t comm_cuda_use_device(int *dev);
+int comm_cuda_bound_device(const struct xcclComm *comm);
 
 /* An operation failed half-done: the connections are out of step, so the
  * comm becomes unusable (its first failure, res and msg, is kept; later ones

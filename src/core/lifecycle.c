@@ -159,7 +159,7 @@ xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist) {
   xcclResult_t res = xcclSuccess;
   int started = 0;
   for (; started < ndev && res == xcclSuccess; started++) {
-    comm_opts_t opts = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = -1};
+    comm_opts_t opts = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = devlist ? devlist[started] : started};
     res = comm_start(&made[started], ndev, &id, started, started, &opts, 1);
     if (res != xcclSuccess) break;
   }
