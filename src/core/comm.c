@@ -157,7 +157,10 @@ static xcclResult_t registry_refuse_locked(const void *comm) {
 xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
   if (res == xcclSuccess || res == xcclInProgress) return res;
   pthread_mutex_lock(&registry_lock);
-  if (comm && registry_find(comm) >= 0) {
+  int life = comm && registry_find(comm) >= 0 ? atomic_load(&comm->life) : 0;
+  /* While a background init runs, and after it failed, comm's last error is
+   * the init's own (a refused call's is the thread's). */
+  if (life && life != COMM_INITIALIZING && life != COMM_INIT_FAILED) {
     /* An operation that xcclCommRevoke stopped: say so, whatever stopped it. */
     if (atomic_load(&comm->revoked) && !strstr(err_last(), "revoked"))
       err_prefix(res, "communicator %p (rank %d of %d) was revoked (xcclCommRevoke)", (void *)comm, comm->rank,

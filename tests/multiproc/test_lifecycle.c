@@ -302,6 +302,8 @@ static void mode_abort_init(void) {
   CHECK(xcclAllReduce(&x, &x, 1, xcclFloat32, xcclSum, comm, NULL) == xcclInvalidUsage &&
             has(xcclGetLastError(NULL), "init failed"),
         "all-reduce after a failed init: %s", xcclGetLastError(NULL));
+  CHECK(has(xcclGetLastError(comm), "init failed") && has(xcclGetLastError(comm), "root"),
+        "the comm's last error is still the init's: '%s'", xcclGetLastError(comm));
   XCHECK(xcclCommDestroy(comm));
 }
 
