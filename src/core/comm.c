@@ -95,7 +95,7 @@ static xcclResult_t registry_refuse(const void *comm) {
   return err_set(xcclInvalidArgument, LOG_COLL, "%p is not a live communicator (never created, or freed)", comm);
 }
 
-/* Why a live handle in state `life` takes no call that needs `states`. */
+/* Why a live handle in state `life` (comm_life_t) is refused by comm_acquire_in. */
 static xcclResult_t life_refuse(struct xcclComm *comm, int life) {
   const char *n = comm->name[0] ? " " : "", *name = comm->name;
   switch (life) {

@@ -16,6 +16,7 @@
  *   group_init N (one process, one thread) N ranks' comms made in one group,
  *                then one grouped all-reduce over all of them
  *   init_all N   (one process) xcclCommInitAll, then the same all-reduce
+ *   init_all_refused N  (one process, XCCL_ALGO=bogus) InitAll fails, comms untouched
  *   finalize     (one process) finalized comms refuse operations, destroy works
  *   revoke       (one process) revoke stops a collective blocked on another
  *                thread; afterwards ops are refused, shrink and split work
@@ -385,6 +386,19 @@ static void mode_init_all(int n) {
   for (int i = 0; i < n; i++) XCHECK(xcclCommDestroy(c[i]));
 }
 
+/* Run with a setting every rank refuses (XCCL_ALGO=bogus): InitAll fails
+ * with the reason and leaves comms untouched. */
+static void mode_init_all_refused(int n) {
+  xcclComm_t c[MAXR];
+  for (int i = 0; i < n; i++) c[i] = (xcclComm_t)(uintptr_t)0x5e5e5e50;
+  double t0 = now_s();
+  xcclResult_t res = xcclCommInitAll(c, n, NULL);
+  CHECK(res != xcclSuccess && has(xcclGetLastError(NULL), "xcclCommInitAll") && has(xcclGetLastError(NULL), "ALGO"),
+        "InitAll with XCCL_ALGO=bogus -> %s: '%s'", xcclGetErrorString(res), xcclGetLastError(NULL));
+  for (int i = 0; i < n; i++) CHECK(c[i] == (xcclComm_t)(uintptr_t)0x5e5e5e50, "a failed InitAll wrote comms[%d]", i);
+  CHECK(now_s() - t0 < 10, "the failed InitAll took %.1f s", now_s() - t0);
+}
+
 /* ---- finalize, revoke (one process) ---- */
 
 static void mode_finalize(void) {
@@ -514,6 +528,8 @@ int main(int argc, char **argv) {
     mode_group_init(n);
   } else if (!strcmp(mode, "init_all")) {
     mode_init_all(n);
+  } else if (!strcmp(mode, "init_all_refused")) {
+    mode_init_all_refused(n);
   } else if (!strcmp(mode, "finalize")) {
     mode_finalize();
   } else if (!strcmp(mode, "revoke")) {

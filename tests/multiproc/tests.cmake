@@ -120,6 +120,8 @@ foreach(n 2 4)
 endforeach()
 xccl_add_test(NAME mp_life_init_all TARGET test_lifecycle SOURCES ${life_src} ARGS init_all 4
               LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+xccl_add_test(NAME mp_life_init_all_refused TARGET test_lifecycle SOURCES ${life_src} ARGS init_all_refused 3
+              LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30;XCCL_ALGO=bogus")
 foreach(mode abort_init finalize revoke)
   xccl_add_test(NAME mp_life_${mode} TARGET test_lifecycle SOURCES ${life_src} ARGS ${mode}
                 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
