@@ -500,7 +500,8 @@ static int comm_shares_process(const struct xcclComm *comm) {
  * for a peer that the same thread drives): the algorithms' own connections
  * are made now, while every rank has its init thread. */
 static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
-  if (!comm_shares_process(comm)) return xcclSuccess;
+  comm->shares_process = comm_shares_process(comm);
+  if (!comm->shares_process) return xcclSuccess;
   for (int a = 0; a < ALGO_COUNT; a++) {
     algo_peers_t p;
     algo_peers_missing(comm, (algo_t)a, &p);

@@ -110,6 +110,7 @@ struct xcclComm {
   pthread_t init_thread;
   int init_running;    /* init_thread started and not joined yet (under init_lock) */
   bs_id_t init_id;     /* what the background init joins; wiped when it ends */
+  int shares_process;  /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
 
@@ -169,6 +170,14 @@ void comm_init_join(struct xcclComm *comm);
  * this thread started inside the group; the first failure, with its
  * sentence, or xcclSuccess (lifecycle.c). */
 xcclResult_t comm_group_inits_finish(void);
+/* xcclGroupEnd's hook before the group's operations run: the user's
+ * point-to-point connections they need on communicators that share this
+ * process with another of their ranks are made first, one thread per such
+ * communicator, since one thread driving several ranks could not make them
+ * one communicator after another (each waits for a peer that the same
+ * thread drives). ops: the group's n group_op_t (group.h, which includes
+ * this header). xcclSuccess when there are none (lifecycle.c). */
+xcclResult_t comm_group_connect_shared(const void *ops, int n);
 /* Checks a user's config into *opts (NULL: the defaults). fn for messages. */
 xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, comm_opts_t *opts);
 

@@ -343,7 +343,8 @@ xcclResult_t xcclGroupEnd(void) {
 #ifdef XCCL_HAVE_CUDA
   xcclResult_t dres = enqueue_cuda_group_end(); /* the group's device operations: one kernel, enqueued first */
 #endif
-  xcclResult_t res = group_nops ? group_launch(group_ops, group_nops, 0) : xcclSuccess;
+  xcclResult_t res = group_nops ? comm_group_connect_shared(group_ops, group_nops) : xcclSuccess; /* lifecycle.c */
+  if (res == xcclSuccess && group_nops) res = group_launch(group_ops, group_nops, 0);
   group_nops = 0;
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess) res = dres;

@@ -5,6 +5,7 @@
  * live but COMM_INITIALIZING until its thread ends.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,82 @@ xcclResult_t comm_group_inits_finish(void) {
   group_ninits = group_inits_cap = 0;
   if (first != xcclSuccess) return err_set(first, LOG_INIT, "xcclGroupEnd: an init of the group failed: %s", msg);
   return xcclSuccess;
+}
+
+/* ---- A group's connections on communicators that share this process ---- */
+
+typedef struct {
+  xcclComm_t comm;
+  int *send, *recv, ns, nr;
+  xcclResult_t res;
+  char msg[ERR_MSG_MAX];
+  pthread_t thread;
+  int started;
+} shared_conn_t;
+
+static void *shared_conn_thread(void *arg) {
+  shared_conn_t *j = arg;
+  j->res = comm_connect_p2p(j->comm, COMM_P2P_USER, j->send, j->ns, j->recv, j->nr);
+  if (j->res != xcclSuccess) snprintf(j->msg, sizeof(j->msg), "%s", err_last());
+  return NULL;
+}
+
+/* The user connections comm's operations in ops still need; 0 when none. */
+static int shared_conn_collect(const group_op_t *ops, int n, shared_conn_t *j) {
+  for (int i = 0; i < n; i++) {
+    const group_op_t *op = &ops[i];
+    if (op->comm != j->comm || op->kind == GROUP_COLL || op->peer == j->comm->rank) continue;
+    int send = op->kind == GROUP_SEND;
+    const comm_p2p_t *d = send ? &j->comm->p2p_send[COMM_P2P_USER][op->peer]
+                               : &j->comm->p2p_recv[COMM_P2P_USER][op->peer];
+    if (d->ready) continue;
+    if (send) j->send[j->ns++] = op->peer;
+    else j->recv[j->nr++] = op->peer;
+  }
+  return j->ns + j->nr > 0;
+}
+
+xcclResult_t comm_group_connect_shared(const void *ops_v, int n) {
+  const group_op_t *ops = ops_v;
+  shared_conn_t *jobs = NULL;
+  int nj = 0;
+  xcclResult_t res = xcclSuccess;
+  for (int i = 0; i < n && res == xcclSuccess; i++) {
+    xcclComm_t c = ops[i].comm;
+    int seen = 0;
+    for (int k = 0; k < nj && !seen; k++) seen = jobs[k].comm == c;
+    if (seen || ops[i].kind == GROUP_COLL || !comm_acquire_quiet(c)) continue;
+    int life = atomic_load(&c->life);
+    if (life != COMM_READY || !c->shares_process) { /* group_launch says what is wrong, or needs nothing */
+      comm_release(c);
+      continue;
+    }
+    if (!jobs && !(jobs = calloc((size_t)n, sizeof(*jobs)))) {
+      comm_release(c);
+      return err_set(xcclSystemError, LOG_COLL, "out of memory for a group's connections");
+    }
+    shared_conn_t *j = &jobs[nj++];
+    j->comm = c;
+    j->send = malloc(sizeof(int) * (size_t)n);
+    j->recv = malloc(sizeof(int) * (size_t)n);
+    if (!j->send || !j->recv) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group's connections");
+  }
+  for (int k = 0; k < nj && res == xcclSuccess; k++) {
+    if (!shared_conn_collect(ops, n, &jobs[k])) continue;
+    int rc = pthread_create(&jobs[k].thread, NULL, shared_conn_thread, &jobs[k]);
+    if (rc != 0) res = err_set(xcclSystemError, LOG_COLL, "cannot start a connecting thread: %s", strerror(rc));
+    jobs[k].started = rc == 0;
+  }
+  for (int k = 0; k < nj; k++) {
+    if (jobs[k].started) pthread_join(jobs[k].thread, NULL);
+    if (jobs[k].started && jobs[k].res != xcclSuccess && res == xcclSuccess)
+      res = err_set(jobs[k].res, LOG_COLL, "%s", jobs[k].msg);
+    free(jobs[k].send);
+    free(jobs[k].recv);
+    comm_release(jobs[k].comm);
+  }
+  free(jobs);
+  return res;
 }
 
 /* ---- xcclCommInitRank(Config) ---- */

@@ -332,6 +332,23 @@ static void grouped_allreduce(xcclComm_t *c, int n, const char *what) {
   }
 }
 
+/* Sends around the ring of the n comms in one group from this thread:
+ * the user connections are made first, one thread per comm. */
+static void grouped_ring_p2p(xcclComm_t *c, int n, const char *what) {
+  int32_t out[MAXR], in[MAXR];
+  XCHECK(xcclGroupStart());
+  for (int i = 0; i < n; i++) {
+    out[i] = 1000 + i, in[i] = -1;
+    XCHECK(xcclSend(&out[i], 1, xcclInt32, (i + 1) % n, c[i], NULL));
+    XCHECK(xcclRecv(&in[i], 1, xcclInt32, (i + n - 1) % n, c[i], NULL));
+  }
+  xcclResult_t res = xcclGroupEnd();
+  CHECK(res == xcclSuccess, "%s: grouped ring of sends -> %s: %s", what, xcclGetErrorString(res),
+        xcclGetLastError(NULL));
+  for (int i = 0; i < n && res == xcclSuccess; i++)
+    CHECK(in[i] == 1000 + (i + n - 1) % n, "%s: rank %d received %d", what, i, in[i]);
+}
+
 static void check_ranks(xcclComm_t *c, int n, const char *what) {
   for (int i = 0; i < n; i++) {
     int cn = -1, cr = -1;
@@ -356,6 +373,8 @@ static void mode_group_init(int n) {
   check_ranks(c, n, "group init");
   grouped_allreduce(c, n, "group init");
   grouped_allreduce(c, n, "group init, again");
+  grouped_ring_p2p(c, n, "group init");
+  grouped_ring_p2p(c, n, "group init, connected");
   for (int i = 0; i < n; i++) XCHECK(xcclCommDestroy(c[i]));
 
   /* A group whose init cannot finish: xcclGroupEnd returns its error. */
@@ -375,6 +394,7 @@ static void mode_init_all(int n) {
   XCHECK(xcclCommInitAll(c, n, NULL));
   check_ranks(c, n, "xcclCommInitAll");
   grouped_allreduce(c, n, "xcclCommInitAll");
+  grouped_ring_p2p(c, n, "xcclCommInitAll");
   for (int i = 0; i < n; i++) XCHECK(xcclCommDestroy(c[i]));
   int devs[MAXR];
   for (int i = 0; i < n; i++) devs[i] = n - 1 - i;
