@@ -222,10 +222,14 @@ int comm_cuda_built(void) {
 #endif
 }
 
+/* The device bound at the first device call, else the one init made current
+ * (xcclCommInitAll, or a split of such a comm), else the calling thread's:
+ * init does not ask CUDA itself, so that a process that never uses a device
+ * never starts the CUDA runtime (a fork()ed child could not use it). */
 int comm_cuda_device(const struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   int bound = comm_cuda_bound_device(comm);
-  return bound >= 0 ? bound : comm->cuda_dev;
+  return bound >= 0 ? bound : comm->cuda_dev >= 0 ? comm->cuda_dev : comm_cuda_current_device();
 #else
   (void)comm;
   return -1;
@@ -459,11 +463,7 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
   fault_ctx_init(&comm->fault, job_rank);
   comm->timeout_s = o->timeout_s > 0 ? o->timeout_s : config_double(CFG_TIMEOUT);
   comm->blocking = o->blocking;
-#ifdef XCCL_HAVE_CUDA /* the caller's, which a background init's thread makes its own */
-  comm->cuda_dev = o->cuda_dev >= 0 ? o->cuda_dev : comm_cuda_current_device();
-#else
-  comm->cuda_dev = -1;
-#endif
+  comm->cuda_dev = comm_cuda_built() ? o->cuda_dev : -1; /* (no CUDA call at a plain init: see comm_cuda_device) */
   snprintf(comm->name, sizeof(comm->name), "%s", o->name);
   atomic_init(&comm->init_result, xcclInProgress);
   atomic_init(&comm->life, COMM_INITIALIZING);

@@ -105,7 +105,7 @@ struct xcclComm {
   _Atomic int revoked; /* set by xcclCommRevoke before it stops the calls in flight: their errors say so */
   int blocking;        /* of its config: what xcclCommSplit's NULL config inherits */
   char name[COMM_NAME_BYTES]; /* config->commName, "" when none */
-  int cuda_dev;        /* the CUDA device current at init (xcclCommInitAll: the one it set), -1 when none */
+  int cuda_dev;        /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
   pthread_mutex_t init_lock; /* serialises joins of init_thread */
   pthread_t init_thread;
   int init_running;    /* init_thread started and not joined yet (under init_lock) */

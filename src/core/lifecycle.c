@@ -4,7 +4,6 @@
  * (issue 16). A background init is comm_start's (comm.c): the handle is
  * live but COMM_INITIALIZING until its thread ends.
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
