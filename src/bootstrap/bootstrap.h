@@ -77,6 +77,25 @@ void bootstrap_serve(bootstrap_t *bs);
  */
 xcclResult_t bootstrap_shrink(bootstrap_t *bs, const int *exclude, int n, double timeout_s, bs_id_t *id_p);
 
+/*
+ * The agreement behind xcclCommSplit, over point-to-point messages of bs
+ * only: every rank passes its color (>= 0, or XCCL_SPLIT_NOCOLOR) and key;
+ * rank 0 collects them, orders each color's ranks by (key, rank), starts a
+ * root per color in its own process (as xcclGetUniqueId does; it serves
+ * until the new communicators have met, or timeout_s) and answers each rank.
+ * *out_p: the new communicator's size (0 for no color), this rank's place
+ * in it and the id to init with. Rank 0 waits timeout_s for the others and
+ * names those that never call (xcclTimeout, on every rank that did); the
+ * others wait 2 * timeout_s + 5 s; all stop when *abort_flag of bs is set.
+ * On failure *out_p is untouched and bs stays usable.
+ */
+typedef struct {
+  int nranks;
+  int rank;
+  bs_id_t id;
+} bs_split_t;
+xcclResult_t bootstrap_split(bootstrap_t *bs, int color, int key, double timeout_s, bs_split_t *out_p);
+
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);
 

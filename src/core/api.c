@@ -40,7 +40,7 @@ const char *xcclGetLastError(xcclComm_t comm) {
 }
 
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
   xcclResult_t r = count ? xcclSuccess : err_set(xcclInvalidArgument, LOG_COLL, "xcclCommCount: count is NULL");
   if (count) *count = comm->nranks;
   comm_release(comm);
@@ -48,7 +48,7 @@ xcclResult_t xcclCommCount(const xcclComm_t comm, int *count) {
 }
 
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
   xcclResult_t r = rank ? xcclSuccess : err_set(xcclInvalidArgument, LOG_COLL, "xcclCommUserRank: rank is NULL");
   if (rank) *rank = comm->rank;
   comm_release(comm);
@@ -56,7 +56,7 @@ xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank) {
 }
 
 xcclResult_t xcclCommSetTimeout(xcclComm_t comm, double seconds) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
   xcclResult_t r = xcclSuccess;
   if (!(seconds > 0) || seconds > 1e9) /* also refuses NaN */
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommSetTimeout: %g s is not a timeout (give 0 < seconds <= 1e9)",
@@ -70,10 +70,15 @@ xcclResult_t xcclCommSetTimeout(xcclComm_t comm, double seconds) {
 }
 
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_ANY));
   xcclResult_t r = xcclSuccess;
+  int life = atomic_load_explicit(&comm->life, memory_order_acquire);
   if (!asyncError) {
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetAsyncError: asyncError is NULL");
+  } else if (life == COMM_INITIALIZING || life == COMM_INIT_FAILED) {
+    *asyncError = comm->init_result; /* xcclInProgress until the background init ends */
+  } else if (life == COMM_REVOKED) {
+    *asyncError = xcclSuccess; /* what revoke stopped is not an error of the communicator */
   } else {
     /* A failed operation leaves the comm failed; a peer closing while the
      * comm is idle is not an error until an operation needs that peer. */
@@ -99,7 +104,7 @@ void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t
 }
 
 xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
   xcclResult_t r = xcclSuccess;
   if (!counters)
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetPeerCounters: counters is NULL");
@@ -166,7 +171,7 @@ static xcclResult_t shrink_check(const struct xcclComm *comm, const int *ex, int
 }
 
 xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int excludeCount, xcclComm_t *newcomm) {
-  TRY(comm_acquire(comm));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_REVOKED)); /* a revoked comm is what one shrinks */
   int rank = comm->rank, nranks = comm->nranks, job_rank = comm->fault.rank, *ex = NULL;
   uint64_t t0 = clock_ns();
   bs_id_t id;

@@ -3,6 +3,7 @@
  * destroy and abort.
  */
 #include "comm.h"
+#include "algo.h"
 #include "net_select.h"
 #include "tuning.h"
 
@@ -94,14 +95,47 @@ static xcclResult_t registry_refuse(const void *comm) {
   return err_set(xcclInvalidArgument, LOG_COLL, "%p is not a live communicator (never created, or freed)", comm);
 }
 
-xcclResult_t comm_acquire(xcclComm_t comm) {
+/* Why a live handle in state `life` (comm_life_t) is refused by comm_acquire_in. */
+static xcclResult_t life_refuse(struct xcclComm *comm, int life) {
+  const char *n = comm->name[0] ? " " : "", *name = comm->name;
+  switch (life) {
+    case COMM_INITIALIZING:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) is still initializing; poll xcclCommGetAsyncError until it "
+                     "returns something other than xcclInProgress before using it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    case COMM_INIT_FAILED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d): its init failed (xcclCommGetAsyncError returns %s); destroy "
+                     "or abort it",
+                     (void *)comm, n, name, comm->rank, comm->nranks, xcclGetErrorString(comm->init_result));
+    case COMM_FINALIZED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) was finalized (xcclCommFinalize): it takes no further "
+                     "operation; destroy it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    case COMM_REVOKED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) was revoked (xcclCommRevoke): it takes no further "
+                     "operation; shrink, split or destroy it",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
+    default:
+      return err_set(xcclInvalidUsage, LOG_COLL, "communicator %p is not ready for this call", (void *)comm);
+  }
+}
+
+xcclResult_t comm_acquire_in(xcclComm_t comm, unsigned states) {
   pthread_mutex_lock(&registry_lock);
   int found = comm && registry_find(comm) >= 0;
-  if (found) atomic_fetch_add(&comm->busy, 1);
-  xcclResult_t r = found ? xcclSuccess : registry_refuse(comm);
+  int life = found ? atomic_load_explicit(&comm->life, memory_order_acquire) : 0;
+  int ok = found && ((unsigned)life & states);
+  if (ok) atomic_fetch_add(&comm->busy, 1);
+  xcclResult_t r = ok ? xcclSuccess : found ? life_refuse(comm, life) : registry_refuse(comm);
   pthread_mutex_unlock(&registry_lock);
   return r;
 }
+
+xcclResult_t comm_acquire(xcclComm_t comm) { return comm_acquire_in(comm, COMM_READY); }
 
 void comm_release(xcclComm_t comm) { atomic_fetch_sub(&comm->busy, 1); }
 
@@ -123,7 +157,14 @@ static xcclResult_t registry_refuse_locked(const void *comm) {
 xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
   if (res == xcclSuccess || res == xcclInProgress) return res;
   pthread_mutex_lock(&registry_lock);
-  if (comm && registry_find(comm) >= 0) {
+  int life = comm && registry_find(comm) >= 0 ? atomic_load(&comm->life) : 0;
+  /* While a background init runs, and after it failed, comm's last error is
+   * the init's own (a refused call's is the thread's). */
+  if (life && life != COMM_INITIALIZING && life != COMM_INIT_FAILED) {
+    /* An operation that xcclCommRevoke stopped: say so, whatever stopped it. */
+    if (atomic_load(&comm->revoked) && !strstr(err_last(), "revoked"))
+      err_prefix(res, "communicator %p (rank %d of %d) was revoked (xcclCommRevoke)", (void *)comm, comm->rank,
+                 comm->nranks);
     pthread_mutex_lock(&comm->err_lock);
     snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
     pthread_mutex_unlock(&comm->err_lock);
@@ -181,6 +222,20 @@ int comm_cuda_built(void) {
 #endif
 }
 
+/* The device bound at the first device call, else the one init made current
+ * (xcclCommInitAll, or a split of such a comm), else the calling thread's:
+ * init does not ask CUDA itself, so that a process that never uses a device
+ * never starts the CUDA runtime (a fork()ed child could not use it). */
+int comm_cuda_device(const struct xcclComm *comm) {
+#ifdef XCCL_HAVE_CUDA
+  int bound = comm_cuda_bound_device(comm);
+  return bound >= 0 ? bound : comm->cuda_dev >= 0 ? comm->cuda_dev : comm_cuda_current_device();
+#else
+  (void)comm;
+  return -1;
+#endif
+}
+
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   if (!atomic_exchange(&comm->fail_claimed, 1)) { /* the first failure is the one to report */
     snprintf(comm->fail_msg, sizeof(comm->fail_msg), "%s", msg);
@@ -211,6 +266,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->ring_pos);
   comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */
   pthread_mutex_destroy(&comm->err_lock);
+  pthread_mutex_destroy(&comm->init_lock);
 }
 
 /* Waits for calls on other threads to leave the communicator. They poll the
@@ -224,6 +280,7 @@ static void comm_wait_idle(struct xcclComm *comm) {
 
 xcclResult_t xcclCommDestroy(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
+  comm_init_join(comm); /* a background init ends first (done, failed or timed out) */
   comm_wait_idle(comm);
   INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
@@ -234,6 +291,7 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm) {
 xcclResult_t xcclCommAbort(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   atomic_store(&comm->abort_flag, 1);
+  comm_init_join(comm); /* a background init sees the flag in its waits and stops */
   slot_bell_ring(&comm->bell);
   if (comm->proxy) proxy_shutdown_connections(comm->proxy);
   char msg[SLOT_ERROR_MAX];
@@ -393,16 +451,23 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
   return fault_check_config();
 }
 
-static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
+/* The struct and its tables, before any rank is met. */
+static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, int job_rank, const comm_opts_t *o) {
   struct xcclComm *comm = calloc(1, sizeof(*comm));
   if (!comm) return err_set(xcclSystemError, LOG_INIT, "out of memory for a communicator");
   pthread_mutex_init(&comm->err_lock, NULL);
+  pthread_mutex_init(&comm->init_lock, NULL);
   comm->rank = rank;
   comm->nranks = nranks;
   comm->next = (rank + 1) % nranks;
   comm->prev = (rank + nranks - 1) % nranks;
   fault_ctx_init(&comm->fault, job_rank);
-  comm->timeout_s = config_double(CFG_TIMEOUT);
+  comm->timeout_s = o->timeout_s > 0 ? o->timeout_s : config_double(CFG_TIMEOUT);
+  comm->blocking = o->blocking;
+  comm->cuda_dev = comm_cuda_built() ? o->cuda_dev : -1; /* (no CUDA call at a plain init: see comm_cuda_device) */
+  snprintf(comm->name, sizeof(comm->name), "%s", o->name);
+  atomic_init(&comm->init_result, xcclInProgress);
+  atomic_init(&comm->life, COMM_INITIALIZING);
   comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   int p2p_ok = 1;
@@ -411,11 +476,47 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
     comm->p2p_recv[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
     p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
   }
-  xcclResult_t res;
   if (!comm->peers || !p2p_ok) {
-    res = err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
-    goto fail;
+    comm_free(comm);
+    free(comm);
+    return err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
   }
+  *comm_p = comm;
+  return xcclSuccess;
+}
+
+/* 1 when two ranks of comm run in one process (threads: xcclCommInitAll,
+ * inits inside a group). Every rank computes the same from the peer info. */
+static int comm_shares_process(const struct xcclComm *comm) {
+  for (int r = 0; r < comm->nranks; r++)
+    for (int q = 0; q < r; q++)
+      if (comm->peers[q].pid == comm->peers[r].pid && comm->peers[q].host_hash == comm->peers[r].host_hash &&
+          comm->peers[q].pidns == comm->peers[r].pidns)
+        return 1;
+  return 0;
+}
+
+/* Ranks of one process are then driven by one thread, which cannot make
+ * their connections lazily, one communicator after the other (each waits
+ * for a peer that the same thread drives): the algorithms' own connections
+ * are made now, while every rank has its init thread. */
+static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
+  comm->shares_process = comm_shares_process(comm);
+  if (!comm->shares_process) return xcclSuccess;
+  for (int a = 0; a < ALGO_COUNT; a++) {
+    algo_peers_t p;
+    algo_peers_missing(comm, (algo_t)a, &p);
+    if (p.nsend + p.nrecv == 0) continue;
+    TRY(comm_connect_p2p(comm, COMM_P2P_ALGO, p.send, p.nsend, p.recv, p.nrecv));
+    comm->algo_connected |= 1u << a;
+  }
+  return xcclSuccess;
+}
+
+/* Meets the other ranks and connects: the init proper, on the caller's
+ * thread or a background one. On failure what it made stays for comm_free. */
+static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
+  int rank = comm->rank, nranks = comm->nranks;
   comm_peer_info_t *me = &comm->peers[rank];
   me->rank = rank;
   me->pid = (uint32_t)getpid();
@@ -426,7 +527,10 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   config_shared_pack(&me->shared);
   comm->check = config_bool(CFG_CHECK);
-  xcclResult_t refused = comm_own_checks(comm);
+  xcclResult_t refused = comm_own_checks(comm), res;
+#ifdef XCCL_HAVE_CUDA
+  if (comm->cuda_dev >= 0) TRY_GOTO(comm_cuda_use_device(&comm->cuda_dev), fail);
+#endif
   if (refused != xcclSuccess && nranks == 1) {
     res = refused;
     goto fail;
@@ -441,25 +545,81 @@ static xcclResult_t comm_init_as(xcclComm_t *comm_p, int nranks, const bs_id_t *
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
                            .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
                            .wait = proxy_wait, .progress_ctx = comm->proxy, .fault = &comm->fault};
+  if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
+  INFO(INIT, "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
+       (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name, comm->name[0] ? "\")" : "",
+       comm->nchannels, comm->prev, rank, comm->next, comm->net ? comm->net->name : "(none)");
+  return xcclSuccess;
+fail:
+  return err_prefix(res, "rank %d of %d%s%s%s: init failed", rank, nranks, comm->name[0] ? " (comm \"" : "",
+                    comm->name, comm->name[0] ? "\")" : "");
+}
+
+/* The background init's thread: connects, then publishes the outcome. */
+static void *comm_init_thread(void *arg) {
+  struct xcclComm *comm = arg;
+  xcclResult_t res = comm_connect(comm, &comm->init_id);
+  memset(&comm->init_id, 0, sizeof(comm->init_id)); /* its secret */
+  if (res != xcclSuccess) {
+    pthread_mutex_lock(&comm->err_lock);
+    snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
+    pthread_mutex_unlock(&comm->err_lock);
+  }
+  atomic_store(&comm->init_result, res);
+  atomic_store_explicit(&comm->life, res == xcclSuccess ? COMM_READY : COMM_INIT_FAILED, memory_order_release);
+  return NULL;
+}
+
+void comm_init_join(struct xcclComm *comm) {
+  pthread_mutex_lock(&comm->init_lock);
+  if (comm->init_running) {
+    pthread_join(comm->init_thread, NULL);
+    comm->init_running = 0;
+  }
+  pthread_mutex_unlock(&comm->init_lock);
+}
+
+xcclResult_t comm_start(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank,
+                        const comm_opts_t *opts, int background) {
+  struct xcclComm *comm = NULL;
+  TRY(comm_alloc(&comm, nranks, rank, job_rank, opts));
+  xcclResult_t res;
+  if (!background) {
+    TRY_GOTO(comm_connect(comm, id), fail);
+    atomic_store(&comm->init_result, xcclSuccess);
+    atomic_store(&comm->life, COMM_READY);
+    TRY_GOTO(registry_add(comm), fail);
+    *comm_p = comm;
+    return xcclSuccess;
+  }
+  comm->init_id = *id;
   TRY_GOTO(registry_add(comm), fail);
-  INFO(INIT, "rank %d of %d ready in %.1f ms: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
-       (double)(clock_ns() - t0) / 1e6, comm->nchannels, comm->prev, rank, comm->next,
-       comm->net ? comm->net->name : "(none)");
+  pthread_mutex_lock(&comm->init_lock);
+  int rc = pthread_create(&comm->init_thread, NULL, comm_init_thread, comm);
+  comm->init_running = rc == 0;
+  pthread_mutex_unlock(&comm->init_lock);
+  if (rc != 0) {
+    registry_remove(comm);
+    res = err_set(xcclSystemError, LOG_INIT, "rank %d of %d: cannot start the init's thread: %s", rank, nranks,
+                  strerror(rc));
+    goto fail;
+  }
   *comm_p = comm;
   return xcclSuccess;
 fail:
-  err_prefix(res, "rank %d of %d: init failed", rank, nranks);
   atomic_store(&comm->abort_flag, 1);
   comm_free(comm);
   free(comm); /* never handed out: no handle can refer to it */
   return res;
 }
 
+static const comm_opts_t comm_default_opts = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = -1};
+
 xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank) {
-  return comm_init_as(comm_p, nranks, id, rank, rank);
+  return comm_start(comm_p, nranks, id, rank, rank, &comm_default_opts, 0);
 }
 
 xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank) {
-  return comm_init_as(comm_p, nranks, id, rank, job_rank);
+  return comm_start(comm_p, nranks, id, rank, job_rank, &comm_default_opts, 0);
 }

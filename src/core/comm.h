@@ -24,6 +24,7 @@
 #define XCCL_MAX_CHANNELS 32
 #define COMM_HOST_BYTES 64
 #define COMM_REFUSAL_BYTES 240
+#define COMM_NAME_BYTES 64
 
 /* What each rank tells the others at init (bootstrap all-gather). */
 typedef struct {
@@ -101,15 +102,49 @@ struct xcclComm {
   /* reduction ops and registrations (issue 16) */
   struct comm_reg *regs;      /* xcclCommRegister's records, newest first (reg.h); under reg.c's lock */
   struct xcclWindow *windows; /* xcclCommWindowRegister's windows, newest first (reg.h); likewise */
+  /* lifecycle (issue 16) */
+  _Atomic int life;  /* comm_life_t: what the handle takes (comm_acquire_in) */
+  _Atomic xcclResult_t init_result; /* xcclInProgress while a background init runs, then its result */
+  _Atomic int revoked; /* set by xcclCommRevoke before it stops the calls in flight: their errors say so */
+  int blocking;        /* of its config: what xcclCommSplit's NULL config inherits */
+  char name[COMM_NAME_BYTES]; /* config->commName, "" when none */
+  int cuda_dev;        /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
+  pthread_mutex_t init_lock; /* serialises joins of init_thread */
+  pthread_t init_thread;
+  int init_running;    /* init_thread started and not joined yet (under init_lock) */
+  bs_id_t init_id;     /* what the background init joins; wiped when it ends */
+  int shares_process;  /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
+
+/* What a live handle takes (issue 16). Only READY takes operations. */
+typedef enum {
+  COMM_READY = 1,
+  COMM_INITIALIZING = 2, /* a background init runs (non-blocking config, or init inside a group) */
+  COMM_INIT_FAILED = 4,  /* that init failed: init_result and last_error say why */
+  COMM_FINALIZED = 8,
+  COMM_REVOKED = 16,
+  COMM_ANY = 31
+} comm_life_t;
+
+/* How a communicator is made: a checked config's values (lifecycle.c). */
+typedef struct {
+  int blocking;
+  double timeout_s; /* <= 0: XCCL_TIMEOUT */
+  char name[COMM_NAME_BYTES];
+  int cuda_dev;     /* >= 0: made current on the init's thread first (xcclCommInitAll) */
+} comm_opts_t;
 
 /* Finds comm among the live communicators and marks a call in progress.
  * xcclInvalidArgument with a message for NULL, destroyed or aborted
  * handles. Every successful acquire is paired with comm_release. */
 xcclResult_t comm_acquire(xcclComm_t comm);
 void comm_release(xcclComm_t comm);
-/* Like comm_acquire, but records no error: 1 if live (and acquired). */
+/* comm_acquire for a handle in one of the states of `states` (comm_life_t
+ * bits); in another: xcclInvalidUsage saying why (initializing, its init
+ * failed, finalized, revoked). comm_acquire takes COMM_READY only. */
+xcclResult_t comm_acquire_in(xcclComm_t comm, unsigned states);
+/* Like comm_acquire, but records no error: 1 if live (and acquired), in any state. */
 int comm_acquire_quiet(xcclComm_t comm);
 
 /* Copies this thread's last error into comm (when it is live) and returns res. */
@@ -121,6 +156,33 @@ xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int ra
  * matching job_rank in this process, so a rule aimed at one process does not
  * move to the one that inherits its rank number. */
 xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank);
+
+/*
+ * The lifecycle's way in (issue 16): makes a communicator with opts. With
+ * background = 0, *comm_p is written once it is ready, as comm_init does.
+ * With background = 1 the handle is written at once, live but
+ * COMM_INITIALIZING, and a thread runs the init (xcclCommGetAsyncError
+ * tells when it ends). job_rank as comm_init_shrunk's.
+ */
+xcclResult_t comm_start(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank,
+                        const comm_opts_t *opts, int background);
+/* Waits for comm's background init, if one runs (any thread; once joined,
+ * returns at once). */
+void comm_init_join(struct xcclComm *comm);
+/* xcclGroupEnd's hook (outermost end): waits for every blocking-config init
+ * this thread started inside the group; the first failure, with its
+ * sentence, or xcclSuccess (lifecycle.c). */
+xcclResult_t comm_group_inits_finish(void);
+/* xcclGroupEnd's hook before the group's operations run: the user's
+ * point-to-point connections they need on communicators that share this
+ * process with another of their ranks are made first, one thread per such
+ * communicator, since one thread driving several ranks could not make them
+ * one communicator after another (each waits for a peer that the same
+ * thread drives). ops: the group's n group_op_t (group.h, which includes
+ * this header). xcclSuccess when there are none (lifecycle.c). */
+xcclResult_t comm_group_connect_shared(const void *ops, int n);
+/* Checks a user's config into *opts (NULL: the defaults). fn for messages. */
+xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, comm_opts_t *opts);
 
 /* "rank 3 (host h)" for messages. */
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);
@@ -142,6 +204,16 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
 xcclResult_t comm_connect_rings(struct xcclComm *comm);
 /* 1 when this build has the CUDA device path, for xccl-info. */
 int comm_cuda_built(void);
+/* xcclCommCuDevice's answer: -1 without CUDA or a device. */
+int comm_cuda_device(const struct xcclComm *comm);
+/* The CUDA side of init, in a build with CUDA only (src/cuda/cuda_device.c):
+ * the calling thread's current device (-1 where CUDA cannot be used);
+ * making *dev current on the calling thread (*dev = -1 where CUDA cannot be
+ * used; xcclInvalidArgument for a device that does not exist); the device
+ * comm's device work was bound to at its first device call (-1 before). */
+int comm_cuda_current_device(void);
+xcclResult_t comm_cuda_use_device(int *dev);
+int comm_cuda_bound_device(const struct xcclComm *comm);
 
 /* An operation failed half-done: the connections are out of step, so the
  * comm becomes unusable (its first failure, res and msg, is kept; later ones

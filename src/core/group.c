@@ -383,12 +383,14 @@ xcclResult_t xcclGroupEnd(void) {
 #ifdef XCCL_HAVE_CUDA
   xcclResult_t dres = enqueue_cuda_group_end(); /* the group's device operations: one kernel, enqueued first */
 #endif
-  xcclResult_t res = group_nops ? group_launch(group_ops, group_nops, 0) : xcclSuccess;
+  xcclResult_t res = group_nops ? comm_group_connect_shared(group_ops, group_nops) : xcclSuccess; /* lifecycle.c */
+  if (res == xcclSuccess && group_nops) res = group_launch(group_ops, group_nops, 0);
   group_nops = 0;
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess) res = dres;
 #endif
-  return res;
+  xcclResult_t ires = comm_group_inits_finish(); /* the inits started in the group (lifecycle.c) */
+  return res == xcclSuccess ? ires : res;
 }
 
 int group_open(void) { return group_depth > 0; }
@@ -436,13 +438,15 @@ xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs) {
   if (group_depth == 0)
     return err_set(xcclInvalidUsage, LOG_COLL, "xcclGroupSimulateEnd without a matching xcclGroupStart");
   double t = group_estimate_s();
+  xcclResult_t ires = xcclSuccess;
   if (--group_depth == 0) {
     group_nops = 0; /* nothing queued owns memory until its launch (redop.h) */
 #ifdef XCCL_HAVE_CUDA
     enqueue_cuda_group_rollback(0); /* the device operations are dropped too (not estimated), */
     (void)enqueue_cuda_group_end();  /* and the group's bookkeeping with them: nothing left to launch */
 #endif
+    ires = comm_group_inits_finish(); /* inits are not simulated: they complete (lifecycle.c) */
   }
   *estimatedTimeUs = (float)(t * 1e6);
-  return xcclSuccess;
+  return ires;
 }

@@ -1,4 +1,4 @@
-/* unique_id.c — xcclGetUniqueId and xcclCommInitRank. */
+/* unique_id.c — xcclGetUniqueId. */
 #include <string.h>
 
 #include "comm.h"
@@ -18,16 +18,4 @@ xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId) {
   return xcclSuccess;
 }
 
-xcclResult_t xcclCommInitRank(xcclComm_t *comm, int nranks, xcclUniqueId commId, int rank) {
-  config_load();
-  if (!comm) return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitRank: comm is NULL");
-  if (nranks < 1 || nranks > BS_MAX_RANKS)
-    return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitRank: nranks=%d is not in 1..%d", nranks, BS_MAX_RANKS);
-  if (rank < 0 || rank >= nranks)
-    return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitRank: rank %d is not in 0..%d", rank, nranks - 1);
-  bs_id_t id;
-  char why[256];
-  if (bs_id_decode(&commId, &id, why, sizeof(why)) != 0)
-    return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitRank: %s", why);
-  return comm_init(comm, nranks, &id, rank);
-}
+/* xcclCommInitRank is lifecycle.c's, beside xcclCommInitRankConfig. */

@@ -109,3 +109,33 @@ foreach(mode_ranks "premulsum;1;2;3;4" "reg;1;2;3;4" "simulate;1;2;3")
                   RANKS ${n} ARGS ${ops16_mode} LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60")
   endforeach()
 endforeach()
+
+# ---- Split, configured and non-blocking init, inits in a group, InitAll,
+# finalize, revoke: test_lifecycle.c (issue 16) ----
+set(life_src ${CMAKE_CURRENT_LIST_DIR}/test_lifecycle.c)
+foreach(n 2 3 4 8)
+  xccl_add_test(NAME mp_life_split TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS split
+                LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60")
+endforeach()
+foreach(n 2 3)
+  xccl_add_test(NAME mp_life_split_missing TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS split_missing
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+  xccl_add_test(NAME mp_life_nonblocking TARGET test_lifecycle SOURCES ${life_src} RANKS ${n} ARGS nonblocking
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()
+# XCCL_TIMEOUT=4: the roots of inits whose peers never come end soon
+# (the test waits for them before it exits).
+foreach(n 2 4)
+  xccl_add_test(NAME mp_life_group_init_${n} TARGET test_lifecycle SOURCES ${life_src} ARGS group_init ${n}
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=4")
+endforeach()
+xccl_add_test(NAME mp_life_init_all TARGET test_lifecycle SOURCES ${life_src} ARGS init_all 4
+              LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+xccl_add_test(NAME mp_life_init_all_refused TARGET test_lifecycle SOURCES ${life_src} ARGS init_all_refused 3
+              LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30;XCCL_ALGO=bogus")
+xccl_add_test(NAME mp_life_abort_init TARGET test_lifecycle SOURCES ${life_src} ARGS abort_init
+              LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=4")
+foreach(mode finalize revoke)
+  xccl_add_test(NAME mp_life_${mode} TARGET test_lifecycle SOURCES ${life_src} ARGS ${mode}
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()

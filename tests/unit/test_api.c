@@ -418,6 +418,63 @@ static void test_shrink_args(xcclComm_t comm) {
   check_comm_works(comm, "comm after its shrunk copy was destroyed");
 }
 
+/* ---- Configs and xcclCommSplit arguments (one rank; test_lifecycle runs several) ---- */
+
+static void test_config_args(const xcclUniqueId *id) {
+  xcclComm_t comm = SENTINEL_COMM;
+  xcclConfig_t cfg = XCCL_CONFIG_INITIALIZER;
+  cfg.magic = 0xdeadbeef;
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 0, &cfg), xcclInvalidArgument, "config->magic");
+  cfg = (xcclConfig_t)XCCL_CONFIG_INITIALIZER;
+  cfg.size = sizeof(cfg) - 8;
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 0, &cfg), xcclInvalidArgument, "config->size");
+  cfg = (xcclConfig_t)XCCL_CONFIG_INITIALIZER;
+  cfg.version = 1;
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 0, &cfg), xcclInvalidArgument, "config->version");
+  cfg = (xcclConfig_t)XCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 7;
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 0, &cfg), xcclInvalidArgument, "config->blocking");
+  cfg = (xcclConfig_t)XCCL_CONFIG_INITIALIZER;
+  cfg.timeoutSeconds = 1e12;
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 0, &cfg), xcclInvalidArgument, "config->timeoutSeconds");
+  EXPECT_ERR(xcclCommInitRankConfig(&comm, 1, *id, 3, NULL), xcclInvalidArgument, "xcclCommInitRankConfig: rank 3");
+  CHECK(comm == SENTINEL_COMM, "a refused xcclCommInitRankConfig wrote *comm (%p)", (void *)comm);
+  int devs[2] = {0, 0};
+  xcclComm_t all[2] = {SENTINEL_COMM, SENTINEL_COMM};
+  EXPECT_ERR(xcclCommInitAll(all, 2, devs), xcclInvalidArgument, "both device 0");
+  devs[1] = -3;
+  EXPECT_ERR(xcclCommInitAll(all, 2, devs), xcclInvalidArgument, "devlist[1] = -3");
+  EXPECT_ERR(xcclCommInitAll(all, 0, NULL), xcclInvalidArgument, "ndev=0");
+  EXPECT_ERR(xcclCommInitAll(NULL, 2, NULL), xcclInvalidArgument, "comms is NULL");
+  CHECK(all[0] == SENTINEL_COMM && all[1] == SENTINEL_COMM, "a refused xcclCommInitAll wrote comms");
+}
+
+static void test_split_args(xcclComm_t comm) {
+  xcclComm_t nc = SENTINEL_COMM;
+  xcclConfig_t cfg = XCCL_CONFIG_INITIALIZER;
+  EXPECT_ERR(xcclCommSplit(comm, -2, 0, &nc, NULL), xcclInvalidArgument, "color -2");
+  EXPECT_ERR(xcclCommSplit(comm, 0, 0, NULL, NULL), xcclInvalidArgument, "newcomm is NULL");
+  cfg.magic = 1;
+  EXPECT_ERR(xcclCommSplit(comm, 0, 0, &nc, &cfg), xcclInvalidArgument, "config->magic");
+  CHECK(xcclGroupStart() == xcclSuccess, "group start");
+  EXPECT_ERR(xcclCommSplit(comm, 0, 0, &nc, NULL), xcclInvalidUsage, "xcclGroupStart");
+  CHECK(xcclGroupEnd() == xcclSuccess, "group end: %s", xcclGetLastError(NULL));
+  CHECK(nc == SENTINEL_COMM, "a refused xcclCommSplit wrote *newcomm (%p)", (void *)nc);
+  EXPECT_ERR(xcclCommRevoke(comm, 1), xcclInvalidArgument, "flags is 1");
+  int dev = 5;
+  CHECK(xcclCommCuDevice(comm, &dev) == xcclSuccess && dev >= -1, "xcclCommCuDevice: %d", dev);
+  EXPECT_ERR(xcclCommCuDevice(comm, NULL), xcclInvalidArgument, "device is NULL");
+  XCHECK(xcclCommSplit(comm, XCCL_SPLIT_NOCOLOR, 0, &nc, NULL));
+  CHECK(nc == NULL, "NOCOLOR gave %p", (void *)nc);
+  XCHECK(xcclCommSplit(comm, 3, 0, &nc, NULL));
+  CHECK(nc != NULL && nc != comm, "split of one rank gave %p", (void *)nc);
+  if (nc) {
+    check_comm_works(nc, "comm made by xcclCommSplit");
+    CHECK(xcclCommDestroy(nc) == xcclSuccess, "destroy the split comm: %s", xcclGetLastError(NULL));
+  }
+  check_comm_works(comm, "comm after its split was destroyed");
+}
+
 /* ---- Dead, NULL and unknown handles ------------------------------------------ */
 
 /* Every handle-taking call on `comm` is refused with a message containing
@@ -491,6 +548,7 @@ int main(void) {
   xcclUniqueId id, id2;
   XCHECK(xcclGetUniqueId(&id));
   test_init_rank_args(&id);
+  test_config_args(&id);
   xcclComm_t comm = SENTINEL_COMM, comm2 = SENTINEL_COMM;
   XCHECK(xcclCommInitRank(&comm, 1, id, 0));
   /* Both exist before either is freed, so comm2 cannot reuse comm's address. */
@@ -504,6 +562,7 @@ int main(void) {
   test_allreduce_bad(comm);
   test_last_error(comm, comm2);
   test_shrink_args(comm);
+  test_split_args(comm);
   test_dead_handles(comm, comm2);
   return test_finish("test_api");
 }

@@ -1,0 +1,339 @@
+/*
+ * lifecycle.c — configured and non-blocking init, init inside a group,
+ * xcclCommInitAll, xcclCommFinalize, xcclCommRevoke and xcclCommCuDevice
+ * (issue 16). A background init is comm_start's (comm.c): the handle is
+ * live but COMM_INITIALIZING until its thread ends.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "comm.h"
+#include "config.h"
+#include "group.h"
+#include "log.h"
+
+/* ---- Config ---- */
+
+xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, comm_opts_t *opts) {
+  comm_opts_t o = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = -1};
+  if (config) {
+    if (config->size != sizeof(xcclConfig_t))
+      return err_set(xcclInvalidArgument, LOG_INIT,
+                     "%s: config->size is %zu, expected sizeof(xcclConfig_t) = %zu: start from XCCL_CONFIG_INITIALIZER",
+                     fn, config->size, sizeof(xcclConfig_t));
+    if (config->magic != XCCL_CONFIG_MAGIC)
+      return err_set(xcclInvalidArgument, LOG_INIT,
+                     "%s: config->magic is 0x%x, expected XCCL_CONFIG_MAGIC (0x%x): start from XCCL_CONFIG_INITIALIZER",
+                     fn, config->magic, XCCL_CONFIG_MAGIC);
+    if (config->version != XCCL_VERSION_CODE)
+      return err_set(xcclInvalidArgument, LOG_INIT,
+                     "%s: config->version is %u, but this library is %d: rebuild against its xccl.h", fn,
+                     config->version, XCCL_VERSION_CODE);
+    if (config->blocking != XCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1)
+      return err_set(xcclInvalidArgument, LOG_INIT, "%s: config->blocking is %d: give 0, 1 or leave it unset", fn,
+                     config->blocking);
+    if (config->timeoutSeconds > 1e9)
+      return err_set(xcclInvalidArgument, LOG_INIT, "%s: config->timeoutSeconds = %g s is not a timeout (<= 1e9)", fn,
+                     config->timeoutSeconds);
+    o.blocking = config->blocking != 0;
+    o.timeout_s = config->timeoutSeconds > 0 ? config->timeoutSeconds : 0; /* also NaN: the default */
+    if (config->commName) snprintf(o.name, sizeof(o.name), "%s", config->commName);
+  }
+  *opts = o;
+  return xcclSuccess;
+}
+
+/* ---- Inits started inside a group ---- */
+
+/* This thread's blocking-config inits since the outermost xcclGroupStart. */
+static _Thread_local xcclComm_t *group_inits;
+static _Thread_local int group_ninits, group_inits_cap;
+
+static xcclResult_t group_inits_add(xcclComm_t comm) {
+  if (group_ninits == group_inits_cap) {
+    int cap = group_inits_cap ? 2 * group_inits_cap : 8;
+    xcclComm_t *l = realloc(group_inits, sizeof(*l) * (size_t)cap);
+    if (!l) return err_set(xcclSystemError, LOG_INIT, "out of memory for the inits of a group");
+    group_inits = l;
+    group_inits_cap = cap;
+  }
+  group_inits[group_ninits++] = comm;
+  return xcclSuccess;
+}
+
+xcclResult_t comm_group_inits_finish(void) {
+  xcclResult_t first = xcclSuccess;
+  char msg[ERR_MSG_MAX] = "";
+  for (int i = 0; i < group_ninits; i++) {
+    xcclComm_t c = group_inits[i];
+    if (!comm_acquire_quiet(c)) continue; /* destroyed or aborted meanwhile: that call waited for it */
+    comm_init_join(c);
+    xcclResult_t r = atomic_load(&c->init_result);
+    if (r != xcclSuccess && first == xcclSuccess) {
+      first = r;
+      pthread_mutex_lock(&c->err_lock);
+      snprintf(msg, sizeof(msg), "%s", c->last_error);
+      pthread_mutex_unlock(&c->err_lock);
+    }
+    comm_release(c);
+  }
+  free(group_inits);
+  group_inits = NULL;
+  group_ninits = group_inits_cap = 0;
+  if (first != xcclSuccess) return err_set(first, LOG_INIT, "xcclGroupEnd: an init of the group failed: %s", msg);
+  return xcclSuccess;
+}
+
+/* ---- A group's connections on communicators that share this process ---- */
+
+typedef struct {
+  xcclComm_t comm;
+  int *send, *recv, ns, nr;
+  xcclResult_t res;
+  char msg[ERR_MSG_MAX];
+  pthread_t thread;
+  int started;
+} shared_conn_t;
+
+static void *shared_conn_thread(void *arg) {
+  shared_conn_t *j = arg;
+  j->res = comm_connect_p2p(j->comm, COMM_P2P_USER, j->send, j->ns, j->recv, j->nr);
+  if (j->res != xcclSuccess) snprintf(j->msg, sizeof(j->msg), "%s", err_last());
+  return NULL;
+}
+
+/* The user connections comm's operations in ops still need; 0 when none. */
+static int shared_conn_collect(const group_op_t *ops, int n, shared_conn_t *j) {
+  for (int i = 0; i < n; i++) {
+    const group_op_t *op = &ops[i];
+    if (op->comm != j->comm || op->kind == GROUP_COLL || op->peer == j->comm->rank) continue;
+    int send = op->kind == GROUP_SEND;
+    const comm_p2p_t *d = send ? &j->comm->p2p_send[COMM_P2P_USER][op->peer]
+                               : &j->comm->p2p_recv[COMM_P2P_USER][op->peer];
+    if (d->ready) continue;
+    if (send) j->send[j->ns++] = op->peer;
+    else j->recv[j->nr++] = op->peer;
+  }
+  return j->ns + j->nr > 0;
+}
+
+xcclResult_t comm_group_connect_shared(const void *ops_v, int n) {
+  const group_op_t *ops = ops_v;
+  shared_conn_t *jobs = NULL;
+  int nj = 0;
+  xcclResult_t res = xcclSuccess;
+  for (int i = 0; i < n && res == xcclSuccess; i++) {
+    xcclComm_t c = ops[i].comm;
+    int seen = 0;
+    for (int k = 0; k < nj && !seen; k++) seen = jobs[k].comm == c;
+    if (seen || ops[i].kind == GROUP_COLL || !comm_acquire_quiet(c)) continue;
+    int life = atomic_load(&c->life);
+    if (life != COMM_READY || !c->shares_process) { /* group_launch says what is wrong, or needs nothing */
+      comm_release(c);
+      continue;
+    }
+    if (!jobs && !(jobs = calloc((size_t)n, sizeof(*jobs)))) {
+      comm_release(c);
+      return err_set(xcclSystemError, LOG_COLL, "out of memory for a group's connections");
+    }
+    shared_conn_t *j = &jobs[nj++];
+    j->comm = c;
+    j->send = malloc(sizeof(int) * (size_t)n);
+    j->recv = malloc(sizeof(int) * (size_t)n);
+    if (!j->send || !j->recv) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group's connections");
+  }
+  for (int k = 0; k < nj && res == xcclSuccess; k++) {
+    if (!shared_conn_collect(ops, n, &jobs[k])) continue;
+    int rc = pthread_create(&jobs[k].thread, NULL, shared_conn_thread, &jobs[k]);
+    if (rc != 0) res = err_set(xcclSystemError, LOG_COLL, "cannot start a connecting thread: %s", strerror(rc));
+    jobs[k].started = rc == 0;
+  }
+  for (int k = 0; k < nj; k++) {
+    if (jobs[k].started) pthread_join(jobs[k].thread, NULL);
+    if (jobs[k].started && jobs[k].res != xcclSuccess && res == xcclSuccess)
+      res = err_set(jobs[k].res, LOG_COLL, "%s", jobs[k].msg);
+    free(jobs[k].send);
+    free(jobs[k].recv);
+    comm_release(jobs[k].comm);
+  }
+  free(jobs);
+  return res;
+}
+
+/* ---- xcclCommInitRank(Config) ---- */
+
+static xcclResult_t init_rank(const char *fn, xcclComm_t *comm, int nranks, const xcclUniqueId *commId, int rank,
+                              const xcclConfig_t *config) {
+  config_load();
+  if (!comm) return err_set(xcclInvalidArgument, LOG_INIT, "%s: comm is NULL", fn);
+  if (nranks < 1 || nranks > BS_MAX_RANKS)
+    return err_set(xcclInvalidArgument, LOG_INIT, "%s: nranks=%d is not in 1..%d", fn, nranks, BS_MAX_RANKS);
+  if (rank < 0 || rank >= nranks)
+    return err_set(xcclInvalidArgument, LOG_INIT, "%s: rank %d is not in 0..%d", fn, rank, nranks - 1);
+  comm_opts_t opts;
+  TRY(comm_opts_from_config(fn, config, &opts));
+  bs_id_t id;
+  char why[256];
+  if (bs_id_decode(commId, &id, why, sizeof(why)) != 0)
+    return err_set(xcclInvalidArgument, LOG_INIT, "%s: %s", fn, why);
+  int in_group = group_open();
+  xcclComm_t c = NULL;
+  TRY(comm_start(&c, nranks, &id, rank, rank, &opts, in_group || !opts.blocking));
+  if (in_group && opts.blocking) {
+    xcclResult_t res = group_inits_add(c);
+    if (res != xcclSuccess) {
+      xcclCommAbort(c);
+      return res;
+    }
+  }
+  *comm = c;
+  return opts.blocking ? xcclSuccess : xcclInProgress;
+}
+
+xcclResult_t xcclCommInitRank(xcclComm_t *comm, int nranks, xcclUniqueId commId, int rank) {
+  return init_rank("xcclCommInitRank", comm, nranks, &commId, rank, NULL);
+}
+
+xcclResult_t xcclCommInitRankConfig(xcclComm_t *comm, int nranks, xcclUniqueId commId, int rank,
+                                    const xcclConfig_t *config) {
+  return init_rank("xcclCommInitRankConfig", comm, nranks, &commId, rank, config);
+}
+
+/* ---- xcclCommInitAll ---- */
+
+static xcclResult_t init_all_check(int ndev, const int *devlist) {
+  if (ndev < 1 || ndev > BS_MAX_RANKS)
+    return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitAll: ndev=%d is not in 1..%d", ndev, BS_MAX_RANKS);
+  for (int i = 0; devlist && i < ndev; i++) {
+    if (devlist[i] < 0)
+      return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitAll: devlist[%d] = %d is not a device number", i,
+                     devlist[i]);
+    for (int j = 0; j < i; j++)
+      if (devlist[j] == devlist[i])
+        return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitAll: devlist[%d] and devlist[%d] are both device %d",
+                       j, i, devlist[i]);
+  }
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist) {
+  config_load();
+  if (!comms) return err_set(xcclInvalidArgument, LOG_INIT, "xcclCommInitAll: comms is NULL");
+  TRY(init_all_check(ndev, devlist));
+  xcclUniqueId uid;
+  TRY(xcclGetUniqueId(&uid));
+  bs_id_t id;
+  char why[256];
+  if (bs_id_decode(&uid, &id, why, sizeof(why)) != 0)
+    return err_set(xcclInternalError, LOG_INIT, "xcclCommInitAll: its own unique id: %s", why);
+  xcclComm_t *made = calloc((size_t)ndev, sizeof(*made));
+  if (!made) return err_set(xcclSystemError, LOG_INIT, "xcclCommInitAll: out of memory for %d communicators", ndev);
+  xcclResult_t res = xcclSuccess;
+  int started = 0;
+  for (; started < ndev && res == xcclSuccess; started++) {
+    comm_opts_t opts = {.blocking = 1, .timeout_s = 0, .name = "", .cuda_dev = devlist ? devlist[started] : started};
+    res = comm_start(&made[started], ndev, &id, started, started, &opts, 1);
+    if (res != xcclSuccess) break;
+  }
+  char msg[ERR_MSG_MAX] = "";
+  if (res != xcclSuccess) snprintf(msg, sizeof(msg), "%s", err_last());
+  for (int i = 0; i < started; i++) { /* an abort stops the others' waits at once */
+    if (res != xcclSuccess) atomic_store(&made[i]->abort_flag, 1);
+    comm_init_join(made[i]);
+    xcclResult_t r = atomic_load(&made[i]->init_result);
+    if (r != xcclSuccess && res == xcclSuccess) {
+      res = r;
+      pthread_mutex_lock(&made[i]->err_lock);
+      snprintf(msg, sizeof(msg), "%s", made[i]->last_error);
+      pthread_mutex_unlock(&made[i]->err_lock);
+      for (int j = 0; j < started; j++) atomic_store(&made[j]->abort_flag, 1);
+    }
+  }
+  if (res != xcclSuccess) {
+    for (int i = 0; i < started; i++) xcclCommAbort(made[i]);
+    free(made);
+    return err_set(res, LOG_INIT, "xcclCommInitAll of %d ranks: %s", ndev, msg);
+  }
+  memcpy(comms, made, sizeof(*made) * (size_t)ndev);
+  free(made);
+  return xcclSuccess;
+}
+
+/* ---- Finalize, revoke ---- */
+
+/* Waits until no call but the caller's own runs on comm (busy <= mine), at
+ * most until deadline: 0 once idle, -1 past it. */
+static int wait_calls_done(struct xcclComm *comm, int mine, uint64_t deadline) {
+  while (atomic_load(&comm->busy) > mine) {
+    if (clock_expired(deadline)) return -1;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+xcclResult_t xcclCommFinalize(xcclComm_t comm) {
+  TRY(comm_acquire(comm));
+  int expect = COMM_READY;
+  xcclResult_t res = xcclSuccess;
+  if (!atomic_compare_exchange_strong(&comm->life, &expect, COMM_FINALIZED)) /* another thread got there first */
+    res = err_set(xcclInvalidUsage, LOG_INIT, "xcclCommFinalize: communicator %p was finalized or revoked meanwhile",
+                  (void *)comm);
+  /* New operations are refused from here; those already issued (device
+   * work in flight holds the communicator busy) finish. */
+  if (res == xcclSuccess && wait_calls_done(comm, 1, clock_deadline(comm->timeout_s)) != 0)
+    res = err_set(xcclTimeout, LOG_INIT,
+                  "xcclCommFinalize on rank %d: operations were still running after XCCL_TIMEOUT=%g s", comm->rank,
+                  comm->timeout_s);
+  if (res == xcclSuccess) INFO(INIT, "rank %d of %d: communicator %p finalized", comm->rank, comm->nranks, (void *)comm);
+  comm_release(comm);
+  return comm_record(comm, res);
+}
+
+xcclResult_t xcclCommRevoke(xcclComm_t comm, int flags) {
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
+  xcclResult_t res = xcclSuccess;
+  if (flags != 0) {
+    res = err_set(xcclInvalidArgument, LOG_INIT, "xcclCommRevoke: flags is %d; it must be 0", flags);
+    goto out;
+  }
+  if (atomic_exchange(&comm->life, COMM_REVOKED) == COMM_REVOKED) goto out; /* revoked already */
+  /* As xcclCommAbort stops the calls in flight, but nothing is freed:
+   * their errors say "revoked" (comm_record), and the flag is lowered once
+   * they are gone, so that shrink and split can use the bootstrap. */
+  atomic_store(&comm->revoked, 1);
+  atomic_store(&comm->abort_flag, 1);
+  slot_bell_ring(&comm->bell);
+  if (comm->proxy) proxy_shutdown_connections(comm->proxy);
+  char msg[SLOT_ERROR_MAX];
+  snprintf(msg, sizeof(msg), "rank %d revoked its communicator", comm->rank);
+  comm_break_shm(comm, msg);
+  if (wait_calls_done(comm, 1, clock_deadline(comm->timeout_s)) != 0) {
+    res = err_set(xcclTimeout, LOG_INIT,
+                  "xcclCommRevoke on rank %d: calls on other threads did not stop within XCCL_TIMEOUT=%g s",
+                  comm->rank, comm->timeout_s);
+    goto out;
+  }
+  atomic_store(&comm->abort_flag, 0);
+  INFO(INIT, "rank %d of %d: communicator %p revoked", comm->rank, comm->nranks, (void *)comm);
+out:
+  comm_release(comm);
+  return comm_record(comm, res);
+}
+
+/* ---- Queries ---- */
+
+xcclResult_t xcclCommCuDevice(const xcclComm_t comm, int *device) {
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
+  xcclResult_t r = xcclSuccess;
+  if (!device)
+    r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommCuDevice: device is NULL");
+  else
+    *device = comm_cuda_device(comm);
+  comm_release(comm);
+  return comm_record(comm, r);
+}
