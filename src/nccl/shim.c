@@ -314,6 +314,28 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
   return res(r);
 }
 
+/* ---- NCCL 2.28's device API (nccl_device.h): not served ----------------
+ *
+ * Its host-side calls are exported so that a program built with it loads
+ * and is told why at its first call, instead of failing in the loader. Their
+ * arguments (device-API structs this file does not declare) are not read. */
+
+static ncclResult_t device_api(const char *fn) {
+  return res(err_set(xcclInvalidUsage, LOG_INIT,
+                     "%s: NCCL's device API (nccl_device.h: device communicators, LSA and GIN barriers, LL "
+                     "all-to-all) is not served by xccl's libnccl.so.2; use the host API's collectives", fn));
+}
+ncclResult_t pncclDevCommCreate(void);
+ncclResult_t pncclDevCommDestroy(void);
+ncclResult_t pncclGinBarrierCreateRequirement(void);
+ncclResult_t pncclLsaBarrierCreateRequirement(void);
+ncclResult_t pncclLLA2ACreateRequirement(void);
+ncclResult_t pncclDevCommCreate(void) { return device_api("ncclDevCommCreate"); }
+ncclResult_t pncclDevCommDestroy(void) { return device_api("ncclDevCommDestroy"); }
+ncclResult_t pncclGinBarrierCreateRequirement(void) { return device_api("ncclGinBarrierCreateRequirement"); }
+ncclResult_t pncclLsaBarrierCreateRequirement(void) { return device_api("ncclLsaBarrierCreateRequirement"); }
+ncclResult_t pncclLLA2ACreateRequirement(void) { return device_api("ncclLLA2ACreateRequirement"); }
+
 /* ---- The public names: weak aliases of the p-names ------------------- */
 
 #define ALIAS(name) extern __typeof__(p##name) name __attribute__((weak, alias("p" #name)))
@@ -361,3 +383,8 @@ ALIAS(ncclRecv);
 ALIAS(ncclGroupStart);
 ALIAS(ncclGroupEnd);
 ALIAS(ncclGroupSimulateEnd);
+ALIAS(ncclDevCommCreate);
+ALIAS(ncclDevCommDestroy);
+ALIAS(ncclGinBarrierCreateRequirement);
+ALIAS(ncclLsaBarrierCreateRequirement);
+ALIAS(ncclLLA2ACreateRequirement);

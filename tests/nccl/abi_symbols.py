@@ -56,7 +56,8 @@ def main():
     if len(sys.argv) == 4:
         nv = dynamic_symbols(sys.argv[3])
         nv_only = sorted(s for s in nv if re.match(r"p?nccl", s) and nv[s] in ("T", "W") and s not in syms)
-        print(f"NVIDIA's {sys.argv[3]} exports {len(nv_only)} more, declared in no public nccl.h: "
+        print(f"NVIDIA's {sys.argv[3]} exports {len(nv_only)} functions that are not in nccl.h and not here "
+              "(internal, or the device API's inline helpers): "
               + (" ".join(nv_only) or "none"))
     for e in errors:
         print("MISSING: " + e)
