@@ -10,7 +10,9 @@
 #   3. consumer/main.c builds with `cc $(pkg-config --cflags --libs xccl)` and
 #      runs with LD_LIBRARY_PATH;
 #   4. the same links statically against libxccl.a using
-#      `pkg-config --static --libs xccl`, and runs without libxccl.so.
+#      `pkg-config --static --libs xccl`, and runs without libxccl.so;
+#   5. where the build has libnccl.so.2 (XCCL_WITH_NCCL), an NCCL program
+#      builds against the installed xccl-nccl/nccl.h and libnccl.so.2 and runs.
 #
 # The compiler, generator and XCCL_SANITIZE are taken from BUILD_DIR's cache,
 # so a sanitizer build is consumed by sanitizer-built programs.
@@ -245,5 +247,22 @@ check_static "$pc_static"
 step "running pc_static"
 "$pc_static" || fail "pc_static (pkg-config, static) exited with status $?"
 
-say "PASS: install layout, CMake package (shared and static) and pkg-config (shared and static) all work"
+# ---- 5. NCCL's API: xccl-nccl/nccl.h and libnccl.so.2 ----------------------
+nccl_note=
+if [ "$(cache_get XCCL_WITH_NCCL)" != OFF ]; then
+  step "an NCCL program against $incdir/xccl-nccl/nccl.h and $libdir/xccl-nccl/libnccl.so.2"
+  for f in "$incdir/xccl-nccl/nccl.h" "$libdir/xccl-nccl/libnccl.so.2" "$libdir/xccl-nccl/libnccl.so"; do
+    [ -e "$prefix/$f" ] || fail "missing after install: $f"
+    say "ok: $f"
+  done
+  [ -e "$prefix/$libdir/libnccl.so.2" ] && fail "libnccl.so.2 installed in $libdir itself, where it shadows a real NCCL"
+  nccl_prog=$tmp/nccl_consumer
+  # shellcheck disable=SC2086
+  "$cc" $cflags "$consumer_src/nccl_main.c" -I"$prefix/$incdir/xccl-nccl" -L"$prefix/$libdir/xccl-nccl" \
+    -Wl,-rpath,"$prefix/$libdir/xccl-nccl" -lnccl -o "$nccl_prog" || fail "cc nccl_main.c -lnccl failed"
+  XCCL_SOCKET_IFNAME=lo "$nccl_prog" || fail "nccl_consumer exited with status $?"
+  nccl_note=" and NCCL's API (libnccl.so.2)"
+fi
+
+say "PASS: install layout, CMake package (shared and static) and pkg-config (shared and static)$nccl_note all work"
 exit 0

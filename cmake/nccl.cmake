@@ -1,0 +1,67 @@
+# libnccl.so.2 (issue 16): NCCL's API over xccl, for programs written to
+# NCCL. The library holds xccl itself (the same objects as libxccl.so), so a
+# program needs nothing else; it exports only the nccl*/pnccl* functions.
+# It is built into lib/xccl-nccl/ and installed there, where it shadows a
+# real NCCL only for programs pointed at it (LD_LIBRARY_PATH, -L, rpath).
+#
+# NVIDIA's nccl.h is the contract: the tests find it at configure time
+# (NCCL_HOME, else the CUDA installation that nvcc belongs to) and check
+# this library against it; where it is absent they are skipped, saying so.
+option(XCCL_WITH_NCCL "Build libnccl.so.2, NCCL's API over xccl" ON)
+if(NOT XCCL_WITH_NCCL)
+  return()
+endif()
+
+set(XCCL_NCCL_DIR ${CMAKE_BINARY_DIR}/lib/xccl-nccl)
+add_library(xccl_nccl SHARED ${PROJECT_SOURCE_DIR}/src/nccl/shim.c ${XCCL_OBJECTS})
+target_include_directories(xccl_nccl PRIVATE ${PROJECT_SOURCE_DIR}/include/xccl-nccl ${PROJECT_SOURCE_DIR}/include)
+foreach(layer ${XCCL_LAYERS})
+  target_include_directories(xccl_nccl PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
+endforeach()
+target_link_libraries(xccl_nccl PRIVATE OpenSSL::Crypto Threads::Threads m ${XCCL_IB_LIBS} ${XCCL_ISAL_LIBS}
+  ${XCCL_TOPO_LIBS})
+if(XCCL_HAVE_CUDA)
+  target_link_libraries(xccl_nccl PRIVATE CUDA::cudart_static)
+endif()
+# NCCL's version, as NVIDIA's library is named: libnccl.so.2 -> libnccl.so.2.28.9.
+set_target_properties(xccl_nccl PROPERTIES OUTPUT_NAME nccl VERSION 2.28.9 SOVERSION 2
+  LIBRARY_OUTPUT_DIRECTORY ${XCCL_NCCL_DIR} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/src/nccl/nccl.map)
+target_link_options(xccl_nccl PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/src/nccl/nccl.map
+  -Wl,--no-undefined)
+
+install(TARGETS xccl_nccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xccl-nccl)
+install(FILES ${PROJECT_SOURCE_DIR}/include/xccl-nccl/nccl.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/xccl-nccl)
+
+# NVIDIA's header and library, for the tests only.
+set(_xccl_nccl_hints)
+if(DEFINED ENV{NCCL_HOME})
+  list(APPEND _xccl_nccl_hints $ENV{NCCL_HOME})
+endif()
+find_program(XCCL_NVCC nvcc)
+if(XCCL_NVCC)
+  get_filename_component(_xccl_cuda_dir ${XCCL_NVCC} DIRECTORY)
+  get_filename_component(_xccl_cuda_dir ${_xccl_cuda_dir} DIRECTORY)
+  list(APPEND _xccl_nccl_hints ${_xccl_cuda_dir})
+endif()
+find_path(XCCL_REAL_NCCL_INCLUDE nccl.h HINTS ${_xccl_nccl_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+find_path(XCCL_REAL_CUDART_INCLUDE cuda_runtime.h HINTS ${_xccl_nccl_hints} ${XCCL_REAL_NCCL_INCLUDE}/..
+  PATH_SUFFIXES include NO_DEFAULT_PATH)
+find_library(XCCL_REAL_NCCL_LIB NAMES libnccl.so.2 nccl HINTS ${_xccl_nccl_hints} PATH_SUFFIXES lib lib64
+  NO_DEFAULT_PATH)
+if(XCCL_REAL_NCCL_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
+  message(STATUS "xccl: libnccl.so.2 is checked against ${XCCL_REAL_NCCL_INCLUDE}/nccl.h")
+else()
+  message(STATUS "xccl: NVIDIA's nccl.h (and cuda_runtime.h) not found under NCCL_HOME or the CUDA directory: "
+                 "the nccl_abi_* tests will be skipped")
+endif()
+unset(_xccl_nccl_hints)
+unset(_xccl_cuda_dir)
+
+# bench/nccl_shim.sh: one loop, through libnccl.so.2 and through xccl.h.
+add_executable(nccl-latency ${PROJECT_SOURCE_DIR}/bench/nccl_latency.c)
+target_include_directories(nccl-latency PRIVATE ${PROJECT_SOURCE_DIR}/include/xccl-nccl)
+target_link_libraries(nccl-latency PRIVATE xccl_nccl)
+add_executable(xccl-latency ${PROJECT_SOURCE_DIR}/bench/nccl_latency.c)
+target_compile_definitions(xccl-latency PRIVATE LAT_XCCL)
+target_link_libraries(xccl-latency PRIVATE xccl)
+set_target_properties(nccl-latency xccl-latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
