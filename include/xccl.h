@@ -135,7 +135,8 @@ typedef struct {
  * How a communicator is made. Start from XCCL_CONFIG_INITIALIZER and set
  * only the fields you need; a config that did not start from it (size,
  * magic or version wrong) is refused with xcclInvalidArgument.
- *  - blocking: 1 (the default) init and split return when the communicator
+ *  - blocking: 1 (the default; XCCL_COMM_BLOCKING sets another for configs
+ *    that leave it unset) init and split return when the communicator
  *    is ready; 0 they return xcclInProgress at once (or an error found in
  *    the arguments) and the work goes on in the background: poll
  *    xcclCommGetAsyncError until it is not xcclInProgress. Until then the
@@ -197,6 +198,11 @@ const char *xcclGetLastError(xcclComm_t comm);
  * they know the id's secret, and exits once it has introduced them to each
  * other or after XCCL_TIMEOUT. The calling process must stay alive until all
  * ranks have finished xcclCommInitRank.
+ *
+ * With XCCL_ROOT=host:port set (or its alias NCCL_COMM_ID), it starts
+ * nothing: the id names that address, with a secret derived from it and
+ * XCCL_SECRET, so every rank that calls it gets the same id, and rank 0's
+ * init starts the root there (rank 0 must run on that host). As NCCL does.
  */
 xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId);
 

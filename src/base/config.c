@@ -369,6 +369,7 @@ const config_alias_t config_aliases[] = {
     {{"NCCL_NET"}, CFG_NET, xlate_net, "IB as ib, Socket as socket; plugin names have no equivalent"},
     {{"NCCL_IB_DISABLE"}, CFG_NET, xlate_ib_disable, "not 0: socket; 0: as if unset"},
     {{"NCCL_SHM_DISABLE"}, CFG_SHM_DISABLE, xlate_flag, "0 or not 0"},
+    {{"NCCL_COMM_BLOCKING"}, CFG_COMM_BLOCKING, xlate_flag, "0 or not 0"},
     {{"NCCL_NET_GDR_LEVEL"}, CFG_NET_GDR_LEVEL, xlate_gdr, "LOC, PIX, PXB, PHB, SYS; 0-4 as those, 5 and up SYS"},
     {{"NCCL_IB_GDR_LEVEL"}, CFG_NET_GDR_LEVEL, xlate_gdr, "NCCL's old name of NCCL_NET_GDR_LEVEL"},
     {{"NCCL_P2P_DISABLE"}, CFG_P2P_DISABLE, xlate_flag, "0 or not 0"},

@@ -42,6 +42,9 @@
   X(TIMEOUT, DOUBLE, "300", 0.001, 1e7,                                                            \
     "Seconds any wait may last (bootstrap, connection set-up, each step of a collective) "        \
     "before the operation fails with xcclTimeout naming the peer it waited on.")                   \
+  X(COMM_BLOCKING, BOOL, "1", 0, 1,                                                                 \
+    "What a config that leaves blocking unset gets (xcclCommInitRankConfig, xcclCommSplit): "     \
+    "1 blocking, 0 non-blocking (xcclInProgress, then poll xcclCommGetAsyncError).")              \
   X(RANK, INT, "-1", -1, 1 << 30, "This process's rank for xcclCommInitFromEnv (set by xccl-run).") \
   X(NRANKS, INT, "-1", -1, 1 << 30, "Number of ranks for xcclCommInitFromEnv (set by xccl-run).")   \
   X(LOCAL_RANK, INT, "-1", -1, 1 << 30, "Rank among the processes of this host (set by xccl-run).") \

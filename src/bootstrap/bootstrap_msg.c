@@ -194,6 +194,7 @@ void bs_id_encode(const bs_id_t *id, xcclUniqueId *out) {
   memset(p, 0, XCCL_UNIQUE_ID_BYTES);
   put32(p, ID_MAGIC);
   put16(p + 4, ID_VERSION);
+  p[6] = (uint8_t)id->flags;
   bs_addr_encode(&id->root, p + 8);
   memcpy(p + 36, id->secret, BS_SECRET_BYTES);
   put64(p + 68, id->job);
@@ -221,6 +222,7 @@ int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen) 
   if (bs_addr_decode(p + 8, &r.root, why, whylen) != 0) return -1;
   memcpy(r.secret, p + 36, BS_SECRET_BYTES);
   r.job = get64(p + 68);
+  r.flags = p[6];
   *id = r;
   return 0;
 }

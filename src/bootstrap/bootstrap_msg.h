@@ -62,7 +62,11 @@ typedef struct {
   sock_addr_t root;
   uint8_t secret[BS_SECRET_BYTES];
   uint64_t job;
+  uint32_t flags; /* BS_ID_* */
 } bs_id_t;
+/* No root runs yet: the init of rank 0 starts it at root (an id that
+ * xcclGetUniqueId derived from XCCL_ROOT / NCCL_COMM_ID, as NCCL does). */
+#define BS_ID_ROOT_AT_RANK0 1u
 
 /* ---- Frames ---- */
 /* Checks a header. 0 and *out filled, or -1 with a reason in why. */

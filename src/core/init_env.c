@@ -213,5 +213,7 @@ xcclResult_t xcclCommInitFromEnv(xcclComm_t *comm) {
     return err_set(xcclInvalidUsage, LOG_INIT, "xcclCommInitFromEnv: rank %d from %s is not below the size %d", rank,
                    who, nranks);
   INFO(INIT, "xcclCommInitFromEnv: rank %d of %d from %s, rendezvous: %s", rank, nranks, who, how);
+  if ((id.flags & BS_ID_ROOT_AT_RANK0) && rank == 0) /* an id xcclGetUniqueId made for XCCL_ROOT */
+    TRY(bootstrap_root_start(&id, config_double(CFG_TIMEOUT)));
   return comm_init(comm, nranks, &id, rank);
 }

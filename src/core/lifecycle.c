@@ -39,7 +39,7 @@ xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, c
     if (config->timeoutSeconds > 1e9)
       return err_set(xcclInvalidArgument, LOG_INIT, "%s: config->timeoutSeconds = %g s is not a timeout (<= 1e9)", fn,
                      config->timeoutSeconds);
-    o.blocking = config->blocking != 0;
+    o.blocking = config->blocking == XCCL_CONFIG_UNDEF_INT ? config_bool(CFG_COMM_BLOCKING) : config->blocking != 0;
     o.timeout_s = config->timeoutSeconds > 0 ? config->timeoutSeconds : 0; /* also NaN: the default */
     if (config->commName) snprintf(o.name, sizeof(o.name), "%s", config->commName);
   }
@@ -180,6 +180,8 @@ static xcclResult_t init_rank(const char *fn, xcclComm_t *comm, int nranks, cons
   char why[256];
   if (bs_id_decode(commId, &id, why, sizeof(why)) != 0)
     return err_set(xcclInvalidArgument, LOG_INIT, "%s: %s", fn, why);
+  if ((id.flags & BS_ID_ROOT_AT_RANK0) && rank == 0)
+    TRY(bootstrap_root_start(&id, opts.timeout_s > 0 ? opts.timeout_s : config_double(CFG_TIMEOUT)));
   int in_group = group_open();
   xcclComm_t c = NULL;
   TRY(comm_start(&c, nranks, &id, rank, rank, &opts, in_group || !opts.blocking));
@@ -230,6 +232,7 @@ xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist) {
   char why[256];
   if (bs_id_decode(&uid, &id, why, sizeof(why)) != 0)
     return err_set(xcclInternalError, LOG_INIT, "xcclCommInitAll: its own unique id: %s", why);
+  if (id.flags & BS_ID_ROOT_AT_RANK0) TRY(bootstrap_root_start(&id, config_double(CFG_TIMEOUT)));
   xcclComm_t *made = calloc((size_t)ndev, sizeof(*made));
   if (!made) return err_set(xcclSystemError, LOG_INIT, "xcclCommInitAll: out of memory for %d communicators", ndev);
   xcclResult_t res = xcclSuccess;

@@ -3,10 +3,29 @@
 
 #include "comm.h"
 #include "config.h"
+#include "launch.h"
 #include "log.h"
+
+/* With XCCL_ROOT (or NCCL_COMM_ID) set, the id names that address and its
+ * secret is derived from XCCL_SECRET and it, so every rank that calls
+ * xcclGetUniqueId gets the same id without passing it around; no root runs
+ * until rank 0's init starts it there. As NCCL does with NCCL_COMM_ID. */
+static xcclResult_t unique_id_at_root(xcclUniqueId *uniqueId) {
+  const char *root = config_str(CFG_ROOT);
+  sock_addr_t addr;
+  TRY(sock_addr_parse(root, &addr));
+  bs_id_t id;
+  memset(&id, 0, sizeof(id));
+  launch_id_derive(config_str(CFG_SECRET), root, &addr, &id);
+  id.flags = BS_ID_ROOT_AT_RANK0;
+  bs_id_encode(&id, uniqueId);
+  INFO(INIT, "xcclGetUniqueId: the root will be at %s (%s), started by rank 0's init", root, config_source(CFG_ROOT));
+  return xcclSuccess;
+}
 
 xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId) {
   if (!uniqueId) return err_set(xcclInvalidArgument, LOG_INIT, "xcclGetUniqueId: uniqueId is NULL");
+  if (config_is_set(CFG_ROOT)) return unique_id_at_root(uniqueId);
   bs_id_t id;
   memset(&id, 0, sizeof(id));
   char ifname[64];
