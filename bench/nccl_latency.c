@@ -76,7 +76,9 @@ int main(int argc, char **argv) {
     t[b] = (now_us() - t0) / (iters / BATCHES);
   }
   qsort(t, BATCHES, sizeof(double), cmp);
-  if (rank == 0) printf("%s %zu B on %d ranks: %.3f us per call (median of %d batches)\n", API, count * 4, n, t[BATCHES / 2], BATCHES);
+  if (rank == 0)
+    printf("%s %zu B on %d ranks: %.3f us per call (median of %d batches)\n", API, count * 4, n, t[BATCHES / 2],
+           BATCHES);
   free(buf);
   DESTROY(comm);
   return 0;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "error.h"
 #include "log.h"
 #include "xccl.h"
@@ -56,8 +57,8 @@ static xcclResult_t config_from_nccl(const char *fn, const ncclConfig_t *in, xcc
   if (!in) return xcclSuccess;
   if (in->magic != NCCL_CONFIG_MAGIC || in->size < offsetof(ncclConfig_t, blocking) + sizeof(int))
     return err_set(xcclInvalidArgument, LOG_INIT,
-                   "%s: config was not initialized with NCCL_CONFIG_INITIALIZER (magic 0x%x, size %zu)", fn,
-                   in->magic, in->size);
+                   "%s: config was not initialized with NCCL_CONFIG_INITIALIZER (magic 0x%x, size %zu)", fn, in->magic,
+                   in->size);
   if (in->version < NCCL_CONFIG_OLDEST)
     return err_set(xcclInvalidArgument, LOG_INIT,
                    "%s: config version %u is older than NCCL 2.14's, the first with a config", fn, in->version);
@@ -70,8 +71,8 @@ static xcclResult_t config_from_nccl(const char *fn, const ncclConfig_t *in, xcc
   if (HAS(commName)) out->commName = in->commName;
   char unused[256] = "";
   size_t n = 0;
-#define UNUSED_INT(field)                                                                      \
-  if (HAS(field) && in->field != NCCL_CONFIG_UNDEF_INT && n < sizeof(unused))                  \
+#define UNUSED_INT(field)                                                     \
+  if (HAS(field) && in->field != NCCL_CONFIG_UNDEF_INT && n < sizeof(unused)) \
   n += (size_t)snprintf(unused + n, sizeof(unused) - n, "%s" #field "=%d", n ? ", " : "", in->field)
   UNUSED_INT(cgaClusterSize);
   UNUSED_INT(minCTAs);
@@ -86,7 +87,9 @@ static xcclResult_t config_from_nccl(const char *fn, const ncclConfig_t *in, xcc
   UNUSED_INT(nvlinkCentricSched);
   if (HAS(netName) && in->netName && n < sizeof(unused))
     n += (size_t)snprintf(unused + n, sizeof(unused) - n, "%snetName=%s", n ? ", " : "", in->netName);
-  if (n) INFO(INIT, "%s: config %s: no meaning in xccl, ignored (XCCL_NET chooses the network)", fn, unused);
+  if (n)
+    INFO(INIT, "%s: config %s: no effect in xccl, ignored (its XCCL_* settings choose channels and the network)", fn,
+         unused);
 #undef UNUSED_INT
 #undef HAS
   return xcclSuccess;
@@ -94,9 +97,7 @@ static xcclResult_t config_from_nccl(const char *fn, const ncclConfig_t *in, xcc
 
 /* Which config to pass on: NULL where NCCL's was NULL (xccl's defaults, or
  * for split the parent's). */
-static const xcclConfig_t *config_or_null(const ncclConfig_t *in, const xcclConfig_t *conv) {
-  return in ? conv : NULL;
-}
+static const xcclConfig_t *config_or_null(const ncclConfig_t *in, const xcclConfig_t *conv) { return in ? conv : NULL; }
 
 /* ---- Version, errors ----------------------------------------------- */
 
@@ -156,9 +157,8 @@ ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId
 ncclResult_t pncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds,
                                        ncclConfig_t *config) {
   if (nId < 1 || !commIds)
-    return res(err_set(xcclInvalidArgument, LOG_INIT, "ncclCommInitRankScalable: %s", !commIds
-                                                                                          ? "commIds is NULL"
-                                                                                          : "nId must be >= 1"));
+    return res(err_set(xcclInvalidArgument, LOG_INIT, "ncclCommInitRankScalable: %s",
+                       !commIds ? "commIds is NULL" : "nId must be >= 1"));
   if (nId > 1) INFO(INIT, "ncclCommInitRankScalable: %d ids given; xccl's bootstrap uses the first", nId);
   return init_rank("ncclCommInitRankScalable", newcomm, nranks, &commIds[0], myrank, config);
 }
@@ -179,18 +179,19 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) { return res(xccl
 ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
   xcclConfig_t c;
   xcclResult_t r = config_from_nccl("ncclCommSplit", config, &c);
-  if (r != xcclSuccess) return res(r);
+  if (r != xcclSuccess) return res(comm_record(X(comm), r));
   return res(xcclCommSplit(X(comm), color, key, (xcclComm_t *)(void *)newcomm, config_or_null(config, &c)));
 }
 
 ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
                              ncclConfig_t *config, int shrinkFlags) {
   if (shrinkFlags & ~NCCL_SHRINK_ABORT)
-    return res(err_set(xcclInvalidArgument, LOG_INIT,
-                       "ncclCommShrink: shrinkFlags 0x%x has bits other than NCCL_SHRINK_ABORT", shrinkFlags));
+    return res(comm_record(
+        X(comm), err_set(xcclInvalidArgument, LOG_INIT,
+                         "ncclCommShrink: shrinkFlags 0x%x has bits other than NCCL_SHRINK_ABORT", shrinkFlags)));
   xcclConfig_t c;
   xcclResult_t r = config_from_nccl("ncclCommShrink", config, &c);
-  if (r != xcclSuccess) return res(r);
+  if (r != xcclSuccess) return res(comm_record(X(comm), r));
   if (config && c.blocking == 0)
     INFO(INIT, "ncclCommShrink: a non-blocking config: the shrink completes before the call returns");
   /* NCCL_SHRINK_ABORT: stop what runs on the parent first. xccl's shrink
@@ -198,14 +199,14 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int exclude
    * already failed or revoked) does not stop it. */
   if (shrinkFlags & NCCL_SHRINK_ABORT) {
     xcclResult_t rv = xcclCommRevoke(X(comm), 0);
-    if (rv != xcclSuccess) INFO(INIT, "ncclCommShrink: NCCL_SHRINK_ABORT: revoking the parent: %s", xcclGetLastError(NULL));
+    if (rv != xcclSuccess)
+      INFO(INIT, "ncclCommShrink: NCCL_SHRINK_ABORT: revoking the parent: %s", xcclGetLastError(NULL));
   }
   return res(xcclCommShrink(X(comm), excludeRanksList, excludeRanksCount, (xcclComm_t *)(void *)newcomm));
 }
 
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
-  if (!asyncError)
-    return res(err_set(xcclInvalidArgument, LOG_COLL, "ncclCommGetAsyncError: asyncError is NULL"));
+  if (!asyncError) return res(err_set(xcclInvalidArgument, LOG_COLL, "ncclCommGetAsyncError: asyncError is NULL"));
   xcclResult_t state;
   xcclResult_t r = xcclCommGetAsyncError(X(comm), &state);
   if (r == xcclSuccess) *asyncError = res(state);
@@ -213,9 +214,7 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
 }
 
 ncclResult_t pncclCommCount(const ncclComm_t comm, int *count) { return res(xcclCommCount(X(comm), count)); }
-ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device) {
-  return res(xcclCommCuDevice(X(comm), device));
-}
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device) { return res(xcclCommCuDevice(X(comm), device)); }
 ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank) { return res(xcclCommUserRank(X(comm), rank)); }
 
 /* ---- Memory and registration ---------------------------------------- */
@@ -265,8 +264,8 @@ ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, 
                             ncclComm_t comm, cudaStream_t stream) {
   return res(xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
-ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            ncclComm_t comm, cudaStream_t stream) {
   return res(xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
@@ -277,8 +276,8 @@ ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcou
                             ncclComm_t comm, cudaStream_t stream) {
   return res(xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
 }
-ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream) {
   return res(xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
@@ -323,7 +322,8 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
 static ncclResult_t device_api(const char *fn) {
   return res(err_set(xcclInvalidUsage, LOG_INIT,
                      "%s: NCCL's device API (nccl_device.h: device communicators, LSA and GIN barriers, LL "
-                     "all-to-all) is not served by xccl's libnccl.so.2; use the host API's collectives", fn));
+                     "all-to-all) is not served by xccl's libnccl.so.2; use the host API's collectives",
+                     fn));
 }
 ncclResult_t pncclDevCommCreate(void);
 ncclResult_t pncclDevCommDestroy(void);

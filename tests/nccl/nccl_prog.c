@@ -28,24 +28,24 @@
 
 static int g_rank = -1, g_failed;
 
-#define NCHECK(call)                                                                                   \
-  do {                                                                                                 \
-    ncclResult_t r_ = (call);                                                                          \
-    if (r_ != ncclSuccess) {                                                                           \
+#define NCHECK(call)                                                                                     \
+  do {                                                                                                   \
+    ncclResult_t r_ = (call);                                                                            \
+    if (r_ != ncclSuccess) {                                                                             \
       fprintf(stderr, "rank %d: %s:%d: %s -> %d (%s): %s\n", g_rank, __FILE__, __LINE__, #call, (int)r_, \
-              ncclGetErrorString(r_), ncclGetLastError(NULL));                                         \
-      exit(1);                                                                                         \
-    }                                                                                                  \
+              ncclGetErrorString(r_), ncclGetLastError(NULL));                                           \
+      exit(1);                                                                                           \
+    }                                                                                                    \
   } while (0)
 
-#define EXPECT(cond, ...)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      g_failed++;                                                                         \
+#define EXPECT(cond, ...)                                                                        \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      g_failed++;                                                                                \
       fprintf(stderr, "rank %d: %s:%d: EXPECT(%s) failed: ", g_rank, __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                                       \
-      fprintf(stderr, "\n");                                                              \
-    }                                                                                     \
+      fprintf(stderr, __VA_ARGS__);                                                              \
+      fprintf(stderr, "\n");                                                                     \
+    }                                                                                            \
   } while (0)
 
 #define S0 ((cudaStream_t)0)
@@ -82,11 +82,21 @@ static double expect_reduce(ncclRedOp_t op, int n, size_t i) {
   for (int r = 1; r < n; r++) {
     double v = val(r, i);
     switch (op) {
-      case ncclSum: case ncclAvg: acc += v; break;
-      case ncclProd: acc *= v; break;
-      case ncclMax: acc = v > acc ? v : acc; break;
-      case ncclMin: acc = v < acc ? v : acc; break;
-      default: break;
+      case ncclSum:
+      case ncclAvg:
+        acc += v;
+        break;
+      case ncclProd:
+        acc *= v;
+        break;
+      case ncclMax:
+        acc = v > acc ? v : acc;
+        break;
+      case ncclMin:
+        acc = v < acc ? v : acc;
+        break;
+      default:
+        break;
     }
   }
   return op == ncclAvg ? acc / n : acc;
@@ -102,24 +112,44 @@ static const type_t types[] = {{ncclFloat32, 4, "float32"}, {ncclFloat64, 8, "fl
 
 static void put(const type_t *t, void *buf, size_t i, double v) {
   switch (t->t) {
-    case ncclFloat32: ((float *)buf)[i] = (float)v; break;
-    case ncclFloat64: ((double *)buf)[i] = v; break;
-    case ncclInt32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case ncclInt64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case ncclUint8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    case ncclUint64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-    default: abort();
+    case ncclFloat32:
+      ((float *)buf)[i] = (float)v;
+      break;
+    case ncclFloat64:
+      ((double *)buf)[i] = v;
+      break;
+    case ncclInt32:
+      ((int32_t *)buf)[i] = (int32_t)v;
+      break;
+    case ncclInt64:
+      ((int64_t *)buf)[i] = (int64_t)v;
+      break;
+    case ncclUint8:
+      ((uint8_t *)buf)[i] = (uint8_t)v;
+      break;
+    case ncclUint64:
+      ((uint64_t *)buf)[i] = (uint64_t)v;
+      break;
+    default:
+      abort();
   }
 }
 static double get(const type_t *t, const void *buf, size_t i) {
   switch (t->t) {
-    case ncclFloat32: return ((const float *)buf)[i];
-    case ncclFloat64: return ((const double *)buf)[i];
-    case ncclInt32: return ((const int32_t *)buf)[i];
-    case ncclInt64: return (double)((const int64_t *)buf)[i];
-    case ncclUint8: return ((const uint8_t *)buf)[i];
-    case ncclUint64: return (double)((const uint64_t *)buf)[i];
-    default: abort();
+    case ncclFloat32:
+      return ((const float *)buf)[i];
+    case ncclFloat64:
+      return ((const double *)buf)[i];
+    case ncclInt32:
+      return ((const int32_t *)buf)[i];
+    case ncclInt64:
+      return (double)((const int64_t *)buf)[i];
+    case ncclUint8:
+      return ((const uint8_t *)buf)[i];
+    case ncclUint64:
+      return (double)((const uint64_t *)buf)[i];
+    default:
+      abort();
   }
 }
 /* What the type makes of v (exact in a double here): integer avg truncates,
@@ -156,8 +186,8 @@ static void mode_colls(int n, int rank, ncclUniqueId id) {
           NCHECK(ncclAllReduce(send, out, count, t->t, op, comm, S0));
           for (size_t i = 0; i < count; i++)
             if (bad(t, get(t, out, i), expect_reduce(op, n, i))) {
-              EXPECT(0, "allreduce %s op %d inplace %d count %zu [%zu] = %g, want %g", t->name, (int)op, inplace,
-                     count, i, get(t, out, i), as_type(t, expect_reduce(op, n, i)));
+              EXPECT(0, "allreduce %s op %d inplace %d count %zu [%zu] = %g, want %g", t->name, (int)op, inplace, count,
+                     i, get(t, out, i), as_type(t, expect_reduce(op, n, i)));
               break;
             }
         }
@@ -167,33 +197,53 @@ static void mode_colls(int n, int rank, ncclUniqueId id) {
         for (size_t i = 0; i < count; i++) put(t, send, i, val(rank, i));
         NCHECK(ncclBroadcast(send, recv, count, t->t, root, comm, S0));
         for (size_t i = 0; i < count; i++)
-          if (bad(t, get(t, recv, i), val(root, i))) { EXPECT(0, "broadcast root %d [%zu]", root, i); break; }
+          if (bad(t, get(t, recv, i), val(root, i))) {
+            EXPECT(0, "broadcast root %d [%zu]", root, i);
+            break;
+          }
         NCHECK(ncclBcast(send, count, t->t, root, comm, S0));
         for (size_t i = 0; i < count; i++)
-          if (bad(t, get(t, send, i), val(root, i))) { EXPECT(0, "bcast root %d [%zu]", root, i); break; }
+          if (bad(t, get(t, send, i), val(root, i))) {
+            EXPECT(0, "bcast root %d [%zu]", root, i);
+            break;
+          }
         for (size_t i = 0; i < count; i++) put(t, send, i, val(rank, i));
         memset(recv, 0, count * t->size);
         NCHECK(ncclReduce(send, recv, count, t->t, ncclSum, root, comm, S0));
         if (rank == root)
           for (size_t i = 0; i < count; i++)
-            if (bad(t, get(t, recv, i), expect_reduce(ncclSum, n, i))) { EXPECT(0, "reduce root %d [%zu]", root, i); break; }
+            if (bad(t, get(t, recv, i), expect_reduce(ncclSum, n, i))) {
+              EXPECT(0, "reduce root %d [%zu]", root, i);
+              break;
+            }
       }
       /* all-gather, reduce-scatter, all-to-all */
       for (size_t i = 0; i < count; i++) put(t, send, i, val(rank, i));
       NCHECK(ncclAllGather(send, recv, count, t->t, comm, S0));
       for (int r = 0; r < n; r++)
         for (size_t i = 0; i < count; i++)
-          if (bad(t, get(t, recv, r * count + i), val(r, i))) { EXPECT(0, "allgather [%d][%zu]", r, i); r = n; break; }
+          if (bad(t, get(t, recv, r * count + i), val(r, i))) {
+            EXPECT(0, "allgather [%d][%zu]", r, i);
+            r = n;
+            break;
+          }
       for (size_t i = 0; i < count * n; i++) put(t, send, i, val(rank, i));
       NCHECK(ncclReduceScatter(send, recv, count, t->t, ncclMax, comm, S0));
       for (size_t i = 0; i < count; i++)
-        if (bad(t, get(t, recv, i), expect_reduce(ncclMax, n, rank * count + i))) { EXPECT(0, "reducescatter [%zu]", i); break; }
+        if (bad(t, get(t, recv, i), expect_reduce(ncclMax, n, rank * count + i))) {
+          EXPECT(0, "reducescatter [%zu]", i);
+          break;
+        }
       for (int p = 0; p < n; p++)
         for (size_t i = 0; i < count; i++) put(t, send, p * count + i, (double)((rank * 7 + p) % 100));
       NCHECK(ncclAlltoAll(send, recv, count, t->t, comm, S0));
       for (int p = 0; p < n; p++)
         for (size_t i = 0; i < count; i++)
-          if (bad(t, get(t, recv, p * count + i), (double)((p * 7 + rank) % 100))) { EXPECT(0, "alltoall [%d]", p); p = n; break; }
+          if (bad(t, get(t, recv, p * count + i), (double)((p * 7 + rank) % 100))) {
+            EXPECT(0, "alltoall [%d]", p);
+            p = n;
+            break;
+          }
       /* gather and scatter at the last root */
       int root = n - 1;
       for (size_t i = 0; i < count; i++) put(t, send, i, val(rank, i));
@@ -201,11 +251,18 @@ static void mode_colls(int n, int rank, ncclUniqueId id) {
       if (rank == root)
         for (int r = 0; r < n; r++)
           for (size_t i = 0; i < count; i++)
-            if (bad(t, get(t, recv, r * count + i), val(r, i))) { EXPECT(0, "gather [%d][%zu]", r, i); r = n; break; }
+            if (bad(t, get(t, recv, r * count + i), val(r, i))) {
+              EXPECT(0, "gather [%d][%zu]", r, i);
+              r = n;
+              break;
+            }
       for (size_t i = 0; i < count * n; i++) put(t, send, i, (double)(i % 97));
       NCHECK(ncclScatter(send, recv, count, t->t, root, comm, S0));
       for (size_t i = 0; i < count; i++)
-        if (bad(t, get(t, recv, i), (double)((rank * count + i) % 97))) { EXPECT(0, "scatter [%zu]", i); break; }
+        if (bad(t, get(t, recv, i), (double)((rank * count + i) % 97))) {
+          EXPECT(0, "scatter [%zu]", i);
+          break;
+        }
       free(send);
       free(recv);
     }
@@ -232,9 +289,18 @@ static void mode_group(int n, int rank, ncclUniqueId id) {
     int prev = (rank + n - 1) % n;
     for (int i = 0; i < N; i++) {
       float want = (float)(n * (n - 1) / 2 + n * (i % 3));
-      if (a[i] != want) { EXPECT(0, "grouped allreduce [%d] = %g, want %g", i, a[i], want); break; }
-      if (r[i] != (float)(prev * 1000 + i)) { EXPECT(0, "ring recv [%d] = %g", i, r[i]); break; }
-      if (b[(size_t)prev * N + i] != (float)(prev * 1000 + i)) { EXPECT(0, "grouped allgather [%d]", i); break; }
+      if (a[i] != want) {
+        EXPECT(0, "grouped allreduce [%d] = %g, want %g", i, a[i], want);
+        break;
+      }
+      if (r[i] != (float)(prev * 1000 + i)) {
+        EXPECT(0, "ring recv [%d] = %g", i, r[i]);
+        break;
+      }
+      if (b[(size_t)prev * N + i] != (float)(prev * 1000 + i)) {
+        EXPECT(0, "grouped allgather [%d]", i);
+        break;
+      }
     }
   }
   /* every pair exchanges, all in one group */
@@ -317,12 +383,14 @@ static int wait_ready(ncclComm_t c, const char *what) {
 
 static void mode_nonblocking(int n, int rank, ncclUniqueId id) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  int from_env = getenv("NCCL_COMM_BLOCKING") != NULL; /* then blocking stays unset: the variable decides */
+  if (!from_env) config.blocking = 0;
   config.commName = "nonblocking-test";
   config.minCTAs = 4; /* no meaning in xccl: an INFO line, not an error */
   ncclComm_t comm = NULL;
   ncclResult_t r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
-  EXPECT(r == ncclInProgress || r == ncclSuccess, "non-blocking init returned %d: %s", (int)r, ncclGetLastError(NULL));
+  EXPECT(r == ncclInProgress || (r == ncclSuccess && !from_env), "non-blocking init returned %d: %s", (int)r,
+         ncclGetLastError(NULL));
   EXPECT(comm != NULL, "non-blocking init gave no handle");
   int polls = wait_ready(comm, "non-blocking init");
   if (rank == 0) printf("non-blocking init: ready after %d polls\n", polls);
@@ -333,6 +401,17 @@ static void mode_nonblocking(int n, int rank, ncclUniqueId id) {
   wait_ready(sub, "non-blocking split");
   check_sum_of_ranks(sub, 1, n, "non-blocking split");
   NCHECK(ncclCommDestroy(sub));
+  NCHECK(ncclCommDestroy(comm));
+}
+
+/* ---- commid: every rank makes the id itself, from NCCL_COMM_ID ---- */
+
+static void mode_commid(int n, int rank, ncclUniqueId unused) {
+  (void)unused;
+  ncclUniqueId mine;
+  NCHECK(ncclGetUniqueId(&mine));
+  ncclComm_t comm = init(n, mine, rank);
+  check_sum_of_ranks(comm, rank, n * (n - 1) / 2, "NCCL_COMM_ID");
   NCHECK(ncclCommDestroy(comm));
 }
 
@@ -396,7 +475,10 @@ static void mode_premulsum(int n, int rank, ncclUniqueId id) {
   double ssum = 0;
   for (int r = 0; r < n; r++) ssum += r + 1.5;
   for (int i = 0; i < N; i++)
-    if (f[i] != (float)(ssum * (i % 4))) { EXPECT(0, "premulsum float [%d] = %g, want %g", i, f[i], ssum * (i % 4)); break; }
+    if (f[i] != (float)(ssum * (i % 4))) {
+      EXPECT(0, "premulsum float [%d] = %g, want %g", i, f[i], ssum * (i % 4));
+      break;
+    }
   NCHECK(ncclRedOpDestroy(op, comm));
   EXPECT(ncclAllReduce(f, f, N, ncclFloat32, op, comm, S0) == ncclInvalidArgument, "a destroyed op was taken");
   /* int64 with the scalar read at each call (ncclScalarDevice: host memory here) */
@@ -408,7 +490,10 @@ static void mode_premulsum(int n, int rank, ncclUniqueId id) {
   int64_t ksum = 0;
   for (int r = 0; r < n; r++) ksum += r + 3;
   for (int i = 0; i < N / n; i++)
-    if (out[i] != ksum * (rank * (N / n) + i)) { EXPECT(0, "premulsum int64 reduce-scatter [%d]", i); break; }
+    if (out[i] != ksum * (rank * (N / n) + i)) {
+      EXPECT(0, "premulsum int64 reduce-scatter [%d]", i);
+      break;
+    }
   EXPECT(ncclAllReduce(f, f, N, ncclFloat32, op, comm, S0) == ncclInvalidArgument, "the op was taken for another type");
   NCHECK(ncclRedOpDestroy(op, comm));
   NCHECK(ncclCommDestroy(comm));
@@ -461,7 +546,10 @@ static void mode_mem(int n, int rank, ncclUniqueId id) {
   for (int i = 0; i < N; i++) buf[i] = (float)rank;
   NCHECK(ncclAllReduce(buf, buf, N, ncclFloat, ncclSum, comm, S0));
   for (int i = 0; i < N; i++)
-    if (buf[i] != (float)(n * (n - 1) / 2)) { EXPECT(0, "registered all-reduce [%d] = %g", i, buf[i]); break; }
+    if (buf[i] != (float)(n * (n - 1) / 2)) {
+      EXPECT(0, "registered all-reduce [%d] = %g", i, buf[i]);
+      break;
+    }
   NCHECK(ncclCommDeregister(comm, handle));
   ncclWindow_t win = NULL;
   NCHECK(ncclCommWindowRegister(comm, buf, N * 4, &win, NCCL_WIN_COLL_SYMMETRIC));
@@ -523,6 +611,7 @@ static void mode_shrink(int n, int rank, ncclUniqueId id) {
     NCHECK(ncclCommDestroy(smaller));
   }
   EXPECT(ncclCommShrink(comm, &excl, 1, &smaller, NULL, 0x10) == ncclInvalidArgument, "unknown shrink flags taken");
+  EXPECT(strstr(ncclGetLastError(comm), "shrinkFlags"), "the comm's last error: %s", ncclGetLastError(comm));
   NCHECK(ncclCommDestroy(small));
   NCHECK(ncclCommDestroy(comm));
 }
@@ -584,17 +673,16 @@ static void mode_errors(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
-
 #ifdef NCCL_PROG_CUDA
 /* ---- device: the same calls on cudaMalloc buffers and a stream (GPU) ---- */
 
-#define CUCHECK(call)                                                                                      \
-  do {                                                                                                     \
-    cudaError_t e_ = (call);                                                                               \
-    if (e_ != cudaSuccess) {                                                                               \
+#define CUCHECK(call)                                                                                           \
+  do {                                                                                                          \
+    cudaError_t e_ = (call);                                                                                    \
+    if (e_ != cudaSuccess) {                                                                                    \
       fprintf(stderr, "rank %d: %s:%d: %s -> %s\n", g_rank, __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                                             \
-    }                                                                                                      \
+      exit(1);                                                                                                  \
+    }                                                                                                           \
   } while (0)
 
 static void mode_device(int n, int rank, ncclUniqueId id) {
@@ -618,12 +706,18 @@ static void mode_device(int n, int rank, ncclUniqueId id) {
   CUCHECK(cudaStreamSynchronize(st));
   CUCHECK(cudaMemcpy(h, d_recv, (size_t)N * 4 * n, cudaMemcpyDeviceToHost));
   for (int r = 0; r < n; r++)
-    if (h[(size_t)r * N + 5] != (float)(r + 5 % 3)) { EXPECT(0, "device allgather from %d: %g", r, h[(size_t)r * N + 5]); break; }
+    if (h[(size_t)r * N + 5] != (float)(r + 5 % 3)) {
+      EXPECT(0, "device allgather from %d: %g", r, h[(size_t)r * N + 5]);
+      break;
+    }
   NCHECK(ncclAllReduce(d_send, d_recv, N, ncclFloat, ncclSum, comm, st));
   CUCHECK(cudaStreamSynchronize(st));
   CUCHECK(cudaMemcpy(h, d_recv, N * 4, cudaMemcpyDeviceToHost));
   for (int i = 0; i < N; i++)
-    if (h[i] != (float)(n * (n - 1) / 2 + n * (i % 3))) { EXPECT(0, "device allreduce [%d] = %g", i, h[i]); break; }
+    if (h[i] != (float)(n * (n - 1) / 2 + n * (i % 3))) {
+      EXPECT(0, "device allreduce [%d] = %g", i, h[i]);
+      break;
+    }
   /* a ring of sends in a group, then memory from ncclMemAlloc */
   NCHECK(ncclGroupStart());
   NCHECK(ncclSend(d_send, N, ncclFloat, (rank + 1) % n, comm, st));
@@ -653,13 +747,24 @@ static const struct {
   const char *name;
   mode_fn fn;
   int single; /* runs in one process, not per rank */
-} modes[] = {{"colls", mode_colls, 0},       {"group", mode_group, 0},   {"split", mode_split, 0},
-             {"nonblocking", mode_nonblocking, 0}, {"abort", mode_abort, 0}, {"kill", mode_kill, 0},
-             {"premulsum", mode_premulsum, 0}, {"initall", mode_initall, 1}, {"mem", mode_mem, 0},
-             {"simulate", mode_simulate, 0}, {"shrink", mode_shrink, 0}, {"revoke", mode_revoke, 0},
-             {"finalize", mode_finalize, 0}, {"errors", mode_errors, 0},
+} modes[] = {
+    {"colls", mode_colls, 0},
+    {"group", mode_group, 0},
+    {"split", mode_split, 0},
+    {"nonblocking", mode_nonblocking, 0},
+    {"abort", mode_abort, 0},
+    {"kill", mode_kill, 0},
+    {"premulsum", mode_premulsum, 0},
+    {"initall", mode_initall, 1},
+    {"mem", mode_mem, 0},
+    {"simulate", mode_simulate, 0},
+    {"shrink", mode_shrink, 0},
+    {"revoke", mode_revoke, 0},
+    {"finalize", mode_finalize, 0},
+    {"errors", mode_errors, 0},
+    {"commid", mode_commid, 0},
 #ifdef NCCL_PROG_CUDA
-             {"device", mode_device, 0},
+    {"device", mode_device, 0},
 #endif
 };
 

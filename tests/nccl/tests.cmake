@@ -50,6 +50,12 @@ if(XCCL_REAL_NCCL_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
     endforeach()
   endforeach()
   add_test(NAME nccl_initall COMMAND nccl_prog initall 3)
+  # NCCL_COMM_ID: every rank derives the id; rank 0's init starts the root there.
+  add_test(NAME nccl_commid_n3 COMMAND nccl_prog commid 3)
+  set_tests_properties(nccl_commid_n3 PROPERTIES ENVIRONMENT "${XCCL_NCCL_TEST_ENV};NCCL_COMM_ID=127.0.0.1:29517")
+  # NCCL_COMM_BLOCKING=0: a config that leaves blocking unset is non-blocking.
+  add_test(NAME nccl_nonblocking_env_n2 COMMAND nccl_prog nonblocking 2)
+  set_tests_properties(nccl_nonblocking_env_n2 PROPERTIES ENVIRONMENT "${XCCL_NCCL_TEST_ENV};NCCL_COMM_BLOCKING=0")
   add_test(NAME nccl_colls_socket_n3 COMMAND nccl_prog colls 3)
   set_tests_properties(nccl_colls_socket_n3 PROPERTIES ENVIRONMENT "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
 
