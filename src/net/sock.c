@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "clock.h"
 #include "config.h"
 #include "error.h"
+#include "ifname.h"
 #include "log.h"
 
 const char *sock_addr_str(const sock_addr_t *addr, char *buf, size_t len) {
@@ -100,15 +102,31 @@ int sock_ifname_match(const char *filter, const char *name) {
   return exclude ? !hit : hit;
 }
 
-static int is_container_bridge(const char *name) {
-  static const char *prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel"};
-  for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
+/* What the auto-pick saw of one interface (an interface is listed once per
+ * address). */
+typedef struct {
+  char skipped[512]; /* "docker0 (a docker bridge), ..." */
+  size_t len;
+} pick_notes_t;
+
+static void note_skipped(pick_notes_t *notes, const char *name, const char *why) {
+  char item[160];
+  snprintf(item, sizeof(item), "%s (%s)", name, why);
+  for (const char *p = notes->skipped; (p = strstr(p, item)); p++)
+    if ((p == notes->skipped || p[-1] == ' ') && (p[strlen(item)] == ',' || p[strlen(item)] == 0)) return;
+  if (notes->len + strlen(item) + 3 >= sizeof(notes->skipped)) return;
+  notes->len += (size_t)snprintf(notes->skipped + notes->len, sizeof(notes->skipped) - notes->len, "%s%s",
+                                 notes->len ? ", " : "", item);
 }
 
-/* Lower is better; -1 = not eligible. */
-static int interface_rank(const struct ifaddrs *ifa, const char *filter, int family) {
+/* Ranks of the auto-pick, IPv6 one more than IPv4. */
+enum { RANK_DEVICE = 0, RANK_NO_DEVICE = 5, RANK_LOOPBACK = 10 };
+
+/* Lower is better; -1 = not eligible. An interface XCCL_SOCKET_IFNAME names
+ * (a prefix or =name) is taken whatever it is; otherwise virtual ones
+ * (ifname.h) never are, and one that sysfs shows without a device only
+ * before loopback. */
+static int interface_rank(const struct ifaddrs *ifa, const char *filter, int family, pick_notes_t *notes) {
   if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP)) return -1;
   int fam = ifa->ifa_addr->sa_family;
   if (fam != AF_INET && fam != AF_INET6) return -1;
@@ -118,10 +136,22 @@ static int interface_rank(const struct ifaddrs *ifa, const char *filter, int fam
     const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr;
     if (IN6_IS_ADDR_LINKLOCAL(a6) && !*filter) return -1; /* needs a scope: only when asked for */
   }
-  if (*filter) return sock_ifname_match(filter, ifa->ifa_name) ? (fam == AF_INET ? 0 : 1) : -1;
-  if (is_container_bridge(ifa->ifa_name)) return -1;
-  return (loop ? 10 : 0) + (fam == AF_INET ? 0 : 1);
+  int v6 = fam == AF_INET ? 0 : 1;
+  if (*filter && !sock_ifname_match(filter, ifa->ifa_name)) return -1;
+  if (*filter && filter[0] != '^') return v6; /* named: chosen as it is */
+  if (loop) return (*filter ? RANK_DEVICE : RANK_LOOPBACK) + v6;
+  char why[96];
+  int kind = ifname_is_virtual(ifa->ifa_name, "/sys", why, sizeof(why));
+  if (kind == IFNAME_VIRTUAL) {
+    note_skipped(notes, ifa->ifa_name, why);
+    return -1;
+  }
+  return (kind == IFNAME_NO_DEVICE ? RANK_NO_DEVICE : RANK_DEVICE) + v6;
 }
+
+/* Said once per process: the picks of the unique id, the bootstrap and the
+ * socket transport see the same interfaces. */
+static atomic_int said_skipped, said_no_device;
 
 xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len) {
   const char *filter = config_str(CFG_SOCKET_IFNAME);
@@ -136,16 +166,25 @@ xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifn
     return err_set(xcclSystemError, LOG_NET, "getifaddrs failed: %s", strerror(errno));
   const struct ifaddrs *best = NULL;
   int best_rank = 1 << 30;
+  pick_notes_t notes = {.len = 0};
   for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {
-    int r = interface_rank(ifa, filter, family);
+    int r = interface_rank(ifa, filter, family, &notes);
     if (r >= 0 && r < best_rank) best_rank = r, best = ifa;
   }
+  if (notes.len && !atomic_exchange(&said_skipped, 1))
+    INFO(NET, "network interface auto-pick skips virtual interfaces: %s (XCCL_SOCKET_IFNAME can name one)",
+         notes.skipped);
+  int no_device = best && (best_rank == RANK_NO_DEVICE || best_rank == RANK_NO_DEVICE + 1);
+  if (no_device && !atomic_exchange(&said_no_device, 1))
+    INFO(NET, "network interface %s has no device in sysfs (a container's veth, a dummy...): chosen because no "
+         "interface with a device is up; XCCL_SOCKET_IFNAME chooses another", best->ifa_name);
   if (!best) {
     freeifaddrs(list);
     return err_set(xcclSystemError, LOG_NET,
-                   "no network interface matches XCCL_SOCKET_IFNAME='%s' XCCL_SOCKET_FAMILY='%s'; "
+                   "no network interface matches XCCL_SOCKET_IFNAME='%s' XCCL_SOCKET_FAMILY='%s'%s%s%s; "
                    "`ip addr` lists the interfaces that are up",
-                   filter, fam_s);
+                   filter, fam_s, notes.len ? " (left out as virtual: " : "", notes.len ? notes.skipped : "",
+                   notes.len ? ")" : "");
   }
   sock_addr_t a;
   memset(&a, 0, sizeof(a));

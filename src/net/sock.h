@@ -37,9 +37,13 @@ xcclResult_t sock_addr_parse(const char *text, sock_addr_t *addr_p);
 
 /*
  * The address to listen on, chosen by XCCL_SOCKET_IFNAME / XCCL_SOCKET_FAMILY,
- * or automatically: the first interface that is up, not loopback and not a
- * container bridge (docker*, virbr*, veth*, br-*), IPv4 preferred; else
- * loopback. Port is 0. ifname_p receives the interface name.
+ * or automatically: the first interface that is up, not loopback and not
+ * virtual (bridges, veth, docker, calico, overlays, tun/tap: ifname.h's
+ * rules, said once per process at INFO), IPv4 preferred; else one that
+ * sysfs shows without a device (a container's eth0, a dummy); else loopback.
+ * An XCCL_SOCKET_IFNAME that names interfaces (prefixes, or =exact) takes
+ * them whatever they are; an exclusion list (^...) still leaves out virtual
+ * ones. Port is 0. ifname_p receives the interface name.
  */
 xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len);
 
