@@ -90,6 +90,16 @@ int topo_gpu_gpu_sys_hops(const topo_system_t *sys, int a, int b);
 /* Does the path from GPU a to GPU b use a PCI link? */
 int topo_gpu_gpu_uses_pci(const topo_system_t *sys, int a, int b);
 
+/* Network interfaces left out because they are virtual (ifname.h: bridges,
+ * veth, docker, calico, overlays, tun/tap...): NICs of a file named so (an
+ * NCCL <net name="veth...">, an hwloc OS device), and on the live machine
+ * every interface sysfs lists that is virtual or shows no device (none of
+ * them becomes a NIC, so no channel uses one). topo_nexcluded counts them;
+ * name and reason ("a veth pair end") of the first 64, "" past them. */
+int topo_nexcluded(const topo_system_t *sys);
+const char *topo_excluded_name(const topo_system_t *sys, int i);
+const char *topo_excluded_why(const topo_system_t *sys, int i);
+
 /* ---- Channels ---------------------------------------------------------- */
 
 #define TOPO_MAX_CHANNELS 32

@@ -24,6 +24,7 @@
 #define TOPO_MAX_DEVICES 256 /* GPUs, and NICs, per machine */
 #define TOPO_MAX_LINKS_PER_NODE 4096
 #define TOPO_MAX_FILE_BYTES (64u << 20)
+#define TOPO_MAX_EXCLUDED 64 /* virtual interfaces named in the list (all are counted) */
 
 typedef enum { TOPO_CPU, TOPO_PCI, TOPO_GPU, TOPO_NIC, TOPO_NVS, TOPO_NET, TOPO_NODE_TYPES } topo_node_type_t;
 /* SOC joins two NUMA domains of one socket (on-die fabric), SYS two sockets. */
@@ -96,6 +97,12 @@ struct topo_system {
   int nvlink_data;   /* 1 when the source said anything about NVLink */
   char source[320];  /* where the graph came from, for the log and the dump */
   struct topo_paths *paths;
+  /* Network interfaces left out as virtual (topo_virtual.c): nexcluded
+   * counts them all, the first TOPO_MAX_EXCLUDED are kept. */
+  int nexcluded;
+  struct topo_excluded_s {
+    char name[64], why[64];
+  } excluded[TOPO_MAX_EXCLUDED];
 };
 
 /* Adds a node of type t (zeroed, every "unknown" field at -1); returns its

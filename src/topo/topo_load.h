@@ -34,4 +34,13 @@ int topo_nvml_add_links(topo_system_t *sys);
  * /sys/class/net/<name>/speed), Mb/s; 0 when unknown. */
 double topo_sysfs_nic_speed(const char *ibdev, const char *netdev);
 
+/* Virtual interfaces (topo_virtual.c). Is interface or device `name` one to
+ * leave out (ifname_is_virtual, with sysfs_root for the live machine, NULL
+ * for a file)? When it is: recorded in sys->excluded (once per name), said
+ * at INFO, and 1 returned; else 0. */
+int topo_exclude_virtual(topo_system_t *sys, const char *name, const char *sysfs_root);
+/* Records every interface under sysfs_root/class/net that is virtual or
+ * shows no device (loopback aside), for xccl-topo's list. */
+void topo_exclude_live_interfaces(topo_system_t *sys, const char *sysfs_root);
+
 #endif

@@ -193,7 +193,19 @@ static xcclResult_t add_cpus(hw_ctx_t *c) {
   return xcclSuccess;
 }
 
+/* Is NIC o a virtual interface (an OS device named docker0, veth...)? Then
+ * it is left out of the graph and listed (topo_virtual.c). */
+static int nic_is_virtual(hw_ctx_t *c, hwloc_obj_t o) {
+  for (hwloc_obj_t k = o->io_first_child; k; k = k->next_sibling) {
+    if (k->type != HWLOC_OBJ_OS_DEVICE || !k->name) continue;
+    if (k->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK && k->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS) continue;
+    if (topo_exclude_virtual(c->sys, k->name, c->live ? "/sys" : NULL)) return 1;
+  }
+  return 0;
+}
+
 static xcclResult_t add_device(hw_ctx_t *c, hwloc_obj_t o, int kind) {
+  if (kind == 'N' && nic_is_virtual(c, o)) return xcclSuccess;
   int parent = parent_node(c, o);
   if (parent < 0) return err_prefix(xcclInvalidArgument, "%s", c->sys->source);
   topo_node_type_t t = kind == 'G' ? TOPO_GPU : TOPO_NIC;
@@ -620,6 +632,7 @@ xcclResult_t topo_load_hwloc_live(topo_system_t **sys_p) {
   topo_system_t *sys = NULL;
   res = from_hwloc(topo, "hwloc (this machine)", 1, &sys);
   if (res != xcclSuccess) goto out;
+  topo_exclude_live_interfaces(sys, "/sys"); /* hwloc shows none of them: listed for xccl-topo */
   int gpus = 0;
   for (int i = 0; i < sys->nnodes; i++) gpus += sys->nodes[i].type == TOPO_GPU;
   if (!sys->nvlink_data && gpus > 0) topo_nvml_add_links(sys);

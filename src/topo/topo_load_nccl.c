@@ -131,6 +131,8 @@ int topo_pci_is_rdma(int pci_class, int vendor, int device) {
 }
 
 static xcclResult_t read_net(nccl_ctx_t *c, xmlNode *net, int parent, const topo_node_t *pci) {
+  char vname[64]; /* a virtual interface (docker0, veth...) is no NIC: left out, listed */
+  if (net && xattr(net, "name", vname, sizeof(vname)) && topo_exclude_virtual(c->sys, vname, NULL)) return xcclSuccess;
   int n = topo_graph_add_node(c->sys, TOPO_NIC, parent);
   if (n < 0) return xcclInvalidArgument;
   topo_node_t *x = &c->sys->nodes[n];
