@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "ifname.h"
 #include "log.h"
 #include "topo.h"
 
@@ -45,6 +46,30 @@ int net_dev_numa(const topo_system_t *sys, const net_props_t *p) {
   return numa;
 }
 
+int net_real_devs(int ndev, const net_props_t *props, const char *sysfs_root, int *idx, char *skipped, size_t len) {
+  /* Ranked real, no device, virtual; pass 0 finds the best rank there is,
+   * pass 1 takes the devices of that rank. */
+  static const int kind_rank[] = {[IFNAME_REAL] = 0, [IFNAME_NO_DEVICE] = 1, [IFNAME_VIRTUAL] = 2};
+  int best = 3, n = 0;
+  size_t off = 0;
+  if (skipped && len) skipped[0] = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int d = 0; d < ndev; d++) {
+      char name[64], why[96] = "";
+      snprintf(name, sizeof(name), "%.*s", (int)strcspn(props[d].name, ":"), props[d].name);
+      int r = kind_rank[ifname_is_virtual(name, sysfs_root, why, sizeof(why))];
+      if (pass == 0) {
+        if (r < best) best = r;
+      } else if (r == best) {
+        idx[n++] = d;
+      } else if (skipped && off + strlen(props[d].name) + strlen(why) + 8 < len) {
+        off += (size_t)snprintf(skipped + off, len - off, "%s%s (%s)", off ? ", " : "", props[d].name, why);
+      }
+    }
+  }
+  return n;
+}
+
 xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
   int ndev = 0;
   for (int c = 0; c < XCCL_MAX_CHANNELS; c++) comm->chan_dev[c] = 0;
@@ -65,7 +90,20 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
   }
   if (sys) topo_system_free(sys);
   int my_numa = comm->peers[comm->rank].numa;
-  int used = net_pick_devs(ndev, numa, my_numa, comm->nchannels, comm->chan_dev);
+  /* Virtual interfaces (ifname.h) only when the transport has nothing else. */
+  int *real = malloc(sizeof(int) * (size_t)ndev);
+  char skipped[512];
+  int nreal = real ? net_real_devs(ndev, props, "/sys", real, skipped, sizeof(skipped)) : 0;
+  int used;
+  if (nreal > 0 && nreal < ndev) {
+    INFO(INIT, "rank %d: %s devices left out of the channels: %s", comm->rank, comm->net->name, skipped);
+    for (int k = 0; k < nreal; k++) numa[k] = numa[real[k]]; /* real[] ascends: in place is safe */
+    used = net_pick_devs(nreal, numa, my_numa, comm->nchannels, comm->chan_dev);
+    for (int c = 0; c < comm->nchannels; c++) comm->chan_dev[c] = real[comm->chan_dev[c]];
+  } else {
+    used = net_pick_devs(ndev, numa, my_numa, comm->nchannels, comm->chan_dev);
+  }
+  free(real);
   char line[512];
   int n = 0;
   for (int c = 0; c < comm->nchannels && n < (int)sizeof(line) - 80; c++)

@@ -20,6 +20,14 @@ struct xcclComm;
  * Returns how many devices the channels use. */
 int net_pick_devs(int ndev, const int *dev_numa, int my_numa, int nch, int *dev_of_channel);
 
+/* Which of the ndev devices (props[]) channels may use: those that are no
+ * virtual interface (ifname.h, by name and, with sysfs_root, sysfs; "mlx5_0:1"
+ * judged as mlx5_0); when there is none, those sysfs only shows without a
+ * device; when none either, all. Writes their indices to idx[] in order and
+ * returns how many; skipped (may be NULL) gets "name (why), ..." of the
+ * others, cut at len. */
+int net_real_devs(int ndev, const net_props_t *props, const char *sysfs_root, int *idx, char *skipped, size_t len);
+
 /* The topology's NIC that is net device p (by name: "mlx5_0:1" is port 1
  * of mlx5_0), or -1; sys may be NULL. */
 int net_topo_nic(const topo_system_t *sys, const net_props_t *p);
