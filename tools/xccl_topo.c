@@ -9,6 +9,9 @@
  *   --png out.png                    also draw the graph with Graphviz's dot
  *   -o FILE                          write to FILE instead of stdout
  *
+ * Text and matrix outputs end with the network interfaces left out as
+ * virtual ("Excluded interfaces: N (...)", then "  NAME: REASON" lines).
+ *
  * Exit: 0 success, 1 the machine or file could not be read (the reason on
  * stderr), 2 usage.
  */
@@ -44,6 +47,21 @@ static int parse_gpus(const char *s, int *gpus, int *n_p) {
   free(copy);
   *n_p = n;
   return n > 0 ? 0 : -1;
+}
+
+/* The interfaces left out as virtual, after the text and matrix outputs:
+ * "Excluded interfaces: N (...)" then "  NAME: REASON" per line. */
+static void print_excluded(const topo_system_t *sys, FILE *out) {
+  int n = topo_nexcluded(sys);
+  if (n == 0) return;
+  fprintf(out, "\nExcluded interfaces: %d (virtual: never chosen automatically, XCCL_SOCKET_IFNAME can name one)\n", n);
+  for (int i = 0; i < n && topo_excluded_name(sys, i)[0]; i++)
+    fprintf(out, "  %s: %s\n", topo_excluded_name(sys, i), topo_excluded_why(sys, i));
+  for (int i = 0; i < n; i++)
+    if (!topo_excluded_name(sys, i)[0]) {
+      fprintf(out, "  ... and %d more\n", n - i);
+      break;
+    }
 }
 
 /* Renders dot and runs Graphviz; 0 on success. */
@@ -155,6 +173,7 @@ int main(int argc, char **argv) {
       char line[4096];
       fprintf(out, "\nChannels: %s\n", topo_channels_describe(sys, chs, line, sizeof(line)));
     }
+    if (fmt == TOPO_FMT_TEXT || fmt == TOPO_FMT_MATRIX) print_excluded(sys, out);
     if (out != stdout) fclose(out);
   }
   if (png && draw_png(sys, chs, png) != 0) rc = 1;
