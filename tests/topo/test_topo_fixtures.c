@@ -2,7 +2,8 @@
  * test_topo_fixtures.c DATA_DIR — every saved machine loads; its GPU, NIC,
  * RDMA NIC, NUMA domain counts and NVSwitch presence are those counted from
  * the file itself (counts.tsv); its path matrix and channels equal the
- * expected output in DATA_DIR/expected/<file>.txt, and are the same twice.
+ * expected output in DATA_DIR/expected/<file>.txt, and are the same twice;
+ * no NIC, so no channel, is a virtual interface (ifname.h).
  * XCCL_REGEN=1 rewrites the expected files instead of comparing.
  */
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "ifname.h"
 #include "test_util.h"
 #include "topo.h"
 #include "topo_fixtures.h"
@@ -71,6 +73,15 @@ int main(int argc, char **argv) {
     for (int g = 1; g < topo_ngpus(sys); g++)
       CHECK(sys->nodes[sys->gpus[g - 1]].busid < sys->nodes[sys->gpus[g]].busid, "%s: GPU %d and %d out of bus id order",
             fx[i].file, g - 1, g);
+    /* No virtual interface (ifname.h) is a NIC, so none is any channel's. */
+    for (int k = 0; k < topo_nnics(sys); k++)
+      CHECK(ifname_is_virtual(topo_nic_name(sys, k), NULL, NULL, 0) == IFNAME_REAL, "%s: NIC %d is virtual: %s",
+            fx[i].file, k, topo_nic_name(sys, k));
+    topo_channels_t vchs;
+    if (topo_search_channels(sys, NULL, 0, 16, &vchs) == xcclSuccess)
+      for (int c = 0; c < vchs.nchannels; c++)
+        CHECK(vchs.ch[c].nic < 0 || ifname_is_virtual(topo_nic_name(sys, vchs.ch[c].nic), NULL, NULL, 0) == IFNAME_REAL,
+              "%s: channel %d uses virtual interface %s", fx[i].file, c, topo_nic_name(sys, vchs.ch[c].nic));
     char *a = expected_text(sys), *b = expected_text(sys);
     CHECK(a && b && strcmp(a, b) == 0, "%s: paths/channels differ between two runs", fx[i].file);
     char exp_path[1200];

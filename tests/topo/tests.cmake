@@ -35,3 +35,14 @@ foreach(t unit_test_net_select unit_test_gdr_path)
     target_compile_definitions(${t} PRIVATE XCCL_TEST_TOPO_DIR="${XCCL_TOPO_DATA}")
   endif()
 endforeach()
+
+# Virtual network interfaces (issue 18): the name and sysfs rules
+# (src/base/ifname.c), the synthetic files of tests/data/topologies/virtual
+# and renamed saved machines (no channel on a virtual NIC), and xccl-topo's
+# list of excluded interfaces.
+xccl_add_test(NAME topo_ifname SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ifname.c LABELS topo unit TIMEOUT 60)
+xccl_add_test(NAME topo_virtual SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_virtual.c LABELS topo unit TIMEOUT 60
+  ARGS ${XCCL_TOPO_DATA})
+add_test(NAME topo_tool_virtual COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_tool_virtual.sh
+  $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
+set_tests_properties(topo_tool_virtual PROPERTIES LABELS "topo;unit" TIMEOUT 60)
