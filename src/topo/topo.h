@@ -112,8 +112,11 @@ typedef struct {
 /* Searches channels over the GPUs listed (gpus[0..ngpus-1], GPU indices,
  * distinct; NULL = all GPUs), at most max_channels (1..TOPO_MAX_CHANNELS).
  * Maximizes channels x bottleneck bandwidth, each channel using what the
- * earlier ones left on every link; ties go to fewer, wider channels, which
- * are then split over the NICs when there are more NICs than channels.
+ * earlier ones left on every link; equal totals go to fewer, wider channels.
+ * When there are more NICs than channels, each channel is split into k of a
+ * k-th of its bandwidth, one per NIC, only where that raises what the
+ * network gets (each NIC carries at most its speed, its path's bandwidth
+ * and what its channels bring), with the smallest k that gives the most.
  * Channels take in turn the usable NICs nearest the GPUs searched (RDMA
  * NICs when there are any; of those, the ones with the best path kind to any
  * of the GPUs). Each channel starts at the GPU nearest its NIC and ends at
