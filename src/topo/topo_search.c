@@ -391,7 +391,7 @@ xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const i
     }
     topo_channels_t *chs = malloc(sizeof(*chs));
     if (!chs) return err_set(xcclSystemError, LOG_TOPO, "out of memory");
-    xcclResult_t res = topo_search_channels(sys, gl, ng, 8, chs);
+    xcclResult_t res = topo_channels_choose(sys, gl, ng, 0, chs);
     if (res == xcclSuccess && chs->nchannels > 0) {
       int k = 0;
       for (int i = 0; i < chs->ch[0].ngpus; i++)
