@@ -32,8 +32,9 @@ int topo_comm_nchannels(void) {
   int m = n;
   if (config_is_set(CFG_MIN_NCHANNELS) && m < lo) m = lo;
   if (config_is_set(CFG_MAX_NCHANNELS) && m > hi) m = hi;
-  if (m != n) INFO(TOPO, "XCCL_NCHANNELS=%d (from %s) kept within XCCL_MIN_NCHANNELS=%d, XCCL_MAX_NCHANNELS=%d: %d", n,
-                   config_source(CFG_NCHANNELS), lo, hi, m);
+  if (m != n)
+    INFO(TOPO, "XCCL_NCHANNELS=%d (from %s) kept within XCCL_MIN_NCHANNELS=%d, XCCL_MAX_NCHANNELS=%d: %d", n,
+         config_source(CFG_NCHANNELS), lo, hi, m);
   return m;
 }
 
@@ -72,8 +73,8 @@ xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int
     int found = chs->nchannels;
     topo_channels_clamp(chs, lo, hi);
     if (chs->nchannels != found)
-      INFO(TOPO, "%d channel%s %s, %d kept (XCCL_MIN_NCHANNELS %d, XCCL_MAX_NCHANNELS %d)", found, found == 1 ? "" : "s",
-           file[0] ? "in the graph file" : "found", chs->nchannels, lo, hi);
+      INFO(TOPO, "%d channel%s %s, %d kept (XCCL_MIN_NCHANNELS %d, XCCL_MAX_NCHANNELS %d)", found,
+           found == 1 ? "" : "s", file[0] ? "in the graph file" : "found", chs->nchannels, lo, hi);
     if (file[0]) INFO(TOPO, "channels from %s=%s", config_source(CFG_GRAPH_FILE), file);
     *out = *chs;
   }

@@ -188,8 +188,9 @@ static xcclResult_t attr_dev(const graph_ctx_t *c, const xmlNode *n, long *dev_p
   long v = strtol(buf, &end, 16);
   while (*end == ' ' || *end == '\t') end++;
   if (end == buf || *end || errno || v < 0 || v > 1 << 20)
-    return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <%s dev=\"%s\">: not a device number (hex, as NCCL writes it)",
-                   c->name, line_of(n), (const char *)n->name, buf);
+    return err_set(xcclInvalidArgument, LOG_TOPO,
+                   "%s:%d: <%s dev=\"%s\">: not a device number (hex, as NCCL writes it)", c->name, line_of(n),
+                   (const char *)n->name, buf);
   *dev_p = v;
   return xcclSuccess;
 }
@@ -205,7 +206,8 @@ static void channel_paths(const topo_system_t *sys, topo_channel_t *ch, double *
   }
   ch->nic_bw = 0;
   if (ch->nic >= 0) {
-    double in = topo_path_ng(sys, ch->nic, ch->gpus[0])->bw, out = topo_path_gn(sys, ch->gpus[ch->ngpus - 1], ch->nic)->bw;
+    double in = topo_path_ng(sys, ch->nic, ch->gpus[0])->bw,
+           out = topo_path_gn(sys, ch->gpus[ch->ngpus - 1], ch->nic)->bw;
     ch->nic_bw = in < out ? in : out;
   }
   *bw_p = bw;
@@ -222,19 +224,21 @@ static xcclResult_t read_channel(graph_ctx_t *c, const xmlNode *x, int idx, doub
       TRY(attr_dev(c, k, &dev));
       int g = index_of_dev(sys, c->gpu_devs, 0, dev);
       if (g < 0)
-        return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: channel %d: GPU dev %#lx is not in this topology (%d GPUs%s)",
-                       c->name, line_of(k), idx, dev, sys->ngpus, c->gpu_devs ? ", by their dev" : "");
+        return err_set(xcclInvalidArgument, LOG_TOPO,
+                       "%s:%d: channel %d: GPU dev %#lx is not in this topology (%d GPUs%s)", c->name, line_of(k), idx,
+                       dev, sys->ngpus, c->gpu_devs ? ", by their dev" : "");
       for (int i = 0; i < n; i++)
         if (order[i] == g)
-          return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: channel %d lists GPU dev %#lx twice", c->name, line_of(k),
-                         idx, dev);
+          return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: channel %d lists GPU dev %#lx twice", c->name,
+                         line_of(k), idx, dev);
       if (n < TOPO_MAX_DEVICES) order[n++] = g;
     } else if (is_elem(k, "net")) {
       TRY(attr_dev(c, k, &dev));
       int nic = index_of_dev(sys, c->nic_devs, 1, dev);
       if (nic < 0)
-        return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: channel %d: NIC dev %#lx is not in this topology (%d NICs)",
-                       c->name, line_of(k), idx, dev, sys->nnics);
+        return err_set(xcclInvalidArgument, LOG_TOPO,
+                       "%s:%d: channel %d: NIC dev %#lx is not in this topology (%d NICs)", c->name, line_of(k), idx,
+                       dev, sys->nnics);
       if (nets++ == 0) ch->nic = nic;
       last_net = nic;
     } else if (k->type == XML_ELEMENT_NODE) {
@@ -248,7 +252,8 @@ static xcclResult_t read_channel(graph_ctx_t *c, const xmlNode *x, int idx, doub
   for (int i = 0; i < n; i++) {
     int driven = 0;
     for (int w = 0; w < c->nwant && !driven; w++) driven = c->want[w] == order[i];
-    if (driven) ch->gpus[ch->ngpus++] = order[i];
+    if (driven)
+      ch->gpus[ch->ngpus++] = order[i];
     else if (!c->dropped++)
       INFO(TOPO, "%s:%d: GPU %d is in the graph but not driven here: left out of the rings", c->name, line_of(x),
            order[i]);
@@ -257,8 +262,9 @@ static xcclResult_t read_channel(graph_ctx_t *c, const xmlNode *x, int idx, doub
     int in = 0;
     for (int i = 0; i < ch->ngpus && !in; i++) in = ch->gpus[i] == c->want[w];
     if (!in)
-      return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: channel %d does not hold GPU %d (dev %#lx), which is driven here",
-                     c->name, line_of(x), idx, c->want[w], dev_of(sys, c->gpu_devs, 0, c->want[w]));
+      return err_set(xcclInvalidArgument, LOG_TOPO,
+                     "%s:%d: channel %d does not hold GPU %d (dev %#lx), which is driven here", c->name, line_of(x),
+                     idx, c->want[w], dev_of(sys, c->gpu_devs, 0, c->want[w]));
   }
   double bw;
   channel_paths(sys, ch, &bw);
@@ -298,7 +304,8 @@ static xcclResult_t read_graph(graph_ctx_t *c, const xmlNode *g, topo_channels_t
     TRY(read_channel(c, k, n, speed, &out->ch[n]));
     n++;
   }
-  if (n == 0) return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: the ring graph has no <channel>", c->name, line_of(g));
+  if (n == 0)
+    return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: the ring graph has no <channel>", c->name, line_of(g));
   if (attr(g, "nchannels", buf, sizeof(buf)) && atoi(buf) != n && n < TOPO_MAX_CHANNELS)
     INFO(TOPO, "%s:%d: nchannels=\"%s\" but %d <channel> elements: the channels are used", c->name, line_of(g), buf, n);
   out->nchannels = n;
@@ -325,11 +332,13 @@ static void first_error(void *ctx, xmlErrorPtr e) {
 
 xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, size_t len, const char *name,
                                    const int *gpus, int ngpus, topo_channels_t *out) {
-  if (!sys || !data || !name || !out) return err_set(xcclInvalidArgument, LOG_TOPO, "topo_graph_file_parse: NULL argument");
+  if (!sys || !data || !name || !out)
+    return err_set(xcclInvalidArgument, LOG_TOPO, "topo_graph_file_parse: NULL argument");
   graph_ctx_t c = {.sys = sys, .name = name, .gpu_devs = devs_known(sys, 0), .nic_devs = devs_known(sys, 1)};
   if (!gpus) ngpus = sys->ngpus;
   if (ngpus < 0 || ngpus > TOPO_SEARCH_MAX_GPUS)
-    return err_set(xcclInvalidArgument, LOG_TOPO, "%s: %d GPUs: 0 to %d are supported", name, ngpus, TOPO_SEARCH_MAX_GPUS);
+    return err_set(xcclInvalidArgument, LOG_TOPO, "%s: %d GPUs: 0 to %d are supported", name, ngpus,
+                   TOPO_SEARCH_MAX_GPUS);
   for (int i = 0; i < ngpus; i++) {
     c.want[i] = gpus ? gpus[i] : i;
     if (c.want[i] < 0 || c.want[i] >= sys->ngpus)
@@ -374,8 +383,8 @@ xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, s
     INFO(TOPO, "%s:%d: <graphs version=\"%s\">, read as version 1", name, line_of(root), ver);
   const xmlNode *g = ring_graph(root);
   if (!g) {
-    res = err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: no ring graph (a <graph> with pattern=\"4\", or id=\"0\")", name,
-                  line_of(root));
+    res = err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: no ring graph (a <graph> with pattern=\"4\", or id=\"0\")",
+                  name, line_of(root));
     goto out;
   }
   chs = calloc(1, sizeof(*chs));
@@ -403,7 +412,8 @@ xcclResult_t topo_graph_file_read(const topo_system_t *sys, const char *path, co
       if (cap >= TOPO_MAX_FILE_BYTES) {
         fclose(f);
         free(data);
-        return err_set(xcclInvalidArgument, LOG_TOPO, "graph file %s is larger than %u bytes", path, TOPO_MAX_FILE_BYTES);
+        return err_set(xcclInvalidArgument, LOG_TOPO, "graph file %s is larger than %u bytes", path,
+                       TOPO_MAX_FILE_BYTES);
       }
       cap = cap ? 2 * cap : 65536;
       char *d = realloc(data, cap);

@@ -39,8 +39,10 @@ static topo_system_t *load(const char *dir, const char *file) {
 }
 
 static void env(const char *name, const char *value) {
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
   config_reset_for_test();
 }
 
@@ -104,12 +106,14 @@ static void every_fixture(const char *dir) {
       CHECK(strncmp(text, "<graphs version=\"1\">", 20) == 0, "%s: graph starts '%.40s'", fx[i].file, text);
       xcclResult_t r = topo_graph_file_parse(sys, text, strlen(text), "graph", NULL, 0, &back);
       CHECK(r == xcclSuccess, "%s: our graph does not read back: %s\n%s", fx[i].file, err_last(), text);
-      if (r == xcclSuccess) CHECK(same_rings(&chs, &back, why, sizeof(why)), "%s: graph round trip: %s", fx[i].file, why);
+      if (r == xcclSuccess)
+        CHECK(same_rings(&chs, &back, why, sizeof(why)), "%s: graph round trip: %s", fx[i].file, why);
       write_file(gpath, text);
       env("XCCL_GRAPH_FILE", gpath);
       r = topo_channels_choose(sys, NULL, 0, 0, &forced);
       CHECK(r == xcclSuccess, "%s: XCCL_GRAPH_FILE: %s", fx[i].file, err_last());
-      if (r == xcclSuccess) CHECK(same_rings(&chs, &forced, why, sizeof(why)), "%s: XCCL_GRAPH_FILE: %s", fx[i].file, why);
+      if (r == xcclSuccess)
+        CHECK(same_rings(&chs, &forced, why, sizeof(why)), "%s: XCCL_GRAPH_FILE: %s", fx[i].file, why);
       env("XCCL_GRAPH_FILE", NULL);
     }
     free(text);
@@ -120,7 +124,8 @@ static void every_fixture(const char *dir) {
 }
 
 static void fewer_channels(const char *dir) {
-  topo_system_t *eq = load(dir, "synthetic/equal-bw-2gpu-4nic.xml"), *slow = load(dir, "synthetic/slow-nics-2gpu-4nic.xml");
+  topo_system_t *eq = load(dir, "synthetic/equal-bw-2gpu-4nic.xml"),
+                *slow = load(dir, "synthetic/slow-nics-2gpu-4nic.xml");
   topo_channels_t a, b;
   CHECK(topo_ngpus(eq) == 2 && topo_nnics(eq) == 4, "synthetic: %d GPUs %d NICs", topo_ngpus(eq), topo_nnics(eq));
   CHECK(topo_search_channels(eq, NULL, 0, 16, &a) == xcclSuccess, "search: %s", err_last());
@@ -143,19 +148,24 @@ static void clamp(const char *dir) {
   topo_system_t *p4d = load(dir, "nccl/aws-p4d.24xlarge-a100-topo.xml"),
                 *dgx2 = load(dir, "hwloc/hwloc-nvidia-dgx2h-16xV100-v2fmt.xml");
   topo_channels_t c, ref;
-  CHECK(topo_channels_choose(p4d, NULL, 0, 0, &ref) == xcclSuccess && ref.nchannels == 2, "p4d: %d channels", ref.nchannels);
+  CHECK(topo_channels_choose(p4d, NULL, 0, 0, &ref) == xcclSuccess && ref.nchannels == 2, "p4d: %d channels",
+        ref.nchannels);
   env("XCCL_MAX_NCHANNELS", "1");
-  CHECK(topo_channels_choose(p4d, NULL, 0, 0, &c) == xcclSuccess && c.nchannels == 1, "MAX 1: %d channels", c.nchannels);
+  CHECK(topo_channels_choose(p4d, NULL, 0, 0, &c) == xcclSuccess && c.nchannels == 1, "MAX 1: %d channels",
+        c.nchannels);
   CHECK(topo_channels_choose(p4d, NULL, 0, 2, &c) == xcclSuccess && c.nchannels == 2,
         "max_channels 2 over XCCL_MAX_NCHANNELS: %d", c.nchannels);
   env("XCCL_MAX_NCHANNELS", NULL);
   /* The DGX-2: one ring of every NVLink; at least 6 repeat it. */
-  CHECK(topo_channels_choose(dgx2, NULL, 0, 0, &ref) == xcclSuccess && ref.nchannels == 1, "dgx2: %d channels", ref.nchannels);
+  CHECK(topo_channels_choose(dgx2, NULL, 0, 0, &ref) == xcclSuccess && ref.nchannels == 1, "dgx2: %d channels",
+        ref.nchannels);
   env("XCCL_MIN_NCHANNELS", "6");
-  CHECK(topo_channels_choose(dgx2, NULL, 0, 0, &c) == xcclSuccess && c.nchannels == 6, "MIN 6: %d channels", c.nchannels);
+  CHECK(topo_channels_choose(dgx2, NULL, 0, 0, &c) == xcclSuccess && c.nchannels == 6, "MIN 6: %d channels",
+        c.nchannels);
   for (int i = 0; i < c.nchannels; i++)
-    CHECK(memcmp(c.ch[i].gpus, ref.ch[0].gpus, sizeof(ref.ch[0].gpus)) == 0 && fabs(c.ch[i].bw - ref.ch[0].bw / 6) < 1e-9,
-          "MIN 6: channel %d is not the ring at a sixth (%.3f)", i, c.ch[i].bw);
+    CHECK(
+        memcmp(c.ch[i].gpus, ref.ch[0].gpus, sizeof(ref.ch[0].gpus)) == 0 && fabs(c.ch[i].bw - ref.ch[0].bw / 6) < 1e-9,
+        "MIN 6: channel %d is not the ring at a sixth (%.3f)", i, c.ch[i].bw);
   CHECK(fabs(total(&c) - total(&ref)) < 1e-9, "MIN 6: total %.3f, was %.3f", total(&c), total(&ref));
   env("XCCL_MAX_NCHANNELS", "4"); /* a minimum above the maximum is lowered to it */
   int lo, hi;
@@ -236,21 +246,25 @@ static const char nccl_style[] =
 static const struct {
   const char *text, *want; /* want: in the message, after "bad.xml:" */
 } bad_graphs[] = {
-    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><gpu dev=\"0\"/>\n</graph>\n", "4: not well-formed"},
+    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><gpu dev=\"0\"/>\n</graph>\n",
+     "4: not well-formed"},
     {"<system version=\"1\"/>\n", "1: root element is <system>"},
     {"<graphs version=\"1\">\n  <graph id=\"1\" pattern=\"1\"/>\n</graphs>\n", "1: no ring graph"},
     {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\" speedintra=\"3\">\n<channel>\n<gpu dev=\"0\"/>\n"
      "<gpu dev=\"0x9\"/>\n</channel>\n</graph>\n</graphs>\n",
      "5: channel 0: GPU dev 0x9 is not in this topology"},
-    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><net dev=\"7\"/>\n<gpu dev=\"0\"/><gpu dev=\"1\"/>"
+    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><net dev=\"7\"/>\n<gpu dev=\"0\"/><gpu "
+     "dev=\"1\"/>"
      "</channel>\n</graph>\n</graphs>\n",
      "3: channel 0: NIC dev 0x7 is not in this topology"},
     {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><gpu dev=\"0\"/><gpu dev=\"1\"/></channel>\n"
      "<channel>\n<gpu dev=\"1\"/>\n<gpu dev=\"1\"/>\n</channel>\n</graph>\n</graphs>\n",
      "6: channel 1 lists GPU dev 0x1 twice"},
-    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n\n<channel><gpu dev=\"0\"/></channel>\n</graph>\n</graphs>\n",
+    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n\n<channel><gpu "
+     "dev=\"0\"/></channel>\n</graph>\n</graphs>\n",
      "4: channel 0 does not hold GPU 1"},
-    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><gpu dev=\"zz\"/></channel>\n</graph>\n</graphs>\n",
+    {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel><gpu "
+     "dev=\"zz\"/></channel>\n</graph>\n</graphs>\n",
      "3: <gpu dev=\"zz\">: not a device number"},
     {"<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\">\n<channel>\n</channel>\n</graph>\n</graphs>\n",
      "3: channel 0 has no <gpu>"},
@@ -259,7 +273,8 @@ static const struct {
 };
 
 static void graph_files(const char *dir) {
-  topo_system_t *p4d = load(dir, "nccl/aws-p4d.24xlarge-a100-topo.xml"), *two = load(dir, "synthetic/equal-bw-2gpu-4nic.xml");
+  topo_system_t *p4d = load(dir, "nccl/aws-p4d.24xlarge-a100-topo.xml"),
+                *two = load(dir, "synthetic/equal-bw-2gpu-4nic.xml");
   topo_channels_t c;
   CHECK(topo_graph_file_parse(p4d, nccl_style, strlen(nccl_style), "nccl.xml", NULL, 0, &c) == xcclSuccess,
         "NCCL-style graph: %s", err_last());
@@ -278,7 +293,8 @@ static void graph_files(const char *dir) {
     char want[256];
     snprintf(want, sizeof(want), "bad.xml:%s", bad_graphs[k].want);
     xcclResult_t r = topo_graph_file_parse(two, bad_graphs[k].text, strlen(bad_graphs[k].text), "bad.xml", NULL, 0, &c);
-    CHECK(r == xcclInvalidArgument && strstr(err_last(), want), "bad graph %zu: %d '%s', want '%s'", k, r, err_last(), want);
+    CHECK(r == xcclInvalidArgument && strstr(err_last(), want), "bad graph %zu: %d '%s', want '%s'", k, r, err_last(),
+          want);
   }
   /* Through XCCL_GRAPH_FILE: the variable and the file named. */
   char gpath[256];
