@@ -363,7 +363,10 @@ xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist);
  * comm); XCCL_SPLIT_NOCOLOR gives *newcomm = NULL. config NULL: the new
  * communicator takes comm's (blocking, name, timeout). Like xcclCommShrink it
  * needs only each rank's bootstrap listener, and the new communicators share
- * nothing with comm. Errors: xcclInvalidArgument for color < -1 or a NULL
+ * nothing with comm. Rank 0 of comm hosts every color's bootstrap root: its
+ * blocking split returns only once they are done (a non-blocking one at
+ * once, and that process must live until the new communicators are
+ * ready). Errors: xcclInvalidArgument for color < -1 or a NULL
  * newcomm (checked before anything is sent); a rank that never calls it is
  * named in an xcclTimeout error; xcclInvalidUsage inside a group.
  */

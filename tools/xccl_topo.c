@@ -3,9 +3,11 @@
  *
  *   xccl-topo                        this machine (hwloc, NVML, sysfs)
  *   xccl-topo --file X.xml           any machine: hwloc XML export or NCCL XML
- *   --format text|matrix|xml|json|dot   (default text)
- *   --channels [--gpus 0,2,...]      add the rings chosen over all (or these) GPUs
- *   --max-channels N                 at most N channels (default 16)
+ *   --format text|matrix|xml|json|dot|nccl-graph   (default text; nccl-graph:
+ *                                    the rings as NCCL's graph XML, NCCL_GRAPH_FILE's input)
+ *   --channels [--gpus 0,2,...]      add the rings chosen over all (or these) GPUs, as the
+ *                                    library chooses them (XCCL_GRAPH_FILE, XCCL_MIN/MAX_NCHANNELS)
+ *   --max-channels N                 at most N channels (default XCCL_MAX_NCHANNELS, 16)
  *   --png out.png                    also draw the graph with Graphviz's dot
  *   -o FILE                          write to FILE instead of stdout
  *
@@ -25,7 +27,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xccl-topo [--file X.xml] [--format text|matrix|xml|json|dot] [--channels]\n"
+          "usage: xccl-topo [--file X.xml] [--format text|matrix|xml|json|dot|nccl-graph] [--channels]\n"
           "                 [--gpus 0,2,...] [--max-channels N] [--png OUT.png] [-o FILE]\n"
           "Shows the node graph xccl builds (this machine, or the hwloc / NCCL XML file given),\n"
           "the path between every GPU pair and GPU-NIC pair, and with --channels the rings.\n");
@@ -101,7 +103,7 @@ static int draw_png(const topo_system_t *sys, const topo_channels_t *chs, const 
 int main(int argc, char **argv) {
   const char *file = NULL, *out_path = NULL, *png = NULL, *gpu_list = NULL;
   topo_format_t fmt = TOPO_FMT_TEXT;
-  int want_channels = 0, max_ch = 16;
+  int want_channels = 0, max_ch = 0; /* 0: XCCL_MAX_NCHANNELS */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -114,7 +116,7 @@ int main(int argc, char **argv) {
       file = v, i++;
     } else if (v && !strcmp(a, "--format")) {
       if (topo_format_parse(v, &fmt) != 0) {
-        fprintf(stderr, "xccl-topo: unknown format '%s' (text, matrix, xml, json, dot)\n", v);
+        fprintf(stderr, "xccl-topo: unknown format '%s' (text, matrix, xml, json, dot, nccl-graph)\n", v);
         return 2;
       }
       i++;
@@ -144,7 +146,7 @@ int main(int argc, char **argv) {
   }
   topo_channels_t *chs = NULL;
   int rc = 0;
-  if (want_channels || fmt == TOPO_FMT_JSON) {
+  if (want_channels || fmt == TOPO_FMT_JSON || fmt == TOPO_FMT_NCCL_GRAPH) {
     int gpus[TOPO_SEARCH_MAX_GPUS], ng = 0;
     if (gpu_list && parse_gpus(gpu_list, gpus, &ng) != 0) {
       fprintf(stderr, "xccl-topo: --gpus wants GPU indices like 0,2,3 (at most %d)\n", TOPO_SEARCH_MAX_GPUS);
@@ -152,7 +154,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     chs = malloc(sizeof(*chs));
-    if (!chs || topo_search_channels(sys, gpu_list ? gpus : NULL, ng, max_ch, chs) != xcclSuccess) {
+    if (!chs || topo_channels_choose(sys, gpu_list ? gpus : NULL, ng, max_ch, chs) != xcclSuccess) {
       fprintf(stderr, "xccl-topo: %s\n", chs ? err_last() : "out of memory");
       free(chs);
       topo_system_free(sys);

@@ -341,18 +341,6 @@ static int xlate_buffsize(const char *const v[2], char *out, size_t len, char *w
   return CONFIG_XLATE_OK;
 }
 
-/* xccl's channel count (its default) kept within NCCL's minimum and maximum. */
-static int xlate_nchannels(const char *const v[2], char *out, size_t len, char *why, size_t wl) {
-  (void)why, (void)wl;
-  long long n = strtoll(config_table[CFG_NCHANNELS].def, NULL, 10), lo = 0, hi = 0;
-  if (v[0] && nccl_int(v[0], &lo) != 0) return snprintf(out, len, "%s", v[0]), CONFIG_XLATE_OK;
-  if (v[1] && nccl_int(v[1], &hi) != 0) return snprintf(out, len, "%s", v[1]), CONFIG_XLATE_OK;
-  if (v[0] && n < lo) n = lo;
-  if (v[1] && n > hi) n = hi;
-  snprintf(out, len, "%lld", n);
-  return CONFIG_XLATE_OK;
-}
-
 #define AS_IS "the same value"
 #define AS_INT "an integer (NCCL's 0x.. too)"
 const config_alias_t config_aliases[] = {
@@ -374,12 +362,13 @@ const config_alias_t config_aliases[] = {
     {{"NCCL_IB_GDR_LEVEL"}, CFG_NET_GDR_LEVEL, xlate_gdr, "NCCL's old name of NCCL_NET_GDR_LEVEL"},
     {{"NCCL_P2P_DISABLE"}, CFG_P2P_DISABLE, xlate_flag, "0 or not 0"},
     {{"NCCL_HOSTID"}, CFG_HOSTID, NULL, AS_IS},
-    {{"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"}, CFG_NCHANNELS, xlate_nchannels,
-     "xccl's default count, raised to the minimum, lowered to the maximum"},
+    {{"NCCL_MIN_NCHANNELS"}, CFG_MIN_NCHANNELS, xlate_int, AS_INT},
+    {{"NCCL_MAX_NCHANNELS"}, CFG_MAX_NCHANNELS, xlate_int, AS_INT},
     {{"NCCL_BUFFSIZE"}, CFG_CHUNK_SIZE, xlate_buffsize, "bytes per connection: an eighth of it per slot"},
     {{"NCCL_ALGO"}, CFG_ALGO, xlate_algo, "a list allowing Ring (for all or per collective) as ring; others none"},
     {{"NCCL_TOPO_FILE"}, CFG_TOPO_FILE, NULL, AS_IS},
     {{"NCCL_TOPO_DUMP_FILE"}, CFG_TOPO_DUMP_FILE, NULL, AS_IS},
+    {{"NCCL_GRAPH_FILE"}, CFG_GRAPH_FILE, NULL, AS_IS},
     {{"NCCL_IB_HCA"}, CFG_IB_HCA, NULL, AS_IS},
     {{"NCCL_IB_GID_INDEX"}, CFG_IB_GID_INDEX, xlate_int, AS_INT},
     {{"NCCL_IB_TC"}, CFG_IB_TC, xlate_int_unset_below_0, AS_INT "; -1 as if unset"},
@@ -641,7 +630,6 @@ void config_print(FILE *out) {
     const config_alias_t *a = &config_aliases[k];
     char names[96], var[96];
     snprintf(names, sizeof(names), "%s%s%s", a->names[0], a->names[1] ? " x " : "", a->names[1] ? a->names[1] : "");
-    if (a->id == CFG_NCHANNELS) snprintf(names, sizeof(names), "%s, %s", a->names[0], a->names[1]);
     snprintf(var, sizeof(var), "XCCL_%s", config_table[a->id].name);
     fprintf(out, "  %-44s %-26s %s\n", names, var, a->how);
   }

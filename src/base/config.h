@@ -94,6 +94,13 @@
     "with equal values are on one host.")                                                          \
   S(NCHANNELS, INT, "2", 1, 32,                                                                    \
     "Channels (independent rings, each with its own connections) a collective is split over.")    \
+  S(MIN_NCHANNELS, INT, "1", 1, 32,                                                                \
+    "Fewest channels: the rings the topology search finds (or XCCL_GRAPH_FILE gives) are repeated, " \
+    "each copy with its share of the bandwidth, up to this many; when set, also raises "            \
+    "XCCL_NCHANNELS to it.")                                                                       \
+  S(MAX_NCHANNELS, INT, "16", 1, 32,                                                               \
+    "Most channels: the cap on the rings the topology search finds (or XCCL_GRAPH_FILE gives); "    \
+    "when set, also lowers XCCL_NCHANNELS to it. A larger XCCL_MIN_NCHANNELS is lowered to it.")  \
   S(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
   S(ALGO, STR, "", 0, 0,                                                                           \
@@ -130,6 +137,10 @@
   X(TOPO_DUMP_FILE, STR, "", 0, 0,                                                                 \
     "At communicator init, write the topology xccl sees to this file as NCCL topology XML, "       \
     "which NCCL (NCCL_TOPO_FILE) and XCCL_TOPO_FILE read back.")                                   \
+  X(GRAPH_FILE, STR, "", 0, 0,                                                                     \
+    "Use the rings of this NCCL graph file (what NCCL_GRAPH_DUMP_FILE and xccl-topo --format "      \
+    "nccl-graph write) instead of searching: each channel's GPU order and NIC. A file that does "   \
+    "not fit this node's topology fails with its line and the reason.")                            \
   /* ---- ib transport (src/net/net_ib*.c) ---- */                                                \
   X(IB_HCA, STR, "", 0, 0,                                                                         \
     "Verbs devices and ports the ib transport may use: mlx5_0:1,mlx5_1 (prefixes, optional "       \

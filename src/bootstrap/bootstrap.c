@@ -139,6 +139,35 @@ static void root_finish(bs_root_t *rt) {
   }
 }
 
+/* Roots of this process still running (bootstrap_roots_wait). */
+static pthread_mutex_t roots_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t roots_cond = PTHREAD_COND_INITIALIZER;
+static int roots_running;
+
+static void roots_add(int d) {
+  pthread_mutex_lock(&roots_lock);
+  roots_running += d;
+  pthread_cond_broadcast(&roots_cond);
+  pthread_mutex_unlock(&roots_lock);
+}
+
+int bootstrap_roots_wait(double timeout_s) {
+  uint64_t deadline = clock_deadline(timeout_s);
+  pthread_mutex_lock(&roots_lock);
+  while (roots_running > 0 && !clock_expired(deadline)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ms = clock_ms_left(deadline, 100);
+    ts.tv_nsec += ms * 1000000L;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(&roots_cond, &roots_lock, &ts);
+  }
+  int left = roots_running;
+  pthread_mutex_unlock(&roots_lock);
+  return left;
+}
+
 static void *root_main(void *arg) {
   bs_root_t *rt = arg;
   struct pollfd *pfds = calloc(BS_MAX_CANDIDATES + 1, sizeof(*pfds));
@@ -169,6 +198,7 @@ static void *root_main(void *arg) {
   free(rt->ranks);
   free(rt->hellos);
   free(rt);
+  roots_add(-1);
   return NULL;
 }
 
@@ -187,8 +217,10 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
     return err_prefix(r, "bootstrap root");
   }
   id->root = rt->addr;
+  roots_add(1);
   int rc = thread_start_detached(root_main, rt);
   if (rc != 0) {
+    roots_add(-1);
     close(rt->listen_fd);
     free(rt->cands);
     free(rt);

@@ -21,6 +21,10 @@ typedef struct bootstrap bootstrap_t;
 /* Starts the root's listener on addr (port 0: any) and its thread. Writes the
  * bound address back to id->root. The thread ends by itself. */
 xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s);
+/* Waits until no root this process started is running (each ends once its
+ * ranks are introduced, or at its deadline), timeout_s at most; how many
+ * still run. A process that hosts roots for others must not exit before. */
+int bootstrap_roots_wait(double timeout_s);
 
 /* Joins the job as rank of nranks. On failure nothing is left open. */
 xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s,

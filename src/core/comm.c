@@ -468,7 +468,7 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
   snprintf(comm->name, sizeof(comm->name), "%s", o->name);
   atomic_init(&comm->init_result, xcclInProgress);
   atomic_init(&comm->life, COMM_INITIALIZING);
-  comm->nchannels = nranks > 1 ? (int)config_int(CFG_NCHANNELS) : 0;
+  comm->nchannels = nranks > 1 ? topo_comm_nchannels() : 0; /* XCCL_NCHANNELS within MIN/MAX */
   comm->peers = calloc((size_t)nranks, sizeof(*comm->peers));
   int p2p_ok = 1;
   for (int set = 0; set < COMM_P2P_SETS; set++) {

@@ -18,6 +18,16 @@ static xcclResult_t split_opts(const struct xcclComm *comm, const xcclConfig_t *
   return xcclSuccess;
 }
 
+/* Rank 0 of the parent hosts every color's root (bootstrap_split): it must
+ * not return, and perhaps exit, while a color's ranks still connect to one.
+ * A non-blocking split does not wait here: its caller keeps the process up
+ * until the polls say done. */
+static void split_roots_wait(int rank, double timeout_s) {
+  if (rank != 0) return;
+  int left = bootstrap_roots_wait(timeout_s);
+  if (left > 0) WARN(INIT, "xcclCommSplit: %d bootstrap root(s) of this rank still wait for their ranks", left);
+}
+
 xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t *newcomm, const xcclConfig_t *config) {
   TRY(comm_acquire_in(comm, COMM_READY | COMM_REVOKED));
   int rank = comm->rank, nranks = comm->nranks, job_rank = comm->fault.rank;
@@ -45,6 +55,7 @@ xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t *newc
   }
   if (sp.nranks == 0) {
     INFO(INIT, "rank %d of %d: xcclCommSplit with XCCL_SPLIT_NOCOLOR: no new communicator", rank, nranks);
+    split_roots_wait(rank, comm->timeout_s);
     *newcomm = NULL;
     return xcclSuccess;
   }
@@ -54,6 +65,7 @@ xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t *newc
     err_prefix(res, "xcclCommSplit on rank %d of %d (color %d, key %d)", rank, nranks, color, key);
     return comm_record(comm, res);
   }
+  if (opts.blocking) split_roots_wait(rank, comm->timeout_s);
   INFO(INIT, "rank %d of %d: xcclCommSplit (color %d, key %d) %s communicator %p, rank %d of %d, in %.1f ms", rank,
        nranks, color, key, opts.blocking ? "made" : "is making", (void *)nc, sp.rank, sp.nranks,
        (double)(clock_ns() - t0) / 1e6);

@@ -25,7 +25,7 @@ static xcclResult_t unique_id_at_root(xcclUniqueId *uniqueId) {
 
 xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId) {
   if (!uniqueId) return err_set(xcclInvalidArgument, LOG_INIT, "xcclGetUniqueId: uniqueId is NULL");
-  if (config_is_set(CFG_ROOT)) return unique_id_at_root(uniqueId);
+  if (*config_str(CFG_ROOT)) return unique_id_at_root(uniqueId); /* set and not empty */
   bs_id_t id;
   memset(&id, 0, sizeof(id));
   char ifname[64];

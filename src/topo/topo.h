@@ -122,8 +122,11 @@ typedef struct {
 /* Searches channels over the GPUs listed (gpus[0..ngpus-1], GPU indices,
  * distinct; NULL = all GPUs), at most max_channels (1..TOPO_MAX_CHANNELS).
  * Maximizes channels x bottleneck bandwidth, each channel using what the
- * earlier ones left on every link; ties go to fewer, wider channels, which
- * are then split over the NICs when there are more NICs than channels.
+ * earlier ones left on every link; equal totals go to fewer, wider channels.
+ * When there are more NICs than channels, each channel is split into k of a
+ * k-th of its bandwidth, one per NIC, only where that raises what the
+ * network gets (each NIC carries at most its speed, its path's bandwidth
+ * and what its channels bring), with the smallest k that gives the most.
  * Channels take in turn the usable NICs nearest the GPUs searched (RDMA
  * NICs when there are any; of those, the ones with the best path kind to any
  * of the GPUs). Each channel starts at the GPU nearest its NIC and ends at
@@ -140,10 +143,11 @@ char *topo_channels_describe(const topo_system_t *sys, const topo_channels_t *ch
 
 /* Order of the nlocal ranks of this node in a ring. gpu_of_rank[r] is the
  * GPU index rank r drives (or NULL / any -1: ranks without GPUs). With GPUs:
- * channel 0 of the search over those GPUs (ranks sharing a GPU stay
- * together). Without: ranks grouped by NUMA domain (numa_of_rank[r], -1
- * unknown), domains of one socket together, so the ring crosses each socket
- * link as few times as possible; ties by rank. order_out[i] = the rank at
+ * channel 0 of topo_channels_choose over those GPUs (XCCL_GRAPH_FILE's rings
+ * when it is set; ranks sharing a GPU stay together). Without: ranks
+ * grouped by NUMA domain (numa_of_rank[r], -1 unknown), domains of one
+ * socket together, so the ring crosses each socket link as few times as
+ * possible; ties by rank. order_out[i] = the rank at
  * position i. sys may be NULL (then NUMA ids are taken as they are).
  * desc (may be NULL) gets the INFO sentence describing the choice. */
 xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const int *numa_of_rank,
@@ -157,9 +161,10 @@ xcclResult_t topo_process_numa(int *numa_p);
 
 /* ---- Output ------------------------------------------------------------ */
 
-typedef enum { TOPO_FMT_TEXT, TOPO_FMT_MATRIX, TOPO_FMT_XML, TOPO_FMT_JSON, TOPO_FMT_DOT } topo_format_t;
+typedef enum { TOPO_FMT_TEXT, TOPO_FMT_MATRIX, TOPO_FMT_XML, TOPO_FMT_JSON, TOPO_FMT_DOT, TOPO_FMT_NCCL_GRAPH } topo_format_t;
 
-/* "text", "matrix", "xml", "json", "dot" -> 0 and *fmt_p; -1 otherwise. */
+/* "text", "matrix", "xml", "json", "dot", "nccl-graph" -> 0 and *fmt_p; -1
+ * otherwise. nccl-graph (the channels as NCCL's graph XML) needs chs. */
 int topo_format_parse(const char *name, topo_format_t *fmt_p);
 /* Writes sys in format fmt; chs (may be NULL) adds the channels to text,
  * json and dot. Returns xcclSystemError on a write error. */
@@ -170,5 +175,59 @@ xcclResult_t topo_render(const topo_system_t *sys, const topo_channels_t *chs, t
                          char **text_p);
 /* For XCCL_TOPO_DUMP_FILE: NCCL's <system> XML, written to path. */
 xcclResult_t topo_dump_file(const topo_system_t *sys, const char *path);
+
+/* ---- Channel count and forced rings (issue 18) --------------------------
+ *
+ * How many channels: the search prefers fewer channels where more give no
+ * more bandwidth (see topo_search_channels), never returns more than the
+ * cap, XCCL_MAX_NCHANNELS (default TOPO_DEFAULT_MAX_CHANNELS), and a result
+ * below XCCL_MIN_NCHANNELS (default 1) is raised to it by repeating its
+ * channels, each copy with its share of the bandwidth (topo_channels_clamp).
+ * XCCL_GRAPH_FILE (NCCL_GRAPH_FILE) replaces the search with the rings of an
+ * NCCL graph file, clamped the same way. XCCL_NCHANNELS, the number of host
+ * rings a communicator splits a collective over, is bounded by the same
+ * two settings where they are set (topo_comm_nchannels). */
+
+#define TOPO_DEFAULT_MAX_CHANNELS 16
+
+/* XCCL_MIN_NCHANNELS and XCCL_MAX_NCHANNELS; a minimum above the maximum is
+ * lowered to it (with a warning). Both are in 1..TOPO_MAX_CHANNELS. */
+void topo_nchannels_limits(int *min_p, int *max_p);
+/* XCCL_NCHANNELS, raised to XCCL_MIN_NCHANNELS and lowered to
+ * XCCL_MAX_NCHANNELS when those are set: the communicator's channel count. */
+int topo_comm_nchannels(void);
+/* Keeps at most max channels (the first ones) and, when there are fewer than
+ * min (and at least one), repeats them in order up to min; every copy of a
+ * channel gets its bandwidth divided by the number of its copies, so the
+ * total stays the same. */
+void topo_channels_clamp(topo_channels_t *chs, int min, int max);
+/* The channels the library uses over these GPUs (as topo_search_channels
+ * takes them): XCCL_GRAPH_FILE's rings when it is set, else the search with
+ * at most XCCL_MAX_NCHANNELS (or max_channels when > 0, for xccl-topo
+ * --max-channels); then clamped to [XCCL_MIN_NCHANNELS, that maximum]. A
+ * graph file that cannot be read or does not fit this node is an error that
+ * names the file, the line and the reason; *out is then untouched. */
+xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                  topo_channels_t *out);
+
+/* NCCL graph files (what NCCL_GRAPH_DUMP_FILE writes, NCCL_GRAPH_FILE reads):
+ * <graphs version="1"><graph id="0" pattern="4" ...><channel><net dev/>
+ * <gpu dev/>...<net dev/></channel>...</graph></graphs>. A GPU's dev is its
+ * dev attribute in the topology (the CUDA index in NCCL dumps) where every
+ * GPU has a distinct one, else its index; a NIC's likewise (<net dev>);
+ * written in hex as NCCL does ("0", "0x1"), read as hex.
+ * topo_render / topo_write with TOPO_FMT_NCCL_GRAPH write one ring graph. */
+/* Reads the ring graph (pattern 4, else id 0) of an NCCL graph file into
+ * *out, for the GPUs listed (NULL = all): every listed GPU must be in every
+ * channel (others there are dropped, with an INFO line). Refused, naming the
+ * file and the line: malformed XML, no ring graph, a channel without GPUs or
+ * with a GPU twice, a GPU or NIC dev that this topology does not have, a
+ * listed GPU missing. Each channel's bandwidth is the graph's speedintra
+ * (when absent: the ring's bottleneck); its NIC is its first <net>. */
+xcclResult_t topo_graph_file_read(const topo_system_t *sys, const char *path, const int *gpus, int ngpus,
+                                  topo_channels_t *out);
+/* The same from memory (len bytes); name is for messages. */
+xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, size_t len, const char *name,
+                                   const int *gpus, int ngpus, topo_channels_t *out);
 
 #endif

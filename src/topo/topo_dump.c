@@ -1,7 +1,8 @@
 /*
  * topo_dump.c — the graph for people and programs: a text picture, a
  * `nvidia-smi topo -m` style matrix, JSON (stable, documented in README.md),
- * Graphviz dot, and NCCL XML (topo_dump_xml.c). Output depends only on the
+ * Graphviz dot, NCCL XML (topo_dump_xml.c) and the channels as NCCL's graph
+ * XML (topo_graph_file.c). Output depends only on the
  * graph, so it is the same on every run.
  */
 #include <errno.h>
@@ -15,10 +16,11 @@
 #include "topo_paths.h"
 
 xcclResult_t topo_render_xml(const topo_system_t *sys, topo_buf_t *b);
+xcclResult_t topo_render_nccl_graph(const topo_system_t *sys, const topo_channels_t *chs, topo_buf_t *b);
 
 int topo_format_parse(const char *name, topo_format_t *fmt_p) {
-  static const char *names[] = {"text", "matrix", "xml", "json", "dot"};
-  for (int i = 0; i < 5; i++)
+  static const char *names[] = {"text", "matrix", "xml", "json", "dot", "nccl-graph"};
+  for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
     if (name && strcmp(name, names[i]) == 0) {
       *fmt_p = (topo_format_t)i;
       return 0;
@@ -317,6 +319,7 @@ xcclResult_t topo_render(const topo_system_t *sys, const topo_channels_t *chs, t
   case TOPO_FMT_JSON: render_json(&b, sys, chs); break;
   case TOPO_FMT_DOT: render_dot(&b, sys, chs); break;
   case TOPO_FMT_XML: res = topo_render_xml(sys, &b); break;
+  case TOPO_FMT_NCCL_GRAPH: res = topo_render_nccl_graph(sys, chs, &b); break;
   default: res = err_set(xcclInvalidArgument, LOG_TOPO, "unknown output format %d", (int)fmt);
   }
   if (res == xcclSuccess && (b.oom || !b.data)) res = err_set(xcclSystemError, LOG_TOPO, "out of memory rendering the topology");

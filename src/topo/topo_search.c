@@ -8,9 +8,11 @@
  * of this ring) took. The rings are found by depth-first search, neighbours
  * tried nearest first, within a step budget. B runs over the distinct path
  * bandwidths between the GPUs and their fractions v/k; the B giving the most
- * channels x B wins, ties to the larger B. When there are more NICs than
- * channels, the result is split into k times as many channels of B/k (same
- * total) so that every NIC carries one.
+ * channels x B wins, ties to the larger B (fewer channels: each costs
+ * connections and buffers). When there are more NICs than channels, the
+ * result may be split into k times as many channels of B/k (same total
+ * inside the node) so that more NICs carry one: only where that raises the
+ * network's share (net_total), and with the smallest k that gives the most.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "topo_constants.h"
 #include "topo_graph.h"
 #include "topo_paths.h"
 
@@ -157,6 +160,48 @@ static int greedy(search_t *s, double B, int maxch, topo_channels_t *out) {
   return nch;
 }
 
+/* GB/s the network gets from these channels: each NIC carries the least of
+ * its speed, its channels' paths to it and the sum of its channels'
+ * bandwidth. (Links shared on the way to several NICs are not counted.) */
+static double net_total(const topo_system_t *sys, const topo_channels_t *chs) {
+  double sum = 0;
+  for (int c = 0; c < chs->nchannels; c++) {
+    int nic = chs->ch[c].nic, first = 1;
+    for (int d = 0; d < c && first; d++) first = chs->ch[d].nic != nic;
+    if (nic < 0 || !first) continue;
+    const topo_node_t *x = &sys->nodes[sys->nics[nic]];
+    double rate = topo_nic_bw(x->speed_mbps, x->rdma), carried = 0;
+    for (int d = c; d < chs->nchannels; d++)
+      if (chs->ch[d].nic == nic) {
+        carried += chs->ch[d].bw;
+        if (chs->ch[d].nic_bw < rate) rate = chs->ch[d].nic_bw;
+      }
+    sum += carried < rate ? carried : rate;
+  }
+  return sum;
+}
+
+/* Splits best (nch channels of B) into k * nch channels of B / k over more
+ * NICs where that raises net_total; the smallest such k giving the most. */
+static void split_over_nics(search_t *s, double B, int max_channels, topo_channels_t *best, topo_channels_t *tmp) {
+  int nch = best->nchannels;
+  int kmax = s->nusable / nch;
+  if (kmax > max_channels / nch) kmax = max_channels / nch;
+  double best_net = net_total(s->sys, best);
+  topo_channels_t *keep = NULL;
+  for (int k = 2; k <= kmax; k++) {
+    if (greedy(s, B / k, nch * k, tmp) != nch * k) continue;
+    double net = net_total(s->sys, tmp);
+    if (net > best_net * (1 + 1e-6) + EPS) {
+      best_net = net;
+      if (!keep && !(keep = malloc(sizeof(*keep)))) return;
+      *keep = *tmp;
+    }
+  }
+  if (keep) *best = *keep;
+  free(keep);
+}
+
 static int cmp_desc(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x < y) - (x > y);
@@ -268,11 +313,8 @@ xcclResult_t topo_search_channels(const topo_system_t *sys, const int *gpus, int
       *best = *tmp;
     }
   }
-  if (best->nchannels > 0 && s->nusable > best->nchannels && ngpus > 1) {
-    int k = s->nusable / best->nchannels;
-    if (k > max_channels / best->nchannels) k = max_channels / best->nchannels;
-    if (k > 1 && greedy(s, best_b / k, best->nchannels * k, tmp) == best->nchannels * k) *best = *tmp;
-  }
+  if (best->nchannels > 0 && s->nusable > best->nchannels && ngpus > 1)
+    split_over_nics(s, best_b, max_channels, best, tmp);
   if (ngpus == 1 && best->nchannels == 1) best->ch[0].bw = 0;
   *out = *best;
   if (s->steps > STEP_BUDGET_TOTAL) INFO(TOPO, "channel search: step budget spent, result may not be the best");
@@ -349,7 +391,7 @@ xcclResult_t topo_local_ring_order(const topo_system_t *sys, int nlocal, const i
     }
     topo_channels_t *chs = malloc(sizeof(*chs));
     if (!chs) return err_set(xcclSystemError, LOG_TOPO, "out of memory");
-    xcclResult_t res = topo_search_channels(sys, gl, ng, 8, chs);
+    xcclResult_t res = topo_channels_choose(sys, gl, ng, 0, chs);
     if (res == xcclSuccess && chs->nchannels > 0) {
       int k = 0;
       for (int i = 0; i < chs->ch[0].ngpus; i++)

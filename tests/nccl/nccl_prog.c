@@ -877,6 +877,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nccl_prog %s: rank %d exited with %d\n", argv[1], r, WEXITSTATUS(st));
     }
   }
+  free(pids);
+  free(fds);
   if (skipped == n && !failed) return 77;
   printf("nccl_prog %s on %d ranks: %s\n", argv[1], n, failed || skipped ? "FAILED" : "OK");
   return failed || skipped;

@@ -54,10 +54,12 @@ int main(int argc, char **argv) {
   CHECK(topo_search_channels(p4d, NULL, 0, 16, &chs) == xcclSuccess, "search");
   CHECK(topo_search_channels(p4d, NULL, 0, 16, &again) == xcclSuccess && memcmp(&chs, &again, sizeof(chs)) == 0,
         "two searches differ");
-  CHECK(chs.nchannels == 4, "p4d: %d channels, want one per NIC (4)", chs.nchannels);
+  /* The hint file has no NVLink: the rings run at PCIe speed, which 2 of
+   * its 4 NICs of 100 Gb/s carry as well as 4 (fewer channels win). */
+  CHECK(chs.nchannels == 2 && chs.ch[0].nic != chs.ch[1].nic, "p4d: %d channels, want 2 on 2 NICs", chs.nchannels);
   char desc[2048];
   topo_channels_describe(p4d, &chs, desc, sizeof(desc));
-  CHECK(strstr(desc, "4 channels") && strstr(desc, "nic"), "describe: '%s'", desc);
+  CHECK(strstr(desc, "2 channels") && strstr(desc, "nic"), "describe: '%s'", desc);
   char tiny[8];
   topo_channels_describe(p4d, &chs, tiny, sizeof(tiny));
   CHECK(strlen(tiny) == 7, "describe into 8 bytes: '%s'", tiny);

@@ -36,6 +36,16 @@ foreach(t unit_test_net_select unit_test_gdr_path)
   endif()
 endforeach()
 
+# Channel count and NCCL graph files (issue 18): the cap, fewer channels at
+# equal bandwidth (tests/data/topologies/synthetic), XCCL_MIN/MAX_NCHANNELS,
+# XCCL_GRAPH_FILE round trips and refusals; then xccl-topo --format nccl-graph.
+xccl_add_test(NAME topo_channels SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_channels.c
+  LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
+target_include_directories(topo_channels PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+add_test(NAME topo_tool_nccl_graph COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_graph_tool.sh
+  $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
+set_tests_properties(topo_tool_nccl_graph PROPERTIES LABELS "topo;unit" TIMEOUT 120)
+
 # Virtual network interfaces (issue 18): the name and sysfs rules
 # (src/base/ifname.c), the synthetic files of tests/data/topologies/virtual
 # and renamed saved machines (no channel on a virtual NIC), and xccl-topo's

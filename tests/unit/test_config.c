@@ -663,9 +663,8 @@ static const alias_case_t alias_cases[] = {
     {"NCCL_P2P_DISABLE=1", CFG_P2P_DISABLE, "1", "NCCL_P2P_DISABLE"},
     {"NCCL_P2P_DISABLE=0", CFG_P2P_DISABLE, "0", "NCCL_P2P_DISABLE"},
     {"NCCL_HOSTID=rack7-node3", CFG_HOSTID, "rack7-node3", "NCCL_HOSTID"},
-    {"NCCL_MIN_NCHANNELS=4", CFG_NCHANNELS, "4", "NCCL_MIN_NCHANNELS"},
-    {"NCCL_MAX_NCHANNELS=1", CFG_NCHANNELS, "1", "NCCL_MAX_NCHANNELS"},
-    {"NCCL_MIN_NCHANNELS=1;NCCL_MAX_NCHANNELS=8", CFG_NCHANNELS, "2", "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS"},
+    {"NCCL_MIN_NCHANNELS=4", CFG_MIN_NCHANNELS, "4", "NCCL_MIN_NCHANNELS"},
+    {"NCCL_MAX_NCHANNELS=0x8", CFG_MAX_NCHANNELS, "8", "NCCL_MAX_NCHANNELS"},
     {"NCCL_BUFFSIZE=8388608", CFG_CHUNK_SIZE, "1048576", "NCCL_BUFFSIZE"},
     {"NCCL_ALGO=Ring", CFG_ALGO, "ring", "NCCL_ALGO"},
     {"NCCL_ALGO=Tree,Ring", CFG_ALGO, "ring", "NCCL_ALGO"},
@@ -676,6 +675,7 @@ static const alias_case_t alias_cases[] = {
     {"NCCL_ALGO=^Ring", CFG_ALGO, NULL, "default"},
     {"NCCL_TOPO_FILE=/etc/topo.xml", CFG_TOPO_FILE, "/etc/topo.xml", "NCCL_TOPO_FILE"},
     {"NCCL_TOPO_DUMP_FILE=/tmp/t.xml", CFG_TOPO_DUMP_FILE, "/tmp/t.xml", "NCCL_TOPO_DUMP_FILE"},
+    {"NCCL_GRAPH_FILE=/etc/graph.xml", CFG_GRAPH_FILE, "/etc/graph.xml", "NCCL_GRAPH_FILE"},
     {"NCCL_IB_HCA==mlx5_0:1", CFG_IB_HCA, "=mlx5_0:1", "NCCL_IB_HCA"},
     {"NCCL_IB_GID_INDEX=3", CFG_IB_GID_INDEX, "3", "NCCL_IB_GID_INDEX"},
     {"NCCL_IB_TC=0x60", CFG_IB_TC, "96", "NCCL_IB_TC"},
@@ -901,12 +901,12 @@ static void scenario_nccl_unmapped(void) {
 static void scenario_alias_shared(void) {
   config_shared_t none = shared_with(NULL, NULL);
   const char *pairs[][2] = {{"NCCL_ALGO=Ring", "XCCL_ALGO=ring"},
-                            {"NCCL_MIN_NCHANNELS=4", "XCCL_NCHANNELS=4"},
+                            {"NCCL_MIN_NCHANNELS=4", "XCCL_MIN_NCHANNELS=4"},
                             {"NCCL_P2P_DISABLE=1", "XCCL_P2P_DISABLE=1"},
                             {"NCCL_NET_GDR_LEVEL=3", "XCCL_NET_GDR_LEVEL=PHB"},
                             {"NCCL_BUFFSIZE=8388608", "XCCL_CHUNK_SIZE=1M"},
                             {"NCCL_NET=Socket", "XCCL_NET=socket"}};
-  const config_id_t ids[] = {CFG_ALGO, CFG_NCHANNELS, CFG_P2P_DISABLE, CFG_NET_GDR_LEVEL, CFG_CHUNK_SIZE, CFG_NET};
+  const config_id_t ids[] = {CFG_ALGO, CFG_MIN_NCHANNELS, CFG_P2P_DISABLE, CFG_NET_GDR_LEVEL, CFG_CHUNK_SIZE, CFG_NET};
   for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
     config_shared_t s[2];
     for (int j = 0; j < 2; j++) {
