@@ -10,22 +10,14 @@ static const struct {
   const char *prefix;
   const char *why;
 } virtual_names[] = {
-    {"docker", "a docker bridge"},
-    {"br-", "a docker network bridge"},
-    {"veth", "a veth pair end"},
-    {"cali", "a calico interface"},
-    {"flannel", "a flannel overlay"},
-    {"cni", "a CNI bridge"},
-    {"virbr", "a libvirt bridge"},
-    {"vxlan", "a VXLAN overlay"},
-    {"tun", "a tun device"},
-    {"tap", "a tap device"},
-    {"weave", "a weave overlay"},
-    {"kube-", "a kubernetes interface"},
-    {"dummy", "a dummy interface"},
-    {"lxc", "an LXC or cilium container link"},
-    {"cilium_", "a cilium interface"},
-    {"podman", "a podman bridge"},
+    {"docker", "a docker bridge"},     {"br-", "a docker network bridge"},
+    {"veth", "a veth pair end"},       {"cali", "a calico interface"},
+    {"flannel", "a flannel overlay"},  {"cni", "a CNI bridge"},
+    {"virbr", "a libvirt bridge"},     {"vxlan", "a VXLAN overlay"},
+    {"tun", "a tun device"},           {"tap", "a tap device"},
+    {"weave", "a weave overlay"},      {"kube-", "a kubernetes interface"},
+    {"dummy", "a dummy interface"},    {"lxc", "an LXC or cilium container link"},
+    {"cilium_", "a cilium interface"}, {"podman", "a podman bridge"},
     {"vnet", "a libvirt guest's tap"},
 };
 

@@ -24,21 +24,29 @@ static void expect(const char *name, const char *root, int kind, const char *why
 static void test_names(void) {
   static const struct {
     const char *name, *why;
-  } v[] = {{"docker0", "docker bridge"},  {"br-3e8f2a9c1d4b", "docker network bridge"},
-           {"veth5a1c9e2", "veth pair end"}, {"cali8d2e1c4f7a0", "calico"},
-           {"flannel.1", "flannel"},        {"cni0", "CNI"},
-           {"virbr0", "libvirt bridge"},    {"vxlan.calico", "VXLAN"},
-           {"tun0", "tun"},                 {"tap3", "tap"},
-           {"weave", "weave"},              {"kube-ipvs0", "kubernetes"},
-           {"dummy0", "dummy"},             {"lxc1234abcd", "LXC"},
-           {"cilium_host", "cilium"},       {"podman0", "podman"},
+  } v[] = {{"docker0", "docker bridge"},
+           {"br-3e8f2a9c1d4b", "docker network bridge"},
+           {"veth5a1c9e2", "veth pair end"},
+           {"cali8d2e1c4f7a0", "calico"},
+           {"flannel.1", "flannel"},
+           {"cni0", "CNI"},
+           {"virbr0", "libvirt bridge"},
+           {"vxlan.calico", "VXLAN"},
+           {"tun0", "tun"},
+           {"tap3", "tap"},
+           {"weave", "weave"},
+           {"kube-ipvs0", "kubernetes"},
+           {"dummy0", "dummy"},
+           {"lxc1234abcd", "LXC"},
+           {"cilium_host", "cilium"},
+           {"podman0", "podman"},
            {"vnet0", "libvirt"}};
   for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
     expect(v[i].name, NULL, IFNAME_VIRTUAL, v[i].why);
     expect(v[i].name, "/nonexistent", IFNAME_VIRTUAL, v[i].why); /* names win before sysfs */
   }
-  static const char *real[] = {"eth0", "eno1", "ens1f0np0", "enp65s0f1", "ib0", "mlx5_0", "mlx5_bond_0", "bond0",
-                               "br0", "em1", "hsi0", "wlan0", ""};
+  static const char *real[] = {"eth0",  "eno1", "ens1f0np0", "enp65s0f1", "ib0",   "mlx5_0", "mlx5_bond_0",
+                               "bond0", "br0",  "em1",       "hsi0",      "wlan0", ""};
   for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) expect(real[i], NULL, IFNAME_REAL, NULL);
   CHECK(ifname_is_virtual(NULL, NULL, NULL, 0) == IFNAME_REAL, "NULL name");
   CHECK(ifname_is_virtual("veth0", NULL, NULL, 0) == IFNAME_VIRTUAL, "NULL why");
@@ -100,8 +108,8 @@ static void test_sysfs(void) {
   expect("bond0", root, IFNAME_REAL, NULL);
   expect("eth0.100", root, IFNAME_REAL, NULL);
   expect("veth9", root, IFNAME_VIRTUAL, "veth pair end");
-  expect("eth7", root, IFNAME_REAL, NULL);    /* not in this tree: cannot tell */
-  expect("eth1", NULL, IFNAME_REAL, NULL);    /* no sysfs: names only */
+  expect("eth7", root, IFNAME_REAL, NULL);        /* not in this tree: cannot tell */
+  expect("eth1", NULL, IFNAME_REAL, NULL);        /* no sysfs: names only */
   expect("../net/eth1", root, IFNAME_REAL, NULL); /* a file's name with '/' never walks the tree */
   /* The same tree without the device link: the port becomes "no device". */
   char p[512];

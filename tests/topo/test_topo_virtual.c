@@ -77,8 +77,8 @@ static void test_synthetic(const char *data) {
   }
   sys = load(dir, "nccl-2gpu-only-virtual-nics.xml");
   if (sys) {
-    CHECK(topo_ngpus(sys) == 2 && topo_nnics(sys) == 0, "only virtual: %d GPUs %d NICs, want 2 and 0",
-          topo_ngpus(sys), topo_nnics(sys));
+    CHECK(topo_ngpus(sys) == 2 && topo_nnics(sys) == 0, "only virtual: %d GPUs %d NICs, want 2 and 0", topo_ngpus(sys),
+          topo_nnics(sys));
     check_four_virtual(sys, "only virtual");
     check_channels(sys, "only virtual", NULL);
     topo_system_free(sys);
