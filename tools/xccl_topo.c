@@ -1,7 +1,9 @@
 /*
  * xccl-topo — what xccl sees of a machine, for operators.
  *
- *   xccl-topo                        this machine (hwloc, NVML, sysfs)
+ *   xccl-topo                        what the library would use: the file
+ *                                    XCCL_TOPO_FILE (or NCCL_TOPO_FILE) names,
+ *                                    else this machine (hwloc, NVML, sysfs)
  *   xccl-topo --file X.xml           any machine: hwloc XML export or NCCL XML
  *   --format text|matrix|xml|json|dot|nccl-graph   (default text; nccl-graph:
  *                                    the rings as NCCL's graph XML, NCCL_GRAPH_FILE's input)
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "config.h"
 #include "error.h"
 #include "topo.h"
 
@@ -29,7 +32,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: xccl-topo [--file X.xml] [--format text|matrix|xml|json|dot|nccl-graph] [--channels]\n"
           "                 [--gpus 0,2,...] [--max-channels N] [--png OUT.png] [-o FILE]\n"
-          "Shows the node graph xccl builds (this machine, or the hwloc / NCCL XML file given),\n"
+          "Shows the node graph xccl builds (from the hwloc / NCCL XML file --file or else\n"
+          "XCCL_TOPO_FILE / NCCL_TOPO_FILE names, else this machine; text output says which),\n"
           "the path between every GPU pair and GPU-NIC pair, and with --channels the rings.\n");
 }
 
@@ -138,10 +142,21 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  /* Where the topology comes from, as the library would choose it. */
+  char origin[1100];
+  const char *env_file = config_str(CFG_TOPO_FILE);
+  if (file) {
+    snprintf(origin, sizeof(origin), "from --file %s", file);
+  } else if (env_file[0]) {
+    file = env_file;
+    snprintf(origin, sizeof(origin), "from %s=%s", config_source(CFG_TOPO_FILE), file);
+  } else {
+    snprintf(origin, sizeof(origin), "live (hwloc)");
+  }
   topo_system_t *sys = NULL;
   xcclResult_t res = file ? topo_system_load_file(file, &sys) : topo_system_load_live(&sys);
   if (res != xcclSuccess) {
-    fprintf(stderr, "xccl-topo: %s\n", err_last());
+    fprintf(stderr, "xccl-topo: %s: %s\n", origin, err_last());
     return 1;
   }
   topo_channels_t *chs = NULL;
@@ -167,6 +182,7 @@ int main(int argc, char **argv) {
     rc = 1;
   }
   if (out) {
+    if (fmt == TOPO_FMT_TEXT) fprintf(out, "Source: %s\n", origin);
     if (topo_write(sys, chs, fmt, out) != xcclSuccess) {
       fprintf(stderr, "xccl-topo: %s\n", err_last());
       rc = 1;

@@ -441,8 +441,22 @@ static int comm_oversubscribed(const struct xcclComm *comm) {
   return local > cores;
 }
 
+/* XCCL_TOPO_FILE (or NCCL_TOPO_FILE) names the topology the user wants: one
+ * that cannot be read or parsed fails init, with the file, the line and the
+ * reason, instead of running as if it were unset. (The live machine's, when
+ * no file is set, is read only where there is a choice to make, and its
+ * failure means "no topology".) */
+static xcclResult_t comm_check_topo_file(void) {
+  if (!config_str(CFG_TOPO_FILE)[0]) return xcclSuccess;
+  topo_system_t *sys = NULL;
+  TRY(topo_system_load(&sys));
+  topo_system_free(sys);
+  return xcclSuccess;
+}
+
 /* What this rank's own settings and build refuse, before it meets the others. */
 static xcclResult_t comm_own_checks(struct xcclComm *comm) {
+  TRY(comm_check_topo_file());
   if (config_bool(CFG_CHECKSUM) && !slot_checksum_available())
     return err_set(xcclInvalidUsage, LOG_INIT,
                    "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "

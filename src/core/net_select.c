@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "config.h"
 #include "ifname.h"
 #include "log.h"
 #include "topo.h"
@@ -81,9 +82,24 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
     free(props);
     return err_set(xcclSystemError, LOG_INIT, "out of memory for %d network devices", ndev);
   }
-  /* The topology only when there is a choice to make: loading it costs. */
+  /* The topology only when there is a choice to make: loading it costs. A
+   * file the user named that fails fails init (comm_own_checks read it
+   * already; it may have changed since); the live machine's failing means
+   * no topology, said at INFO only. */
   topo_system_t *sys = NULL;
-  if (topo_system_load(&sys) != xcclSuccess) sys = NULL;
+  int from_file = config_str(CFG_TOPO_FILE)[0] != 0;
+  if (!from_file) err_quiet(1);
+  xcclResult_t tres = topo_system_load(&sys);
+  if (!from_file) err_quiet(0);
+  if (tres != xcclSuccess && from_file) {
+    free(numa);
+    free(props);
+    return tres;
+  }
+  if (tres != xcclSuccess) {
+    INFO(INIT, "no topology of this machine (%s): NUMA domains of the network devices from sysfs only", err_last());
+    sys = NULL;
+  }
   for (int d = 0; d < ndev; d++) {
     if (comm->net->get_properties(d, &props[d]) != xcclSuccess) snprintf(props[d].name, sizeof(props[d].name), "%d", d);
     numa[d] = net_dev_numa(sys, &props[d]);

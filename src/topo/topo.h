@@ -48,18 +48,38 @@ const char *topo_path_name(topo_path_type_t t); /* "X", "NVL", ... "NET", "-" */
 
 /* ---- Loading ----------------------------------------------------------- */
 
-/* The communicator's entry point: XCCL_TOPO_FILE when set, else the live
- * machine. On success *sys_p owns a new system (free with
- * topo_system_free); on failure *sys_p is left alone. */
+/* Files are read as vendors and users ship them: what has a sensible
+ * reading (an NVLink to the GPU itself or to a bus id the file lacks, GPU dev
+ * numbers with gaps, unknown attributes and elements, a dump of several
+ * hosts, another <system> after the first) loads, with a warning naming the
+ * file and line, logged at WARN once per load (at most TOPO_WARN_KEPT lines
+ * of topo_graph.h, then "and N more"). What has none (not XML, no <system>
+ * or <topology>, a value that does not parse, a GPU without a bus id) fails
+ * with the file, the line and the rule. */
+
+/* The communicator's entry point: XCCL_TOPO_FILE (or its alias
+ * NCCL_TOPO_FILE) when set, else the live machine. A file that cannot be
+ * read or parsed is an error ("XCCL_TOPO_FILE: " + the reason, xcclSystemError
+ * when it cannot be opened or read, else xcclInvalidArgument), for the
+ * caller to fail on. A source's warnings are logged at WARN the first time
+ * this process loads it, at INFO after. On success *sys_p owns a new system
+ * (free with topo_system_free); on failure *sys_p is left alone. */
 xcclResult_t topo_system_load(topo_system_t **sys_p);
 /* Reads a file; the kind is told by its root element (<topology> = hwloc,
- * <system> = NCCL). */
+ * <system> = NCCL). Its warnings are logged at WARN. */
 xcclResult_t topo_system_load_file(const char *path, topo_system_t **sys_p);
 /* The same from memory (len bytes, need not be NUL-terminated); name is for
  * messages. */
 xcclResult_t topo_system_load_buffer(const char *data, size_t len, const char *name,
                                      topo_system_t **sys_p);
-/* hwloc on this machine, plus NVML and sysfs. */
+/* hwloc on this machine, plus NVML and sysfs. GPUs are numbered as CUDA
+ * numbers them: NVIDIA GPUs in PCI bus id order (CUDA_DEVICE_ORDER=PCI_BUS_ID,
+ * and CUDA's default on machines of one GPU model), then CUDA_VISIBLE_DEVICES
+ * applied (indices, or GPU-UUID prefixes where NVML gave hwloc the UUIDs):
+ * the GPUs it lists, in its order, the others left out; an entry that names
+ * no GPU ends the list, as in CUDA, with a warning. A machine where hwloc
+ * sees no PCI device (VMs, containers without /sys/bus/pci) gives CPUs only,
+ * with one warning; it fails only when hwloc cannot start. */
 xcclResult_t topo_system_load_live(topo_system_t **sys_p);
 void topo_system_free(topo_system_t *sys); /* NULL is fine */
 
@@ -69,7 +89,8 @@ int topo_ngpus(const topo_system_t *sys);
 int topo_nnics(const topo_system_t *sys);
 int topo_nnuma(const topo_system_t *sys); /* CPU nodes = NUMA domains */
 /* NUMA domain of NIC i (-1 unknown); GPUs are numbered in PCI bus id
- * order, NICs in bus id then name order. */
+ * order (live: CUDA's order, see topo_system_load_live), NICs in bus id then
+ * name order. */
 int topo_nic_numa(const topo_system_t *sys, int nic);
 /* Bus id text of GPU i ("0000:13:00.0"), "" when unknown; buf >= 32 bytes. */
 const char *topo_gpu_busid(const topo_system_t *sys, int gpu, char *buf, size_t len);

@@ -34,6 +34,7 @@ void topo_system_free(topo_system_t *sys) {
   free(sys->nodes);
   free(sys->gpus);
   free(sys->nics);
+  free(sys->warn_text.data);
   free(sys);
 }
 
@@ -69,6 +70,7 @@ int topo_graph_add_node(topo_system_t *sys, topo_node_type_t t, int parent) {
   n->dev = n->sm = n->rank = n->gdr = -1;
   n->port = n->nic_dev = n->maxconn = n->nic_gdr = -1;
   n->index = -1;
+  n->order = -1;
   return sys->nnodes++;
 }
 
@@ -226,11 +228,14 @@ char *topo_node_label(const topo_system_t *sys, int i, char *buf, size_t len) {
   return buf;
 }
 
-/* GPUs and NICs by bus id (unknown last), NICs then by name, then as added. */
+/* GPUs and NICs by order when set (ordered ones first), then by bus id
+ * (unknown last), NICs then by name, then as added. */
 static int cmp_dev(const void *pa, const void *pb, void *ctx) {
   const topo_system_t *sort_sys = ctx;
   int a = *(const int *)pa, b = *(const int *)pb;
   const topo_node_t *x = &sort_sys->nodes[a], *y = &sort_sys->nodes[b];
+  unsigned ox = (unsigned)x->order, oy = (unsigned)y->order; /* -1 sorts last */
+  if (ox != oy) return ox < oy ? -1 : 1;
   uint64_t bx = (uint64_t)x->busid, by = (uint64_t)y->busid; /* -1 sorts last */
   if (bx != by) return bx < by ? -1 : 1;
   int c = strcmp(x->name, y->name);
@@ -311,6 +316,66 @@ xcclResult_t topo_graph_finalize(topo_system_t *sys) {
     for (int l = 0; l < sys->nodes[i].nlinks; l++) sys->nodes[i].links[l].gid = gid++;
   sys->nlinks_total = gid;
   return topo_paths_compute(sys);
+}
+
+xcclResult_t topo_graph_remove_node(topo_system_t *sys, int n) {
+  if (n < 0 || n >= sys->nnodes || sys->gpus || sys->nics)
+    return err_set(xcclInternalError, LOG_TOPO, "%s: cannot remove node %d", sys->source, n);
+  for (int i = 0; i < sys->nnodes; i++)
+    if (sys->nodes[i].parent == n)
+      return err_set(xcclInternalError, LOG_TOPO, "%s: node %d to remove has children", sys->source, n);
+  free(sys->nodes[n].links);
+  free(sys->nodes[n].affinity);
+  memmove(&sys->nodes[n], &sys->nodes[n + 1], (size_t)(sys->nnodes - n - 1) * sizeof(sys->nodes[0]));
+  sys->nnodes--;
+  for (int i = 0; i < sys->nnodes; i++) {
+    topo_node_t *x = &sys->nodes[i];
+    if (x->parent > n) x->parent--;
+    int k = 0;
+    for (int l = 0; l < x->nlinks; l++) {
+      if (x->links[l].peer == n) continue;
+      x->links[k] = x->links[l];
+      if (x->links[k].peer > n) x->links[k].peer--;
+      k++;
+    }
+    x->nlinks = k;
+  }
+  if (sys->nvs == n) sys->nvs = -1;
+  else if (sys->nvs > n) sys->nvs--;
+  if (sys->net == n) sys->net = -1;
+  else if (sys->net > n) sys->net--;
+  return xcclSuccess;
+}
+
+/* ---- warnings ---- */
+
+void topo_graph_warn(topo_system_t *sys, const char *fmt, ...) {
+  if (sys->nwarnings++ >= TOPO_WARN_KEPT) return;
+  char line[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  for (char *p = line; *p; p++)
+    if (*p == '\n') *p = ' ';
+  topo_buf_printf(&sys->warn_text, "%s\n", line);
+}
+
+void topo_graph_log_warnings(const topo_system_t *sys, int quiet) {
+  const char *p = sys->warn_text.data;
+  int shown = 0;
+  while (p && *p && shown < TOPO_WARN_KEPT) {
+    const char *nl = strchr(p, '\n');
+    int len = nl ? (int)(nl - p) : (int)strlen(p);
+    if (quiet) INFO(TOPO, "%.*s (as before)", len, p);
+    else WARN(TOPO, "%.*s", len, p);
+    shown++;
+    p += len + (nl != NULL);
+  }
+  if (sys->nwarnings > shown) {
+    if (quiet) INFO(TOPO, "%s: and %d more warnings like these", sys->source, sys->nwarnings - shown);
+    else WARN(TOPO, "%s: and %d more warnings like these", sys->source, sys->nwarnings - shown);
+  }
 }
 
 /* ---- text buffers ---- */

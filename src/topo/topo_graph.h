@@ -8,8 +8,8 @@
  * tree (node.parent), which the XML dump and the text picture follow.
  *
  * Loaders add nodes and links with the functions below and call
- * topo_graph_finalize() once: it checks the graph, numbers GPUs (PCI bus id
- * order) and NICs, adds the inter-socket and network links, and computes the
+ * topo_graph_finalize() once: it checks the graph, numbers GPUs (CUDA's
+ * order where the live loader set it, else PCI bus id order) and NICs, adds the inter-socket and network links, and computes the
  * paths. Nothing here is thread-safe; a finished system is read-only.
  */
 #ifndef XCCL_TOPO_GRAPH_H
@@ -66,6 +66,8 @@ typedef struct {
   int dev, sm, rank, gdr; /* -1 unknown */
   int has_gpu_elem;       /* the source described the GPU itself, not only its PCI class */
   char gpu_vendor[16];    /* "nvidia", "amd" */
+  char uuid[48];          /* NVML's "GPU-..." when the source gives it, else "" */
+  int order;              /* GPUs: numbered by this first when >= 0 (CUDA's order), then by bus id; -1 */
 
   /* NIC: one network port (a PCI function may carry several). */
   char name[64];
@@ -85,6 +87,13 @@ typedef struct {
 
 struct topo_paths;
 
+/* Growable text buffer used by the dumpers. */
+typedef struct {
+  char *data;
+  size_t len, cap;
+  int oom;
+} topo_buf_t;
+
 struct topo_system {
   topo_node_t *nodes;
   int nnodes, cap;
@@ -103,7 +112,13 @@ struct topo_system {
   struct topo_excluded_s {
     char name[64], why[64];
   } excluded[TOPO_MAX_EXCLUDED];
+  /* What the loader read leniently (topo_graph_warn): the first
+   * TOPO_WARN_KEPT sentences, one per line, and how many there were. */
+  topo_buf_t warn_text;
+  int nwarnings;
 };
+
+#define TOPO_WARN_KEPT 8 /* sentences kept, and logged, per load; the rest are counted */
 
 /* Adds a node of type t (zeroed, every "unknown" field at -1); returns its
  * index or -1 after err_set when the graph is full or memory is out. */
@@ -116,6 +131,18 @@ xcclResult_t topo_graph_add_link(topo_system_t *sys, int a, int b, topo_link_typ
 topo_system_t *topo_graph_new(const char *source);
 /* Checks, numbers GPUs and NICs, adds SYS and NET links, computes paths. */
 xcclResult_t topo_graph_finalize(topo_system_t *sys);
+/* Removes node n, which must be a leaf of the tree (no node's parent), with
+ * every link to it; the nodes after it move down one index (parents, link
+ * peers and sys->nvs follow). Before finalize only. */
+xcclResult_t topo_graph_remove_node(topo_system_t *sys, int n);
+
+/* Records one warning about the source: a sentence naming the file and line
+ * where there is one, and what was done instead of refusing ("...: ignored").
+ * Kept in sys (the first TOPO_WARN_KEPT) and counted; nothing is logged. */
+void topo_graph_warn(topo_system_t *sys, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Logs the warnings recorded, at most TOPO_WARN_KEPT lines then "and N more":
+ * at WARN, or at INFO when quiet (a file whose warnings were logged before). */
+void topo_graph_log_warnings(const topo_system_t *sys, int quiet);
 /* The link a->b of type t, or NULL. */
 topo_link_t *topo_graph_find_link(topo_system_t *sys, int a, int b, topo_link_type_t t);
 /* The node with this bus id among PCI, GPU and NIC nodes, or -1. */
@@ -143,12 +170,6 @@ const char *topo_link_type_name(topo_link_type_t t);
 /* A short name for messages: "GPU 3 (0000:13:00.0)", "NIC mlx5_0", "CPU 1". */
 char *topo_node_label(const topo_system_t *sys, int n, char *buf, size_t len);
 
-/* Growable text buffer used by the dumpers. */
-typedef struct {
-  char *data;
-  size_t len, cap;
-  int oom;
-} topo_buf_t;
 void topo_buf_printf(topo_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s with &<>"' escaped for XML (and control bytes dropped). */
 void topo_buf_xml_escaped(topo_buf_t *b, const char *s);

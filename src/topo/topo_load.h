@@ -3,7 +3,9 @@
  *
  * Each reads one kind of source into a new, finalized system (*sys_p, only
  * on success) or fails with a sentence recorded by err_set that names the
- * source and, for files, the line or element at fault.
+ * source and, for files, the line or element at fault. What they read
+ * leniently is recorded in the system (topo_graph_warn) for the caller to
+ * log, once per load (topo_system.c).
  */
 #ifndef XCCL_TOPO_LOAD_H
 #define XCCL_TOPO_LOAD_H

@@ -9,7 +9,9 @@
  * switch's upstream and downstream ports merged into one node (ports of one
  * switch share vendor:device). Host bridges are the CPU node itself. NVLinks
  * come from hwloc's "NVLinkBandwidth" distances (MB/s), the NVSwitches in it
- * merged into one fabric node.
+ * merged into one fabric node. No PCI device at all (VMs, containers) gives
+ * the CPUs alone, with a warning; CUDA_VISIBLE_DEVICES is applied to the live
+ * machine (topo.h, topo_system_load_live).
  */
 #include <errno.h>
 #include <hwloc.h>
@@ -19,7 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "config.h"
 #include "error.h"
 #include "log.h"
 #include "topo_constants.h"
@@ -224,6 +228,8 @@ static xcclResult_t add_device(hw_ctx_t *c, hwloc_obj_t o, int kind) {
         x->dev = d;
       const char *m = hwloc_obj_get_info_by_name(k, "GPUModel");
       if (x->sm < 0 && m) x->sm = topo_guess_sm(m, x->device);
+      const char *u = hwloc_obj_get_info_by_name(k, "NVIDIAUUID"); /* hwloc's NVML backend */
+      if (!x->uuid[0] && u) snprintf(x->uuid, sizeof(x->uuid), "%s", u);
     } else if (k->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !ibdev) {
       ibdev = k->name;
     } else if (k->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !netdev) {
@@ -329,6 +335,10 @@ static xcclResult_t from_hwloc(hwloc_topology_t topo, const char *source, int li
     int kind = pci_kind(o);
     if (kind == 'G' || kind == 'N') res = add_device(&c, o, kind);
   }
+  if (res == xcclSuccess && !hwloc_get_next_pcidev(topo, NULL))
+    topo_graph_warn(c.sys, "%s: hwloc shows no PCI device (a VM or container whose PCI tree it cannot see: virtio, "
+                    "no /sys/bus/pci links; or an export without I/O): the graph is flat, its CPUs without GPUs or "
+                    "NICs", source);
   if (res == xcclSuccess) res = add_nvlinks(&c);
   if (res != xcclSuccess) {
     topo_system_free(c.sys);
@@ -612,6 +622,77 @@ out:
   return res;
 }
 
+/* One entry of CUDA_VISIBLE_DEVICES: the index among phys[] (NVIDIA GPUs in
+ * bus id order) it names, or -1. A decimal index, or "GPU-" and a prefix of
+ * one GPU's UUID (known when hwloc's NVML backend gave it). */
+static int visible_entry(const topo_system_t *sys, const int *phys, int nphys, const char *tok) {
+  if (*tok >= '0' && *tok <= '9') {
+    char *end;
+    long v = strtol(tok, &end, 10);
+    return *end == 0 && v < nphys ? (int)v : -1;
+  }
+  if (strncmp(tok, "GPU-", 4) != 0 || !tok[4]) return -1; /* MIG-... and anything else */
+  int found = -1;
+  for (int i = 0; i < nphys; i++) {
+    if (strncasecmp(sys->nodes[phys[i]].uuid, tok, strlen(tok)) != 0) continue;
+    if (found >= 0) return -1; /* ambiguous, as CUDA takes it */
+    found = i;
+  }
+  return found;
+}
+
+static int cmp_int_desc(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x < y) - (x > y);
+}
+
+static int cmp_node_busid(const void *a, const void *b, void *ctx) {
+  const topo_system_t *sys = ctx;
+  int64_t x = sys->nodes[*(const int *)a].busid, y = sys->nodes[*(const int *)b].busid;
+  return (x > y) - (x < y);
+}
+
+/* CUDA_VISIBLE_DEVICES on the live machine (before finalize): the NVIDIA GPUs
+ * it lists get CUDA's numbers in its order (order and dev), the others are
+ * left out of the graph. As in CUDA, an entry that names no GPU (out of
+ * range, repeated, an unknown UUID, MIG-...) ends the list there. Other
+ * vendors' GPUs are kept, numbered after. */
+static xcclResult_t apply_cuda_visible(topo_system_t *sys, const char *cvd) {
+  int phys[TOPO_MAX_DEVICES], nphys = 0;
+  for (int i = 0; i < sys->nnodes && nphys < TOPO_MAX_DEVICES; i++)
+    if (sys->nodes[i].type == TOPO_GPU && strcmp(sys->nodes[i].gpu_vendor, "nvidia") == 0) phys[nphys++] = i;
+  if (nphys == 0) return xcclSuccess;
+  qsort_r(phys, (size_t)nphys, sizeof(int), cmp_node_busid, sys);
+  char list[512];
+  snprintf(list, sizeof(list), "%s", cvd);
+  int nvis = 0, keep[TOPO_MAX_DEVICES] = {0};
+  char *save = NULL;
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ') tok++;
+    for (char *e = tok + strlen(tok); e > tok && e[-1] == ' ';) *--e = 0;
+    int p = visible_entry(sys, phys, nphys, tok);
+    if (p < 0 || keep[p]) {
+      topo_graph_warn(sys, "CUDA_VISIBLE_DEVICES=%s: '%s' is not one of the %d NVIDIA GPUs hwloc shows%s, or is "
+                      "listed twice: as in CUDA, it and the entries after it are left out", cvd, tok, nphys,
+                      strncmp(tok, "GPU-", 4) == 0 ? " (by UUID prefix, unique)" : "");
+      break;
+    }
+    keep[p] = 1;
+    sys->nodes[phys[p]].order = nvis;
+    sys->nodes[phys[p]].dev = nvis;
+    nvis++;
+  }
+  INFO(TOPO, "CUDA_VISIBLE_DEVICES=%s: %d of the %d NVIDIA GPUs visible", cvd, nvis, nphys);
+  /* Highest node index first, so that the indices still to remove stay valid. */
+  int drop[TOPO_MAX_DEVICES], ndrop = 0;
+  for (int p = 0; p < nphys; p++)
+    if (!keep[p]) drop[ndrop++] = phys[p];
+  qsort(drop, (size_t)ndrop, sizeof(int), cmp_int_desc);
+  for (int i = 0; i < ndrop; i++) TRY(topo_graph_remove_node(sys, drop[i]));
+  if (sys->nvs >= 0 && sys->nodes[sys->nvs].nlinks == 0) TRY(topo_graph_remove_node(sys, sys->nvs));
+  return xcclSuccess;
+}
+
 xcclResult_t topo_load_hwloc_live(topo_system_t **sys_p) {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) < 0) return err_set(xcclSystemError, LOG_TOPO, "hwloc_topology_init failed");
@@ -636,7 +717,9 @@ xcclResult_t topo_load_hwloc_live(topo_system_t **sys_p) {
   int gpus = 0;
   for (int i = 0; i < sys->nnodes; i++) gpus += sys->nodes[i].type == TOPO_GPU;
   if (!sys->nvlink_data && gpus > 0) topo_nvml_add_links(sys);
-  res = topo_graph_finalize(sys);
+  const char *cvd = config_foreign_env("CUDA_VISIBLE_DEVICES");
+  res = cvd ? apply_cuda_visible(sys, cvd) : xcclSuccess;
+  if (res == xcclSuccess) res = topo_graph_finalize(sys);
   if (res != xcclSuccess) topo_system_free(sys);
   else *sys_p = sys;
 out:

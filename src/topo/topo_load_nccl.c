@@ -6,10 +6,20 @@
  * only, a device's kind told by its PCI class, or nothing at all). A <pci>
  * holding a <gpu> or of a display/accelerator class is a GPU; one holding a
  * <nic> (one NIC per <net>) or of a network class is a NIC; any other is a
- * switch or bridge. Unknown elements are skipped; a known element in the
- * wrong place, an attribute that does not parse or is out of range, a bus id
- * named twice, an NVLink to itself: each is an error naming the element and
- * its line.
+ * switch or bridge.
+ *
+ * Read leniently, each with a warning naming the line (topo_graph_warn):
+ * an NVLink to the GPU itself, to a NIC, to a GPU bus id the file lacks or
+ * without a target (ignored); GPU dev numbers that are not 0..N-1 once each
+ * (GPUs are numbered by bus id anyway); a GPU with NVLinks but no sm (the
+ * default NVLink speed); an element or attribute NCCL does not write
+ * (skipped); the <cpu>s of other hosts in a multi-host dump (host_hash
+ * differing from the first <cpu>'s: only the first host is read, as NCCL
+ * reads its own host's; a <cpu> without host_hash is taken as the first
+ * host's); another <system> after the first (read the first).
+ * Refused, naming the element and its line: a known element in the wrong
+ * place, an attribute that does not parse or is out of range, a <pci> without
+ * a bus id, a bus id named twice.
  */
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -33,10 +43,16 @@ typedef struct {
 } pending_nvlink_t;
 
 typedef struct {
+  int dev, line;
+} gpu_dev_t;
+
+typedef struct {
   topo_system_t *sys;
   const char *name;
   pending_nvlink_t *nvl;
   int nnvl, capnvl;
+  gpu_dev_t devs[TOPO_MAX_DEVICES]; /* the <gpu dev=...> read, for the gaps warning */
+  int ndevs;
 } nccl_ctx_t;
 
 static const char *xattr(xmlNode *n, const char *name, char *buf, size_t len) {
@@ -208,6 +224,14 @@ static xcclResult_t read_gpu(nccl_ctx_t *c, xmlNode *g, int node) {
   c->sys->nvlink_data = 1;
   TRY(attr_int(c, g, "dev", -1, 1 << 20, -1, &v));
   c->sys->nodes[node].dev = (int)v;
+  if (v >= 0 && c->ndevs < TOPO_MAX_DEVICES) c->devs[c->ndevs++] = (gpu_dev_t){(int)v, (int)xmlGetLineNo(g)};
+  int nvlinks = 0;
+  for (xmlNode *k = g->children; k; k = k->next) nvlinks += is_elem(k, "nvlink");
+  if (nvlinks && !xmlHasProp(g, (const xmlChar *)"sm")) {
+    char b[32];
+    topo_graph_warn(c->sys, "%s:%d: GPU %s has NVLinks but no sm (compute capability): each NVLink taken as %.0f GB/s",
+                    c->name, (int)xmlGetLineNo(g), topo_busid_format(x->busid, b, sizeof(b)), topo_nvlink_bw(-1));
+  }
   TRY(attr_int(c, g, "sm", -1, 10000, -1, &v));
   c->sys->nodes[node].sm = (int)v;
   TRY(attr_int(c, g, "rank", -1, 1 << 30, -1, &v));
@@ -222,7 +246,10 @@ static xcclResult_t read_gpu(nccl_ctx_t *c, xmlNode *g, int node) {
     TRY(attr_int(c, k, "tclass", -1, 0xffffff, -1, &tclass));
     int64_t target = -1;
     if (tclass != 0x068001) {
-      if (!xattr(k, "target", tb, sizeof(tb))) return bad(c, k, "target", "", "missing");
+      if (!xattr(k, "target", tb, sizeof(tb))) {
+        topo_graph_warn(c->sys, "%s:%d: <nvlink> without a target: ignored", c->name, (int)xmlGetLineNo(k));
+        continue;
+      }
       target = topo_busid_parse(tb);
       if (target < 0) return bad(c, k, "target", tb, "not a PCI bus id");
     }
@@ -371,17 +398,26 @@ static xcclResult_t resolve_nvlinks(nccl_ctx_t *c) {
       TRY(topo_graph_add_link(sys, p->gpu, topo_graph_cpu_of(sys, p->gpu), TOPO_LINK_NVL, p->count * per, p->count));
       continue;
     }
-    if (p->target == g->busid)
-      return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: GPU %s has an NVLink to itself", c->name, p->line,
-                     topo_busid_format(g->busid, b, sizeof(b)));
+    if (p->target == g->busid) { /* seen in files a cloud ships for its VMs */
+      topo_graph_warn(sys, "%s:%d: GPU %s has an NVLink to itself: ignored", c->name, p->line,
+                      topo_busid_format(g->busid, b, sizeof(b)));
+      continue;
+    }
     int t = topo_graph_find_busid(sys, p->target);
     if (t >= 0 && sys->nodes[t].type == TOPO_GPU && p->tclass != 0x068000) {
       TRY(set_nvlink(sys, p->gpu, t, p->count, per));
       continue;
     }
-    if (t >= 0 && sys->nodes[t].type == TOPO_NIC)
-      return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: NVLink target %s is a NIC", c->name, p->line,
-                     topo_busid_format(p->target, b, sizeof(b)));
+    if (t >= 0 && sys->nodes[t].type == TOPO_NIC) {
+      topo_graph_warn(sys, "%s:%d: NVLink target %s is a NIC: ignored", c->name, p->line,
+                      topo_busid_format(p->target, b, sizeof(b)));
+      continue;
+    }
+    if (t < 0 && topo_class_is_gpu(p->tclass)) { /* a GPU cut out of the file, or a typo */
+      topo_graph_warn(sys, "%s:%d: NVLink to GPU %s, which is not in the file: ignored", c->name, p->line,
+                      topo_busid_format(p->target, b, sizeof(b)));
+      continue;
+    }
     if (sys->nvs < 0) {
       int nv = topo_graph_add_node(sys, TOPO_NVS, -1);
       if (nv < 0) return xcclInvalidArgument;
@@ -393,26 +429,165 @@ static xcclResult_t resolve_nvlinks(nccl_ctx_t *c) {
   return xcclSuccess;
 }
 
+/* The elements NCCL writes, with the attributes NCCL or xccl's own dump give
+ * them; attrs NULL: an element NCCL writes that xccl does not read, skipped
+ * whole without a word. */
+static const struct {
+  const char *elem, *attrs;
+} known_elems[] = {
+    {"system", " version "},
+    {"cpu", " numaid affinity affinity_offset arch vendor familyid modelid host_hash package "},
+    {"pci", " busid class vendor device subsystem_vendor subsystem_device link_speed link_width "},
+    {"gpu", " dev sm rank gdr mlopart "},
+    {"nvlink", " target count tclass "},
+    {"nic", " "},
+    {"net", " name dev speed port latency guid maxconn gdr coll rail plane net keep "},
+    {"pcilink", NULL},
+    {"c2c", NULL},
+    {"gin", NULL},
+    {"rma", NULL},
+};
+
+/* Warns about each element and attribute the reader would pass over
+ * silently: a typo, or something a newer NCCL writes. */
+static void check_names(nccl_ctx_t *c, xmlNode *n, int depth) {
+  for (; n && depth <= 64; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE) continue;
+    size_t i = 0, nk = sizeof(known_elems) / sizeof(known_elems[0]);
+    while (i < nk && strcmp((const char *)n->name, known_elems[i].elem) != 0) i++;
+    if (i == nk) {
+      topo_graph_warn(c->sys, "%s:%d: <%.64s> is not an element of NCCL's topology XML: skipped", c->name,
+                      (int)xmlGetLineNo(n), (const char *)n->name);
+      continue;
+    }
+    if (!known_elems[i].attrs) continue;
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+      char key[80];
+      snprintf(key, sizeof(key), " %.70s ", (const char *)a->name);
+      if (!strstr(known_elems[i].attrs, key))
+        topo_graph_warn(c->sys, "%s:%d: <%s %.64s=...>: not an attribute NCCL writes: ignored", c->name,
+                        (int)xmlGetLineNo(n), (const char *)n->name, (const char *)a->name);
+    }
+    check_names(c, n->children, depth + 1);
+  }
+}
+
+static int cmp_gpu_dev(const void *a, const void *b) {
+  const gpu_dev_t *x = a, *y = b;
+  return x->dev != y->dev ? (x->dev > y->dev) - (x->dev < y->dev) : (x->line > y->line) - (x->line < y->line);
+}
+
+/* CUDA numbers a machine's GPUs 0..N-1: other dev numbers are a file cut
+ * from a larger machine, or edited; GPUs are numbered by bus id anyway. */
+static void check_devs(nccl_ctx_t *c) {
+  qsort(c->devs, (size_t)c->ndevs, sizeof(c->devs[0]), cmp_gpu_dev);
+  int first_bad = -1;
+  for (int i = 0; i < c->ndevs && first_bad < 0; i++)
+    if (c->devs[i].dev != i) first_bad = i;
+  if (first_bad < 0) return;
+  char list[160];
+  size_t o = 0;
+  int i = 0;
+  for (; i < c->ndevs && o < sizeof(list) - 16; i++)
+    o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%d", i ? " " : "", c->devs[i].dev);
+  if (i < c->ndevs) snprintf(list + o, sizeof(list) - o, " ...");
+  topo_graph_warn(c->sys, "%s:%d: GPU dev numbers %s are not 0..%d, each once: accepted (GPUs are numbered by bus id)",
+                  c->name, c->devs[first_bad].line, list, c->ndevs - 1);
+}
+
+/* The end of the first <system>, when more markup follows it (several dumps
+ * in one file): the offset just after its "</system>", 0 otherwise. */
+static size_t first_system_end(const char *data, size_t len) {
+  static const char tag[] = "</system";
+  for (size_t i = 0; i + sizeof(tag) - 1 <= len; i++) {
+    if (memcmp(data + i, tag, sizeof(tag) - 1) != 0) continue;
+    size_t j = i + sizeof(tag) - 1;
+    while (j < len && (data[j] == ' ' || data[j] == '\t' || data[j] == '\r' || data[j] == '\n')) j++;
+    if (j >= len || data[j] != '>') return 0;
+    size_t end = ++j;
+    while (j < len && (data[j] == ' ' || data[j] == '\t' || data[j] == '\r' || data[j] == '\n')) j++;
+    return j < len && data[j] == '<' ? end : 0;
+  }
+  return 0;
+}
+
+static int line_at(const char *data, size_t off) {
+  int line = 1;
+  for (size_t i = 0; i < off; i++) line += data[i] == '\n';
+  return line;
+}
+
+/* Reads the <cpu>s under the root. A dump of several hosts (NCCL writes one
+ * for a multi-node NVLink domain, each <cpu> with its host's host_hash): the
+ * first host's <cpu>s are read, the others' skipped with one warning. */
+static xcclResult_t read_root(nccl_ctx_t *c, xmlNode *root) {
+  unsigned long long host = 0;
+  int have_host = 0, skipped = 0, skip_line = 0;
+  char first[40] = "", others[160] = "";
+  for (xmlNode *k = root->children; k; k = k->next) {
+    if (is_elem(k, "cpu")) {
+      char hh[40];
+      if (xattr(k, "host_hash", hh, sizeof(hh)) && hh[0]) {
+        unsigned long long h = strtoull(hh, NULL, 16);
+        if (!have_host) {
+          host = h, have_host = 1;
+          snprintf(first, sizeof(first), "%s", hh);
+        } else if (h != host) {
+          if (!skipped++) skip_line = (int)xmlGetLineNo(k);
+          if (!strstr(others, hh) && strlen(others) + strlen(hh) + 8 < sizeof(others))
+            snprintf(others + strlen(others), sizeof(others) - strlen(others), "%s%s", others[0] ? ", " : "", hh);
+          continue;
+        }
+      }
+      TRY(read_cpu(c, k));
+    } else if (is_elem(k, "pci") || is_elem(k, "gpu") || is_elem(k, "nic") || is_elem(k, "net")) {
+      return err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <%s> must be inside a <cpu>", c->name,
+                     (int)xmlGetLineNo(k), (const char *)k->name);
+    }
+  }
+  if (skipped)
+    topo_graph_warn(c->sys, "%s:%d: a dump of several hosts (host_hash %s, then %s): read the first host only, "
+                    "%d <cpu> of the others skipped", c->name, skip_line, first, others, skipped);
+  return xcclSuccess;
+}
+
 static void silent(void *ctx, xmlErrorPtr e) { (void)ctx, (void)e; }
 
 xcclResult_t topo_load_nccl_xml(const char *data, size_t len, const char *name, topo_system_t **sys_p) {
   xcclResult_t res = xcclSuccess;
-  nccl_ctx_t c = {.name = name};
+  nccl_ctx_t *cp = calloc(1, sizeof(*cp));
+  if (!cp) return err_set(xcclSystemError, LOG_TOPO, "%s: out of memory", name);
+  nccl_ctx_t *c = cp;
+  c->name = name;
   xmlInitParser();
   xmlSetStructuredErrorFunc(NULL, silent);
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt) return err_set(xcclSystemError, LOG_TOPO, "%s: cannot create an XML parser", name);
+  if (!ctxt) {
+    free(cp);
+    return err_set(xcclSystemError, LOG_TOPO, "%s: cannot create an XML parser", name);
+  }
   if (len > INT32_MAX) len = 0;
-  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, data, (int)len, name, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
+  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, data, (int)len, name, NULL, opts);
+  int second_line = 0;
   if (!doc) {
     xmlErrorPtr e = xmlCtxtGetLastError(ctxt);
-    res = err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: not well-formed XML: %s", name, e ? e->line : 0,
-                  e && e->message ? e->message : "parse error");
-    char *nl = strrchr(err_last(), '\n');
-    if (nl && nl[1] == 0) *nl = 0;
-    xmlFreeParserCtxt(ctxt);
-    return res;
+    char why[300];
+    int line = e ? e->line : 0;
+    snprintf(why, sizeof(why), "%s", e && e->message ? e->message : "parse error");
+    size_t cut = first_system_end(data, len);
+    if (cut && (doc = xmlCtxtReadMemory(ctxt, data, (int)cut, name, NULL, opts)) != NULL) {
+      size_t j = cut;
+      while (j < len && data[j] != '<') j++;
+      second_line = line_at(data, j);
+    } else {
+      res = err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: not well-formed XML: %s", name, line, why);
+      char *nl = strrchr(err_last(), '\n');
+      if (nl && nl[1] == 0) *nl = 0;
+      xmlFreeParserCtxt(ctxt);
+      free(cp);
+      return res;
+    }
   }
   xmlNode *root = xmlDocGetRootElement(doc);
   if (!root || strcmp((const char *)root->name, "system") != 0) {
@@ -422,30 +597,32 @@ xcclResult_t topo_load_nccl_xml(const char *data, size_t len, const char *name, 
   }
   char src[300];
   snprintf(src, sizeof(src), "%s (NCCL XML)", name);
-  c.sys = topo_graph_new(src);
-  if (!c.sys) {
+  c->sys = topo_graph_new(src);
+  if (!c->sys) {
     res = err_set(xcclSystemError, LOG_TOPO, "%s: out of memory", name);
     goto out;
   }
+  if (second_line)
+    topo_graph_warn(c->sys, "%s:%d: more after the first <system> (several dumps in one file?): read the first only",
+                    name, second_line);
   char ver[32];
   if (xattr(root, "version", ver, sizeof(ver)) && strcmp(ver, "1") != 0)
     INFO(TOPO, "%s: <system version=\"%s\">, read as version 1", name, ver);
-  for (xmlNode *k = root->children; k && res == xcclSuccess; k = k->next) {
-    if (is_elem(k, "cpu")) res = read_cpu(&c, k);
-    else if (is_elem(k, "pci") || is_elem(k, "gpu") || is_elem(k, "nic") || is_elem(k, "net"))
-      res = err_set(xcclInvalidArgument, LOG_TOPO, "%s:%d: <%s> must be inside a <cpu>", name, (int)xmlGetLineNo(k),
-                    (const char *)k->name);
-  }
-  if (res == xcclSuccess) res = resolve_nvlinks(&c);
-  if (res == xcclSuccess) res = topo_graph_finalize(c.sys);
+  check_names(c, root, 0);
+  res = read_root(c, root);
+  if (res == xcclSuccess) res = resolve_nvlinks(c);
+  if (res == xcclSuccess) check_devs(c);
+  if (res == xcclSuccess) res = topo_graph_finalize(c->sys);
 out:
-  free(c.nvl);
+  free(c->nvl);
   xmlFreeDoc(doc);
   xmlFreeParserCtxt(ctxt);
+  topo_system_t *sys = c->sys;
+  free(cp);
   if (res != xcclSuccess) {
-    topo_system_free(c.sys);
+    topo_system_free(sys);
     return res;
   }
-  *sys_p = c.sys;
+  *sys_p = sys;
   return xcclSuccess;
 }

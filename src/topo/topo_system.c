@@ -3,6 +3,7 @@
  * reading files, and what callers ask of a finished system.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ static int root_is(const char *data, size_t len, const char *name) {
   return 0;
 }
 
-xcclResult_t topo_system_load_buffer(const char *data, size_t len, const char *name, topo_system_t **sys_p) {
+static xcclResult_t load_buffer(const char *data, size_t len, const char *name, topo_system_t **sys_p) {
   if (!data || !sys_p) return err_set(xcclInvalidArgument, LOG_TOPO, "topo_system_load_buffer: NULL argument");
   if (!name) name = "(buffer)";
   if (len >= TOPO_MAX_FILE_BYTES)
@@ -42,7 +43,16 @@ xcclResult_t topo_system_load_buffer(const char *data, size_t len, const char *n
                  "%s: neither an hwloc XML export (<topology>) nor NCCL topology XML (<system>)", name);
 }
 
-xcclResult_t topo_system_load_file(const char *path, topo_system_t **sys_p) {
+xcclResult_t topo_system_load_buffer(const char *data, size_t len, const char *name, topo_system_t **sys_p) {
+  topo_system_t *sys = NULL;
+  TRY(load_buffer(data, len, name, &sys));
+  topo_graph_log_warnings(sys, 0);
+  *sys_p = sys;
+  return xcclSuccess;
+}
+
+/* Reads and loads a file; its warnings are left for the caller to log. */
+static xcclResult_t read_file(const char *path, topo_system_t **sys_p) {
   FILE *f = fopen(path, "rb");
   if (!f) return err_set(xcclSystemError, LOG_TOPO, "cannot open topology file %s: %s", path, strerror(errno));
   struct stat st;
@@ -69,22 +79,66 @@ xcclResult_t topo_system_load_file(const char *path, topo_system_t **sys_p) {
     return err_set(xcclSystemError, LOG_TOPO, "cannot read topology file %s", path);
   }
   data[len] = 0;
-  xcclResult_t res = topo_system_load_buffer(data, len, path, sys_p);
+  xcclResult_t res = load_buffer(data, len, path, sys_p);
   free(data);
   return res;
 }
 
-xcclResult_t topo_system_load_live(topo_system_t **sys_p) { return topo_load_hwloc_live(sys_p); }
+xcclResult_t topo_system_load_file(const char *path, topo_system_t **sys_p) {
+  topo_system_t *sys = NULL;
+  TRY(read_file(path, &sys));
+  topo_graph_log_warnings(sys, 0);
+  *sys_p = sys;
+  return xcclSuccess;
+}
+
+xcclResult_t topo_system_load_live(topo_system_t **sys_p) {
+  topo_system_t *sys = NULL;
+  TRY(topo_load_hwloc_live(&sys));
+  topo_graph_log_warnings(sys, 0);
+  *sys_p = sys;
+  return xcclSuccess;
+}
+
+/* The communicator loads the topology at every init (and more than once in
+ * one): the warnings about one source are logged at WARN the first time in
+ * the process, at INFO after. A file is the same while its path, inode, size
+ * and modification time are. */
+static pthread_mutex_t warned_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  int live;
+  char path[1024];
+  struct stat st;
+} warned;
+
+static int warned_before(const char *file) {
+  struct stat st;
+  int before = 0;
+  if (file && stat(file, &st) != 0) return 0;
+  pthread_mutex_lock(&warned_lock);
+  if (!file) {
+    before = warned.live;
+    warned.live = 1;
+  } else {
+    before = strcmp(warned.path, file) == 0 && warned.st.st_dev == st.st_dev && warned.st.st_ino == st.st_ino &&
+             warned.st.st_size == st.st_size && warned.st.st_mtime == st.st_mtime;
+    snprintf(warned.path, sizeof(warned.path), "%s", file);
+    warned.st = st;
+  }
+  pthread_mutex_unlock(&warned_lock);
+  return before;
+}
 
 xcclResult_t topo_system_load(topo_system_t **sys_p) {
   const char *file = config_str(CFG_TOPO_FILE);
   topo_system_t *sys = NULL;
   if (file[0]) {
-    xcclResult_t res = topo_system_load_file(file, &sys);
-    if (res != xcclSuccess) return err_prefix(res, "XCCL_TOPO_FILE");
+    xcclResult_t res = read_file(file, &sys);
+    if (res != xcclSuccess) return err_prefix(res, "%s", config_source(CFG_TOPO_FILE));
   } else {
-    TRY(topo_system_load_live(&sys));
+    TRY(topo_load_hwloc_live(&sys));
   }
+  if (sys->nwarnings) topo_graph_log_warnings(sys, warned_before(file[0] ? file : NULL));
   INFO(TOPO, "topology from %s: %d GPUs, %d NICs, %d NUMA domains%s", sys->source, sys->ngpus, sys->nnics,
        sys->ncpus, sys->nvs >= 0 ? ", NVSwitch" : "");
   *sys_p = sys;

@@ -30,7 +30,7 @@ trap cleanup EXIT
 ip netns add "$ns" || { echo "SKIPPED: ip netns add failed"; exit 77; }
 in_ns() {
   timeout -k 2 30 ip netns exec "$ns" env -u XCCL_SOCKET_IFNAME -u NCCL_SOCKET_IFNAME -u XCCL_ROOT -u NCCL_COMM_ID \
-    -u XCCL_SOCKET_FAMILY -u XCCL_DEBUG_FILE "$@"
+    -u XCCL_SOCKET_FAMILY -u XCCL_DEBUG_FILE -u XCCL_TOPO_FILE -u NCCL_TOPO_FILE "$@"
 }
 ip -n "$ns" link set lo up || exit 1
 ip -n "$ns" link add veth0 type veth peer name veth1 || { echo "SKIPPED: this kernel cannot make veth pairs"; exit 77; }

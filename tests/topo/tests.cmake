@@ -46,6 +46,28 @@ add_test(NAME topo_tool_nccl_graph COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT
   $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
 set_tests_properties(topo_tool_nccl_graph PROPERTIES LABELS "topo;unit" TIMEOUT 120)
 
+# Files as vendors ship them (issue 18): lenient readings with a warning
+# naming the line, no sensible reading refused with it, the live loader in
+# VMs (no PCI) and with CUDA_VISIBLE_DEVICES (hwloc reading an export through
+# HWLOC_XMLFILE); a topology file that cannot be read fails communicator init
+# on every rank; xccl-topo shows what the library would use.
+xccl_add_test(NAME topo_lenient SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_lenient.c
+  LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
+target_include_directories(topo_lenient PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+xccl_add_test(NAME topo_init_nonexistent TARGET test_topo_init SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_init.c
+  RANKS 2 ARGS SystemError "XCCL_TOPO_FILE: cannot open topology file /nonexistent.xml"
+  LABELS topo multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30;XCCL_TOPO_FILE=/nonexistent.xml")
+xccl_add_test(NAME topo_init_nccl_alias TARGET test_topo_init SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_init.c
+  RANKS 2 ARGS SystemError "NCCL_TOPO_FILE: cannot open topology file /nonexistent.xml"
+  LABELS topo multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=30;NCCL_TOPO_FILE=/nonexistent.xml")
+xccl_add_test(NAME topo_init_malformed TARGET test_topo_init SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_init.c
+  RANKS 2 ARGS InvalidArgument "XCCL_TOPO_FILE: " "nccl-malformed-busid-line7.xml:7: <pci busid=\"0000:1g:00.0\">: not a PCI bus id"
+  LABELS topo multiproc TIMEOUT 60
+  ENV "XCCL_TIMEOUT=30;XCCL_TOPO_FILE=${XCCL_TOPO_DATA}/lenient/nccl-malformed-busid-line7.xml")
+add_test(NAME topo_tool_env COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_tool_env.sh
+  $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
+set_tests_properties(topo_tool_env PROPERTIES LABELS "topo;unit" TIMEOUT 60)
+
 # Virtual network interfaces (issue 18): the name and sysfs rules
 # (src/base/ifname.c), the synthetic files of tests/data/topologies/virtual
 # and renamed saved machines (no channel on a virtual NIC), and xccl-topo's
