@@ -210,7 +210,15 @@ static void render_json(topo_buf_t *b, const topo_system_t *sys, const topo_chan
     else topo_buf_printf(b, "\"speed_gbps\": null");
     topo_buf_printf(b, ", \"rdma\": %s}", x->rdma ? "true" : "false");
   }
-  topo_buf_printf(b, "%s],\n  \"channels\": [", sys->nnics ? "\n  " : "");
+  topo_buf_printf(b, "%s],\n  \"excluded\": [", sys->nnics ? "\n  " : "");
+  for (int e = 0; e < topo_nexcluded(sys); e++) { /* interfaces no choice takes (topo_virtual.c) */
+    topo_buf_printf(b, "%s\n    {", e ? "," : "");
+    json_str(b, "name", topo_excluded_name(sys, e));
+    topo_buf_printf(b, ", ");
+    json_str(b, "why", topo_excluded_why(sys, e));
+    topo_buf_printf(b, "}");
+  }
+  topo_buf_printf(b, "%s],\n  \"channels\": [", topo_nexcluded(sys) ? "\n  " : "");
   for (int c = 0; chs && c < chs->nchannels; c++) {
     const topo_channel_t *ch = &chs->ch[c];
     topo_buf_printf(b, "%s\n    {\"gpus\": [", c ? "," : "");

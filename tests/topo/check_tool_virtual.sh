@@ -26,6 +26,8 @@ grep -q "Excluded" "$tmp/j.json" && fail "json got the text section"
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [n for n in d["nics"]] and len(d["nics"]) == 1, d["nics"]' \
     "$tmp/j.json" || fail "json does not parse, or has more than eno1"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); x={e["name"]: e["why"] for e in d["excluded"]}
+assert x.get("veth5a1c9e2") == "a veth pair end" and len(x) >= 3, x' "$tmp/j.json" || fail "json lacks the excluded list"
 fi
 "$tool" --file "$data/nccl/aws-p4d.24xlarge-a100-topo.xml" > "$tmp/plain" || fail "plain file"
 grep -q "Excluded" "$tmp/plain" && fail "a file without virtual interfaces has an Excluded section"
