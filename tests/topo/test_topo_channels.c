@@ -27,16 +27,7 @@
 #include "topo.h"
 #include "topo_fixtures.h"
 
-static topo_system_t *load(const char *dir, const char *file) {
-  char p[1100];
-  topo_system_t *sys = NULL;
-  snprintf(p, sizeof(p), "%s/%s", dir, file);
-  if (topo_system_load_file(p, &sys) != xcclSuccess) {
-    fprintf(stderr, "%s: %s\n", p, err_last());
-    exit(1);
-  }
-  return sys;
-}
+static topo_system_t *load(const char *dir, const char *file) { return fixture_load(dir, file); }
 
 static void env(const char *name, const char *value) {
   if (value)

@@ -12,17 +12,9 @@
 #include "error.h"
 #include "test_util.h"
 #include "topo.h"
+#include "topo_fixtures.h"
 
-static topo_system_t *load(const char *dir, const char *file) {
-  char p[1100];
-  topo_system_t *sys = NULL;
-  snprintf(p, sizeof(p), "%s/%s", dir, file);
-  if (topo_system_load_file(p, &sys) != xcclSuccess) {
-    fprintf(stderr, "%s: %s\n", p, err_last());
-    exit(1);
-  }
-  return sys;
-}
+static topo_system_t *load(const char *dir, const char *file) { return fixture_load(dir, file); }
 
 int main(int argc, char **argv) {
   if (argc < 2) return 2;

@@ -8,6 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+#include "topo.h"
+
+/* dir/file loaded, or the test exits 1 saying why. */
+static inline topo_system_t *fixture_load(const char *dir, const char *file) {
+  char p[1100];
+  topo_system_t *sys = NULL;
+  snprintf(p, sizeof(p), "%s/%s", dir, file);
+  if (topo_system_load_file(p, &sys) != xcclSuccess) {
+    fprintf(stderr, "%s: %s\n", p, err_last());
+    exit(1);
+  }
+  return sys;
+}
+
 typedef struct {
   char file[256]; /* relative to the data folder */
   char path[1024];
