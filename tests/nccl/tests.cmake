@@ -8,7 +8,8 @@ set(nd ${CMAKE_CURRENT_LIST_DIR})
 set(XCCL_NCCL_TEST_ENV "${XCCL_TEST_ENV};XCCL_TIMEOUT=60")
 
 function(xccl_nccl_skip name why)
-  add_test(NAME ${name} COMMAND sh -c "echo 'skipped: ${why}'; exit 77")
+  # The reason goes in as an argument, never into the script: it may hold quotes.
+  add_test(NAME ${name} COMMAND sh -c "echo \"skipped: $1\"; exit 77" skip "${why}")
   set_tests_properties(${name} PROPERTIES LABELS nccl SKIP_RETURN_CODE 77)
 endfunction()
 

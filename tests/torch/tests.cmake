@@ -17,7 +17,7 @@ function(xccl_torch_test)
     if(NOT why)
       set(why "the torch backend is not built (XCCL_WITH_TORCH=${XCCL_WITH_TORCH})")
     endif()
-    add_test(NAME ${tname} COMMAND sh -c "echo 'skipped: ${why}'; exit ${XCCL_SKIP_CODE}")
+    add_test(NAME ${tname} COMMAND sh -c "echo \"skipped: $1\"; exit ${XCCL_SKIP_CODE}" skip "${why}")
   endif()
   set_tests_properties(${tname} PROPERTIES LABELS torch TIMEOUT 120 SKIP_RETURN_CODE ${XCCL_SKIP_CODE}
     ENVIRONMENT "${_torch_env};${T_ENV}")
