@@ -55,7 +55,7 @@ typedef struct {
   xcclDataType_t type;
   xcclRedOp_t op;
   int root;
-  int check, inplace, json, latency, device;
+  int check, inplace, json, latency, device, memalloc;
 } options_t;
 
 typedef struct {
@@ -377,6 +377,8 @@ static void usage(FILE *f) {
           "  --inplace   send and receive in the same buffer (default: out of place);\n"
           "              not for alltoall and sendrecv, which have no in-place form\n"
           "  --json      one JSON object per line instead of the table\n"
+          "  --memalloc  host buffers from xcclMemAlloc, each registered as a window on\n"
+          "              every rank (xcclCommWindowRegister): what zero-copy collectives read\n"
           "  --device    buffers in GPU memory (CUDA device XCCL_LOCAL_RANK modulo the\n"
           "              devices), calls on one stream, timed until it drains\n"
           "  -h, --help  show this help\n"
@@ -423,9 +425,10 @@ static int parse_int(const char *opt, const char *text, long lo, long hi, long *
 }
 
 static int parse_options(int argc, char **argv, options_t *o) {
-  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE };
+  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE, OPT_MEMALLOC };
   static const struct option longopts[] = {{"inplace", no_argument, NULL, OPT_INPLACE},
                                            {"device", no_argument, NULL, OPT_DEVICE},
+                                           {"memalloc", no_argument, NULL, OPT_MEMALLOC},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"latency", no_argument, NULL, 'L'},
                                            {"help", no_argument, NULL, 'h'},
@@ -470,6 +473,7 @@ static int parse_options(int argc, char **argv, options_t *o) {
     case OPT_INPLACE: o->inplace = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_DEVICE: o->device = 1; break;
+    case OPT_MEMALLOC: o->memalloc = 1; break;
     case 'h': usage(stdout); exit(0);
     case ':':
       fprintf(stderr, "xccl-perf: option '%s' needs a value; see xccl-perf --help\n", argv[optind - 1]);
@@ -716,9 +720,30 @@ int main(int argc, char **argv) {
     }
     p.stream = perf_dev_stream();
   }
+  if (p.opt.memalloc && p.opt.device) {
+    if (p.rank == 0) fprintf(stderr, "xccl-perf: --memalloc and --device exclude each other\n");
+    (void)xcclCommDestroy(p.comm);
+    return 2;
+  }
   void *input = alloc_buffer(send_n * p.tsize); /* this rank's input, in host memory */
   void *sendbuf = p.opt.device ? perf_dev_alloc(send_n * p.tsize) : input;
   void *recvbuf = p.opt.device ? perf_dev_alloc(buf_n * p.tsize) : alloc_buffer(buf_n * p.tsize);
+  xcclWindow_t wins[2] = {NULL, NULL};
+  if (p.opt.memalloc && recvbuf && input) {
+    free(recvbuf);
+    sendbuf = recvbuf = NULL;
+    if ((res = xcclMemAlloc(&sendbuf, send_n * p.tsize)) != xcclSuccess ||
+        (res = xcclMemAlloc(&recvbuf, buf_n * p.tsize)) != xcclSuccess ||
+        (res = xcclCommWindowRegister(p.comm, sendbuf, send_n * p.tsize, &wins[0], XCCL_WIN_COLL_SYMMETRIC)) !=
+            xcclSuccess ||
+        (res = xcclCommWindowRegister(p.comm, recvbuf, buf_n * p.tsize, &wins[1], XCCL_WIN_COLL_SYMMETRIC)) !=
+            xcclSuccess) {
+      fprintf(stderr, "xccl-perf: rank %d: --memalloc: %s: %s\n", p.rank, xcclGetErrorString(res),
+              xcclGetLastError(NULL));
+      (void)xcclCommAbort(p.comm);
+      return 1;
+    }
+  }
   void *want = p.opt.check ? alloc_buffer(recv_n * p.tsize) : NULL;
   p.host_out = p.opt.device && p.opt.check ? alloc_buffer(recv_n * p.tsize) : NULL;
   if (!input || !sendbuf || !recvbuf || (p.opt.check && !want) || (p.opt.device && p.opt.check && !p.host_out)) {
@@ -730,6 +755,7 @@ int main(int argc, char **argv) {
   }
   fill_input(&p, coll, input, send_n); /* valid numbers even without -c */
   if (p.opt.device) copy_bytes(&p, sendbuf, input, send_n * p.tsize);
+  if (p.opt.memalloc) memcpy(sendbuf, input, send_n * p.tsize);
 
   if (p.rank == 0) print_header(&p, coll);
   uint64_t total_wrong = 0;
@@ -763,6 +789,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "xccl-perf: FAILED: %llu wrong elements in total over all sizes and ranks\n",
               (unsigned long long)total_wrong);
   }
+  for (int w = 0; w < 2; w++)
+    if (wins[w]) (void)xcclCommWindowDeregister(p.comm, wins[w]);
   if ((res = xcclCommDestroy(p.comm)) != xcclSuccess) {
     fprintf(stderr, "xccl-perf: rank %d: xcclCommDestroy failed: %s: %s\n", p.rank,
             xcclGetErrorString(res), xcclGetLastError(NULL));
@@ -771,6 +799,9 @@ int main(int argc, char **argv) {
   if (p.opt.device) {
     perf_dev_free(sendbuf);
     perf_dev_free(recvbuf);
+  } else if (p.opt.memalloc) {
+    (void)xcclMemFree(sendbuf);
+    (void)xcclMemFree(recvbuf);
   } else {
     free(recvbuf);
   }

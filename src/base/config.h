@@ -77,6 +77,12 @@
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
   S(SHM_DISABLE, BOOL, "0", 0, 1, "1: never use shared memory (same as XCCL_TRANSPORT=socket).")  \
+  S(SHM_COPY, STR, "auto", 0, 0,                                                                  \
+    "How collectives between ranks of one host move host memory: slot (through the connections' "   \
+    "slots), single (each rank reads its peers' buffers where they are with the kernel's cross-"    \
+    "memory attach, process_vm_readv), zero (as single, but buffers from xcclMemAlloc are mapped "  \
+    "and read in place), auto (the cost model: the slots for small messages, zero/single for "     \
+    "large). Where the ranks cannot read each other's memory, one INFO line and the slots.")       \
   X(SHM_MEMFD, BOOL, "1", 0, 1,                                                                   \
     "1: shared memory between ranks of one host has no name (memfd), so a rank killed at any "      \
     "moment leaves nothing in /dev/shm; peers in another PID namespace or of another user get a "    \

@@ -37,7 +37,8 @@ struct xcclComm;
  * entry when two cost the same. */
 #define XCCL_ALGO_LIST(X) \
   X(RING, ring)           \
-  X(RD, rd)
+  X(RD, rd)               \
+  X(DIRECT, direct)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -84,13 +85,26 @@ typedef struct {
   int send[ALGO_MAX_PEERS], recv[ALGO_MAX_PEERS];
 } algo_peers_t;
 
+/* What the cost model knows of where a communicator's ranks are, the same on
+ * every rank (from the peer info all-gathered at init). */
+typedef struct {
+  double alpha_s, beta_bps; /* the link a step crosses: the network's, or shared memory's when every rank
+                               is on one host and uses it (tuning.c's tuning_links) */
+  int direct;               /* the ranks may read each other's memory: ALGO_DIRECT can run */
+  int direct_forced;        /* XCCL_SHM_COPY=single or zero: ALGO_DIRECT for whatever it serves */
+  int zero_copy;            /* XCCL_SHM_COPY is not single: map peers' xcclMemAlloc buffers */
+  int zero_agreed;          /* per operation: its buffers lie in windows that every rank registered in
+                               xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
+} algo_site_t;
+
 typedef struct {
   const char *name; /* as XCCL_ALGO spells it */
   unsigned colls;   /* the collectives it serves: bit 1u << coll */
   /* Seconds coll of `bytes` (the schedule's count times the element size)
-   * takes on nranks ranks with slots of slot bytes, by ALGO_ALPHA_S and
-   * ALGO_BETA_BPS: compared with the other algorithms' to choose. */
-  double (*cost)(coll_kind_t coll, size_t bytes, int nranks, size_t slot);
+   * takes on nranks ranks with slots of slot bytes, by site's link:
+   * compared with the other algorithms' to choose. HUGE_VAL: cannot run
+   * there. */
+  double (*cost)(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site);
   int max_items; /* work items build writes at most */
   /* Scratch one operation's launch needs (build's `scratch`). */
   size_t (*scratch_bytes)(const coll_args_t *a, const struct xcclComm *comm);

@@ -18,12 +18,12 @@ static int log2_floor(int k) {
 /* For k ranks, B bytes and slots of S bytes: `steps` = log2(p2) (+2 if k
  * is not a power of two) exchanges of the whole buffer, one slot-sized
  * piece after the other: ceil(B/S) steps ALPHA + steps B / BETA. */
-static double rd_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
+static double rd_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
   (void)coll;
   double b = (double)bytes, s = (double)(slot ? slot : 1);
   double pieces = b > 0 ? ceil(b / s) : 1;
   int steps = log2_floor(nranks) + ((nranks & (nranks - 1)) ? 2 : 0);
-  return pieces * steps * ALGO_ALPHA_S + steps * b / ALGO_BETA_BPS;
+  return pieces * steps * site->alpha_s + steps * b / site->beta_bps;
 }
 
 /* One operation's scratch: per peer, the connection to send to it and to

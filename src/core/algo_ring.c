@@ -17,15 +17,15 @@
  *     (k-1 + loops - 1) ALPHA + B / BETA
  * Only all-reduce has another algorithm to compare with today.
  */
-static double ring_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
+static double ring_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
   double k = nranks, b = (double)bytes, s = (double)(slot ? slot : 1);
   if (coll == COLL_ALLREDUCE) {
     double loops = b > 0 ? ceil(b / (k * s)) : 1;
-    return (2 * (k - 1) + loops - 1) * ALGO_ALPHA_S + 2 * (k - 1) / k * b / ALGO_BETA_BPS;
+    return (2 * (k - 1) + loops - 1) * site->alpha_s + 2 * (k - 1) / k * b / site->beta_bps;
   }
   double loops = b > 0 ? ceil(b / s) : 1;
   int gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
-  return (k - 1 + loops - 1) * ALGO_ALPHA_S + (gathers ? k - 1 : 1) * b / ALGO_BETA_BPS;
+  return (k - 1 + loops - 1) * site->alpha_s + (gathers ? k - 1 : 1) * b / site->beta_bps;
 }
 
 /* One operation's scratch. */

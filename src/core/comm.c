@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -254,6 +255,7 @@ static void comm_free(struct xcclComm *comm) {
 #endif
   dump_unregister(comm); /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
+  direct_maps_free(comm);
   comm_free_conns(comm); /* their fifos with them */
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     free(comm->p2p_send[set]);
@@ -427,6 +429,9 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   if (refused != xcclSuccess) return err_set(refused, LOG_INIT, "%s", mine);
   TRY(comm_check_peers(comm));
   TRY(comm_order_ring(comm));
+  /* Shared memory is allowed: neither XCCL_SHM_DISABLE nor a transport other than shm forced. */
+  const char *forced = config_str(CFG_TRANSPORT);
+  TRY(direct_setup(comm, !config_bool(CFG_SHM_DISABLE) && (!forced[0] || strcasecmp(forced, "shm") == 0)));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
 }
@@ -462,6 +467,7 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
                    "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
                    "and rebuild)");
   TRY(tuning_parse(config_str(CFG_ALGO), comm->algo_forced));
+  TRY(direct_check_config());
   return fault_check_config();
 }
 
@@ -540,6 +546,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   config_shared_pack(&me->shared);
+  direct_before_allgather(comm, me);
   comm->check = config_bool(CFG_CHECK);
   xcclResult_t refused = comm_own_checks(comm), res;
 #ifdef XCCL_HAVE_CUDA

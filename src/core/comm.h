@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "algo.h"
 #include "bootstrap.h"
 #include "config.h"
 #include "error.h"
@@ -40,6 +41,9 @@ typedef struct {
   /* A rank whose own settings or machine refuse it (a malformed XCCL_ALGO,
    * XCCL_NET=ib without a device...) still joins, so that every rank fails
    * at once with its reason instead of waiting for it: */
+  /* Where a peer on this host reads probe_value to learn whether it may read
+   * this process's memory (process_vm_readv; algo_direct.c). */
+  uint64_t probe_addr, probe_value;
   int32_t refused;                 /* the xcclResult_t it failed with, 0 when it did not */
   char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
@@ -114,6 +118,11 @@ struct xcclComm {
   int init_running;    /* init_thread started and not joined yet (under init_lock) */
   bs_id_t init_id;     /* what the background init joins; wiped when it ends */
   int shares_process;  /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
+  /* Collectives that read peers' buffers in place (issue 17, algo_direct.c) */
+  algo_site_t site;       /* what the cost model knows of where the ranks are */
+  uint64_t direct_probe;  /* read by peers at init: peer info's probe_value */
+  uint64_t direct_seq;    /* direct operations launched: equal on every rank, checked in their messages */
+  struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
 
@@ -240,5 +249,17 @@ void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t
 /* reduction ops and registrations (issue 16): comm_free's, once nothing
  * runs on comm: its PreMulSum ops, registrations and windows go (reg.c). */
 void comm_ops_free(struct xcclComm *comm);
+
+/* ALGO_DIRECT's part of init (algo_direct.c). Before the peer info is
+ * all-gathered: the probe a peer reads, and the ptrace permission. */
+void direct_before_allgather(struct xcclComm *comm, comm_peer_info_t *me);
+/* XCCL_SHM_COPY is a word it knows. */
+xcclResult_t direct_check_config(void);
+/* After: comm->site, and whether the ranks read each other (one more
+ * all-gather, where every rank is on this host). shm_used: shared memory is
+ * allowed (neither XCCL_SHM_DISABLE nor XCCL_TRANSPORT=socket). */
+xcclResult_t direct_setup(struct xcclComm *comm, int shm_used);
+/* The peers' memory it mapped. */
+void direct_maps_free(struct xcclComm *comm);
 
 #endif

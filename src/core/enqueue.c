@@ -13,6 +13,7 @@
 #include "group.h"
 #include "log.h"
 #include "redop.h"
+#include "reg.h"
 #include "reduce.h"
 #include "tuning.h"
 #ifdef XCCL_HAVE_CUDA
@@ -97,6 +98,18 @@ static void coll_single_rank_premul(const coll_args_t *a, const redop_premul_t *
 
 /* Checks, numbers and submits a collective: done here when nothing needs
  * moving, else run now or at xcclGroupEnd. */
+/* The buffers a uses lie in windows that every rank registered in
+ * xcclMemAlloc memory (reg.c): every rank's can be mapped by its peers. As
+ * with NCCL's symmetric windows, the ranks pass their windows' buffers
+ * alike, so they agree. */
+static int coll_in_windows(xcclComm_t comm, const coll_args_t *a) {
+  size_t esize = xcclTypeSize(a->type);
+  const struct xcclWindow *w;
+  if (a->send_elems && !((w = reg_find_window(comm, a->sendbuff, a->send_elems * esize)) && w->all_shared)) return 0;
+  if (a->recv_elems && !((w = reg_find_window(comm, a->recvbuff, a->recv_elems * esize)) && w->all_shared)) return 0;
+  return a->send_elems || a->recv_elems;
+}
+
 static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *stream) {
   TRY(comm_acquire(comm));
   coll_args_t args = *user, *a = &args;
@@ -126,8 +139,10 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
     op.seq = ++comm->seq;
   }
   if (res == xcclSuccess) {
+    algo_site_t site = comm->site;
+    if (site.direct && !site.direct_forced && !on_device) site.zero_agreed = coll_in_windows(comm, a);
     op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
-                               comm->peers[comm->rank].chunk_size);
+                               comm->peers[comm->rank].chunk_size, &site);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
     /* One rank: a copy, now; inside a group at xcclGroupEnd, like any

@@ -101,6 +101,8 @@ typedef struct {
   uint64_t size;
   int32_t flags;
   int32_t refused; /* its own arguments were refused: it returns that error */
+  int32_t shared;  /* its window lies in xcclMemAlloc memory, which peers on the host can map */
+  int32_t pad;
 } win_info_t;
 
 /* This rank's own checks, before the exchange. */
@@ -178,7 +180,8 @@ xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xc
     res = err_set(xcclSystemError, LOG_INIT, "xcclCommWindowRegister: out of memory for %d ranks", n);
     goto out;
   }
-  all[comm->rank] = (win_info_t){.size = size, .flags = winFlags, .refused = own != xcclSuccess};
+  all[comm->rank] = (win_info_t){.size = size, .flags = winFlags, .refused = own != xcclSuccess,
+                                  .shared = own == xcclSuccess && mem_contains(buff, size)};
   if ((res = bootstrap_allgather(comm->bs, all, sizeof(*all))) != xcclSuccess) {
     res = err_prefix(res, "xcclCommWindowRegister");
     goto out;
@@ -188,9 +191,10 @@ xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xc
     goto out;
   }
   if ((res = win_agree(all, n)) != xcclSuccess) goto out;
-  for (int r = 0; r < n; r++) sizes[r] = (size_t)all[r].size;
+  int all_shared = 1;
+  for (int r = 0; r < n; r++) sizes[r] = (size_t)all[r].size, all_shared &= all[r].shared != 0;
   *w = (struct xcclWindow){.comm = comm, .buff = buff, .size = size, .flags = winFlags,
-                           .shared = mem_contains(buff, size), .nranks = n, .sizes = sizes};
+                           .shared = mem_contains(buff, size), .all_shared = all_shared, .nranks = n, .sizes = sizes};
   pthread_mutex_lock(&reg_lock);
   w->next = comm->windows;
   comm->windows = w;

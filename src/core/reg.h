@@ -29,6 +29,7 @@ struct xcclWindow {
   size_t size;
   int flags;    /* XCCL_WIN_* */
   int shared;   /* as comm_reg_t's */
+  int all_shared; /* every rank's window is shared: collectives on such windows may read peers' in place */
   int nranks;
   size_t *sizes; /* each rank's size, by rank */
   struct xcclWindow *next;

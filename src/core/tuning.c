@@ -80,14 +80,15 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
   return xcclSuccess;
 }
 
-algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot) {
+algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
+                   const algo_site_t *site) {
   if (forced[coll] >= 0) return (algo_t)forced[coll];
   if (nranks < 2) return ALGO_RING;
   algo_t best = ALGO_RING;
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {
     if (!algo_serves((algo_t)a, coll)) continue;
-    double c = algo_table[a]->cost(coll, bytes, nranks, slot);
+    double c = algo_table[a]->cost(coll, bytes, nranks, slot, site);
     if (c < best_cost) best = (algo_t)a, best_cost = c;
   }
   return best;
@@ -138,9 +139,19 @@ static void rd_model(coll_kind_t coll, double b, double k, double s, double *ste
   *moved_p = exchanges * b;
 }
 
+/* Three rounds of tokens (two but for all-reduce) of k-1 messages each; the
+ * bytes read from peers, each copied once, so at half the slots' price per
+ * byte (algo_direct.c). It runs only where every rank is on one host. */
+static void direct_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)s;
+  *steps_p = (coll == COLL_ALLREDUCE ? 3 : 2) * (k - 1);
+  *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
+}
+
 static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_RING] = ring_model,
     [ALGO_RD] = rd_model,
+    [ALGO_DIRECT] = direct_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

@@ -211,11 +211,13 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
           if (rc < 0) {
             fail->item = i;
             fail->peer = it->peer; /* -1: the ring's previous rank, which the caller knows */
-            if (fail->kind != KERN_FAIL_CHECKSUM) fail->kind = KERN_FAIL_PROTOCOL;
+            /* CONN: an item that reads peers' memory itself (host_direct.c) found it gone. */
+            if (fail->kind != KERN_FAIL_CHECKSUM && fail->kind != KERN_FAIL_CONN) fail->kind = KERN_FAIL_PROTOCOL;
             fail->channel = it->channel;
             fail->action = it->action;
             fail->loop = it->loop;
             fail->waiting_on_recv = 1;
+            if (fail->kind == KERN_FAIL_CONN) return (xcclResult_t)fail->conn_result;
             return fail->kind == KERN_FAIL_CHECKSUM ? xcclRemoteError : xcclInvalidUsage;
           }
           moved = it->progressed = 1;

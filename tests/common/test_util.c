@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -64,4 +65,22 @@ void test_skip(const char *why) {
   printf("SKIPPED: %s\n", why);
   fflush(stdout);
   exit(TEST_SKIP_CODE);
+}
+
+static int test_memalloc(void) {
+  const char *v = getenv("TEST_MEMALLOC");
+  return v && strcmp(v, "1") == 0;
+}
+
+void *test_buf_alloc(size_t bytes) {
+  if (!test_memalloc()) return malloc(bytes);
+  void *p = NULL;
+  return xcclMemAlloc(&p, bytes ? bytes : 1) == xcclSuccess ? p : NULL;
+}
+
+void test_buf_free(void *p) {
+  if (!test_memalloc())
+    free(p);
+  else if (p)
+    (void)xcclMemFree(p);
 }

@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "xccl.h"
+
 #define TEST_SKIP_CODE 77
 
 /* CHECK may run on several threads, hence atomic counters. */
@@ -52,5 +54,11 @@ void test_run_in_child(const char *name, void (*prepare)(void), void (*fn)(void)
 
 /* Exits with TEST_SKIP_CODE after printing why. */
 void test_skip(const char *why) __attribute__((noreturn));
+
+/* Buffers for the collectives under test: malloc's, or with TEST_MEMALLOC=1
+ * in the environment xcclMemAlloc's (memory peers on the host can map: the
+ * zero-copy path). */
+void *test_buf_alloc(size_t bytes);
+void test_buf_free(void *p);
 
 #endif

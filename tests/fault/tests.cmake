@@ -90,3 +90,10 @@ add_test(NAME fault_zombie_peer COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/zombie_pe
          $<TARGET_FILE:fault_victim>)
 set_tests_properties(fault_zombie_peer PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# A rank killed in the middle of a single-copy all-reduce (issue 17): the
+# survivors fail at once naming it, whether they were reading its memory or
+# waiting for its token.
+add_test(NAME fault_direct_kill COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/direct_kill.sh $<TARGET_FILE:xccl-run>
+         $<TARGET_FILE:fault_victim>)
+set_tests_properties(fault_direct_kill PROPERTIES LABELS fault TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV}")

@@ -41,3 +41,31 @@ xccl_add_test(NAME mp_allreduce_bytes_socket TARGET test_allreduce SOURCES ${mp}
               ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2;XCCL_ALGO=allreduce:ring;XCCL_TRANSPORT=socket")
 xccl_add_test(NAME mp_collectives_bytes_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
               ARGS bytes LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_NCHANNELS=2;XCCL_TRANSPORT=socket")
+
+# Collectives that read peers' buffers in place (issue 17): the conformance
+# suites with single copy (process_vm_readv) forced, and with zero copy
+# forced on buffers from xcclMemAlloc (TEST_MEMALLOC=1), which peers map.
+# Every collective direct serves, every type and op, in place and out, odd
+# counts, buffers at offsets that are not page aligned.
+foreach(copy single zero)
+  if(copy STREQUAL "zero")
+    set(menv "TEST_MEMALLOC=1")
+  else()
+    set(menv "")
+  endif()
+  foreach(n 2 3 5)
+    xccl_add_test(NAME mp_allreduce_${copy}_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                  ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_SHM_COPY=${copy};${menv}")
+  endforeach()
+  foreach(n 2 4)
+    xccl_add_test(NAME mp_collectives_${copy}_matrix TARGET test_collectives SOURCES ${mp}/test_collectives.c
+                  RANKS ${n} ARGS matrix LABELS multiproc TIMEOUT 600
+                  ENV "XCCL_TIMEOUT=120;XCCL_SHM_COPY=${copy};${menv}")
+  endforeach()
+endforeach()
+# The cost model's own choice: zero copy on windows every rank registered in
+# xcclMemAlloc memory (xccl-perf --memalloc), results checked.
+foreach(coll allreduce allgather reducescatter broadcast)
+  xccl_add_test(NAME mp_perf_memalloc_${coll} TARGET xccl-perf RANKS 3 LABELS multiproc TIMEOUT 300
+                ARGS ${coll} -b 1 -e 8M -f 7 -n 2 -w 1 --memalloc ENV "XCCL_TIMEOUT=120")
+endforeach()

@@ -139,7 +139,7 @@ static const xcclDataType_t all_types[] = {xcclInt8,    xcclUint8,   xcclInt32, 
 /* One all-reduce, checked element by element. Returns wrong elements. */
 static size_t run_one(xcclComm_t comm, size_t count, xcclDataType_t t, xcclRedOp_t op, int inplace) {
   size_t es = xcclTypeSize(t), bytes = count * es;
-  char *send = malloc(bytes + 64), *recv = malloc(bytes + 64);
+  char *send = test_buf_alloc(bytes + 64), *recv = test_buf_alloc(bytes + 64);
   for (size_t i = 0; i < count; i++) store(send, i, t, input_value(rank, i, t, op));
   memset(recv, 0xA5, bytes + 64); /* canary past the end stays */
   if (inplace) memcpy(recv, send, bytes);
@@ -156,8 +156,8 @@ static size_t run_one(xcclComm_t comm, size_t count, xcclDataType_t t, xcclRedOp
     if ((unsigned char)recv[bytes + k] != 0xA5) past = k;
   CHECK(past < 0, "wrote past the end of recvbuff (byte %d of the canary)", past);
   CHECK(wrong == 0, "%zu wrong elements (type %d op %d count %zu)", wrong, t, op, count);
-  free(send);
-  free(recv);
+  test_buf_free(send);
+  test_buf_free(recv);
   return wrong;
 }
 

@@ -248,7 +248,7 @@ typedef struct {
 static void *region_new(region_t *g, size_t bytes, int fill) {
   g->bytes = bytes;
   g->noaccess = 0;
-  g->raw = malloc(bytes + 2 * GUARD);
+  g->raw = test_buf_alloc(bytes + 2 * GUARD);
   if (!g->raw) abort();
   memset(g->raw, CANARY, GUARD);
   memset(g->raw + GUARD, fill, bytes);
@@ -279,7 +279,7 @@ static int region_guards_ok(const region_t *g) {
 static void region_free(region_t *g) {
   if (!g->raw) return;
   if (g->noaccess) munmap(g->raw, g->bytes);
-  else free(g->raw);
+  else test_buf_free(g->raw);
   g->raw = NULL;
 }
 

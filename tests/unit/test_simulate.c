@@ -72,13 +72,32 @@ int main(void) {
   /* On the network link (the tuner's constants) the cheaper estimate is the
    * tuner's pick. */
   int none[COLL_NKINDS] = {-1, -1, -1, -1, -1};
+  const algo_site_t net = {.alpha_s = tuning_links[TUNING_LINK_NET].alpha_s,
+                           .beta_bps = tuning_links[TUNING_LINK_NET].beta_bps};
   for (int k = 2; k <= 16; k++)
     for (size_t b = 8; b <= (64u << 20); b *= 8) {
-      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT);
+      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &net);
       double ring = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
       double rd = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
       CHECK(pick == (rd < ring ? ALGO_RD : ALGO_RING), "k %d, %zu bytes: tuner picks %s, model says ring %g rd %g", k,
             b, algo_name(pick), ring, rd);
+    }
+
+  /* Every rank on one host, reading each other's memory: the pick is still
+   * the cheapest estimate on the shared-memory link, now among three. */
+  const algo_site_t shm = {.alpha_s = tuning_links[TUNING_LINK_SHM].alpha_s,
+                           .beta_bps = tuning_links[TUNING_LINK_SHM].beta_bps, .direct = 1, .zero_copy = 1,
+                           .zero_agreed = 1};
+  for (int k = 2; k <= 16; k++)
+    for (size_t b = 8; b <= (64u << 20); b *= 8) {
+      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &shm), best = ALGO_RING;
+      double best_s = 1e30;
+      for (int a = 0; a < ALGO_COUNT; a++) {
+        double t = tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_SHM);
+        if (t < best_s) best = (algo_t)a, best_s = t;
+      }
+      CHECK(pick == best, "shm, k %d, %zu bytes: tuner picks %s, model's cheapest is %s", k, b, algo_name(pick),
+            algo_name(best));
     }
 
   /* One rank: a copy, growing with the bytes; p2p: latency plus bytes. */

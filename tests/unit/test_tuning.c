@@ -44,26 +44,46 @@ int main(void) {
    * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
    * instead of log2 k times it); the other collectives always ring. */
   const size_t slot = 512 * 1024;
+  const algo_site_t net = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS};
   for (int k = 2; k <= 64; k++) {
-    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot) == ALGO_RD, "%d ranks, 8 B: not rd", k);
-    CHECK(tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
-    CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot) == ALGO_RING, "%d ranks all-gather: not ring", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &net) == ALGO_RD, "%d ranks, 8 B: not rd", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot, &net) == ALGO_RING, "%d ranks, 64 MiB: not ring", k);
+    CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot, &net) == ALGO_RING, "%d ranks all-gather: not ring", k);
   }
-  CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 1, slot) == ALGO_RING, "1 rank");
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 1, slot, &net) == ALGO_RING, "1 rank");
   /* The crossover moves up with the rank count (more ring hops to save). */
   size_t prev = 0;
   for (int k = 3; k <= 9; k++) {
     size_t lo = 8, hi = 64u << 20;
     while (hi - lo > 8) {
       size_t mid = lo + (hi - lo) / 2;
-      if (tuning_pick(none, COLL_ALLREDUCE, mid, k, slot) == ALGO_RD) lo = mid; else hi = mid;
+      if (tuning_pick(none, COLL_ALLREDUCE, mid, k, slot, &net) == ALGO_RD) lo = mid; else hi = mid;
     }
     if (k == 4 || k == 8) CHECK(lo > prev, "crossover at %d ranks (%zu B) not above the one before (%zu B)", k, lo, prev);
     if (k == 4 || k == 8) prev = lo;
     printf("crossover rd -> ring at %d ranks: %zu bytes\n", k, lo);
   }
+  /* One host whose ranks read each other's memory: direct for large
+   * collectives it serves, never for small ones nor for reduce; forced by
+   * XCCL_SHM_COPY=single/zero; never where the ranks cannot read each other. */
+  const algo_site_t shm = {.alpha_s = 0.5e-6, .beta_bps = 7e9, .direct = 1, .zero_copy = 1, .zero_agreed = 1};
+  algo_site_t shm_forced = shm, shm_no = shm, shm_cma = shm;
+  shm_forced.direct_forced = 1, shm_forced.zero_agreed = 0;
+  shm_no.direct = 0;
+  shm_cma.zero_agreed = 0; /* malloc'd buffers: single copy, slower than the slots where it was measured */
+  for (int k = 2; k <= 8; k++) {
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 16u << 20, k, slot, &shm) == ALGO_DIRECT, "%d ranks, 16 MiB: not direct",
+          k);
+    CHECK(tuning_pick(none, COLL_ALLGATHER, 16u << 20, k, slot, &shm) == ALGO_DIRECT, "%d ranks all-gather", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &shm) == ALGO_RD, "%d ranks, 8 B on shm: not rd", k);
+    CHECK(tuning_pick(none, COLL_REDUCE, 16u << 20, k, slot, &shm) == ALGO_RING, "%d ranks reduce: not ring", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &shm_forced) == ALGO_DIRECT, "%d ranks, forced", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 16u << 20, k, slot, &shm_no) != ALGO_DIRECT, "%d ranks, no CMA", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot, &shm_cma) != ALGO_DIRECT, "%d ranks, single copy", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 16u << 20, k, slot, &net) != ALGO_DIRECT, "%d ranks, network", k);
+  }
   int forced[COLL_NKINDS];
   tuning_parse("allreduce:ring", forced);
-  CHECK(tuning_pick(forced, COLL_ALLREDUCE, 8, 16, slot) == ALGO_RING, "forced ring ignored");
+  CHECK(tuning_pick(forced, COLL_ALLREDUCE, 8, 16, slot, &net) == ALGO_RING, "forced ring ignored");
   return test_finish("tuning");
 }
