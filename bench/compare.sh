@@ -10,7 +10,14 @@
 # and size (8 B .. 128 MiB) it runs the three libraries one after the other,
 # ROUNDS times, alternating, and prints per library the median time (us), the
 # bus bandwidth 2(n-1)/n x size / time (GB/s) and xccl's speed-up over it.
-# Also printed: single-thread memcpy bandwidth and loopback TCP throughput.
+# xccl runs twice: on malloc'd buffers, and on buffers from xcclMemAlloc
+# registered as windows (xccl-perf --memalloc: the zero-copy path, issue 17).
+# The bounds, in the same run: memory traffic of two threads copying at each
+# size (read + written bytes per second), and the zero-copy bound it implies
+# for a 2-rank all-reduce (traffic / 4); loopback TCP; and over a veth pair,
+# two iperf3 runs at once, one each way, with XCCL_NSOCKS streams each (an
+# all-reduce sends both ways at once), beside the veth all-reduce run 5 times
+# (median and spread).
 set -u
 build=${1:-build/default}
 rounds=${2:-3}
@@ -75,30 +82,44 @@ if dist.get_rank() == 0: print("%.2f" % el.item())
 dist.destroy_process_group()
 EOF
 cat >"$tmp/memcpy.c" <<'EOF'
+/* Two threads, each copying its own buffer of SIZE bytes to another, again
+ * and again: the read + written bytes per second of both together. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-int main(void) {
-  size_t n = 256u << 20;
+static size_t n;
+static int reps;
+static void *copier(void *arg) {
+  (void)arg;
   char *a = malloc(n), *b = malloc(n);
   memset(a, 1, n); memset(b, 2, n);
+  for (int i = 0; i < reps; i++) memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+  free(a); free(b);
+  return NULL;
+}
+int main(int argc, char **argv) {
+  n = strtoull(argv[1], NULL, 10);
+  reps = (int)((2ull << 30) / n) + 2;
+  pthread_t t[2];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int i = 0; i < 8; i++) memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, copier, NULL);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-  printf("%.2f\n", 8.0 * n / s / 1e9);
-  return a[0] + b[0] == 0;
+  printf("%.2f\n", 2.0 * 2.0 * reps * n / s / 1e9);
+  return 0;
 }
 EOF
 mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" || exit 2
-cc -O2 -o "$tmp/memcpy" "$tmp/memcpy.c" || exit 2
+cc -O2 -pthread -o "$tmp/memcpy" "$tmp/memcpy.c" || exit 2
 
 iters_for() { # fewer iterations for large sizes
   if [ "$1" -le 65536 ]; then echo 200; elif [ "$1" -le 1048576 ]; then echo 50; elif [ "$1" -le 16777216 ]; then echo 10; else echo 3; fi
 }
-run_xccl() { timeout 600 "$run" -n "$1" "$perf" allreduce -b "$2" -e "$2" -n "$3" -w "$4" -c 0 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $6}'; }
+run_xccl() { timeout 600 "$run" -n "$1" "$perf" allreduce -b "$2" -e "$2" -n "$3" -w "$4" -c 0 $5 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $6}'; }
 run_mpi() { timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$1" --mca btl self,vader "$tmp/mpi_ar" "$2" "$3" "$4" 2>/dev/null | tail -1; }
 run_gloo() {
   local n=$1 port=$((29500 + RANDOM % 1000)) pids=() r
@@ -114,27 +135,35 @@ median() { sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; 
 
 echo "# host: $(uname -sr), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ); rounds: $rounds (median shown); float32 sum"
-echo "# memcpy, one thread: $("$tmp/memcpy") GB/s"
+for size in 1048576 16777216 134217728; do
+  t=$("$tmp/memcpy" "$size")
+  awk -v s="$size" -v t="$t" 'BEGIN { printf "# memory traffic, two threads copying %d B: %.2f GB/s; zero-copy bound of a 2-rank all-reduce (/4): %.2f GB/s\n", s, t, t / 4 }'
+  echo "$size $t" >>"$tmp/bounds"
+done
 iperf3 -s -1 -p 5298 >/dev/null 2>&1 &
 sleep 0.5
 tcp=$(timeout 20 iperf3 -c 127.0.0.1 -p 5298 -t 3 -J 2>/dev/null | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))' 2>/dev/null)
 echo "# loopback TCP, iperf3 one stream: ${tcp:-n/a} GB/s"
 echo
-printf "%-5s %10s | %12s %8s | %12s %8s %7s | %12s %8s %7s\n" ranks size "xccl us" busbw "mpi us" busbw "x/mpi" "gloo us" busbw "x/gloo"
+printf "%-5s %10s | %12s %8s | %12s %8s %7s | %12s %8s %7s | %12s %8s %7s %7s\n" ranks size "xccl us" busbw "mpi us" busbw "x/mpi" "gloo us" busbw "x/gloo" "xccl-zc us" busbw "mpi/zc" "zc/bnd"
 for n in 2 4 8; do
   for size in 8 1048576 16777216 134217728; do
     it=$(iters_for "$size"); w=$((it / 5 + 2))
-    : >"$tmp/x"; : >"$tmp/m"; : >"$tmp/g"
-    for ((k = 0; k < rounds; k++)); do # alternate, so drift hits all three alike
-      run_xccl "$n" "$size" "$it" "$w" >>"$tmp/x"
+    : >"$tmp/x"; : >"$tmp/m"; : >"$tmp/g"; : >"$tmp/z"
+    for ((k = 0; k < rounds; k++)); do # alternate, so drift hits all four alike
+      run_xccl "$n" "$size" "$it" "$w" "" >>"$tmp/x"
       run_mpi "$n" "$size" "$it" "$w" >>"$tmp/m"
       run_gloo "$n" "$size" "$it" "$w" >>"$tmp/g"
+      run_xccl "$n" "$size" "$it" "$w" --memalloc >>"$tmp/z"
     done
-    x=$(median <"$tmp/x"); m=$(median <"$tmp/m"); g=$(median <"$tmp/g")
-    awk -v n="$n" -v s="$size" -v x="$x" -v m="$m" -v g="$g" 'BEGIN {
+    x=$(median <"$tmp/x"); m=$(median <"$tmp/m"); g=$(median <"$tmp/g"); z=$(median <"$tmp/z")
+    bound=$(awk -v s="$size" '$1 == s {print $2 / 4}' "$tmp/bounds" 2>/dev/null)
+    awk -v n="$n" -v s="$size" -v x="$x" -v m="$m" -v g="$g" -v z="$z" -v bd="${bound:-0}" 'BEGIN {
       f = 2 * (n - 1) / n
       bx = (x > 0) ? f * s / x / 1e3 : 0; bm = (m > 0) ? f * s / m / 1e3 : 0; bg = (g > 0) ? f * s / g / 1e3 : 0
-      printf "%-5d %10d | %12.1f %8.3f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f\n", n, s, x, bx, m, bm, (x > 0 ? m / x : 0), g, bg, (x > 0 ? g / x : 0)
+      bz = (z > 0) ? f * s / z / 1e3 : 0
+      rb = (n == 2 && bd > 0) ? sprintf("%7.2f", bz / bd) : sprintf("%7s", "-")
+      printf "%-5d %10d | %12.1f %8.3f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f %s\n", n, s, x, bx, m, bm, (x > 0 ? m / x : 0), g, bg, (x > 0 ? g / x : 0), z, bz, (z > 0 ? m / z : 0), rb
     }'
   done
 done
@@ -147,19 +176,29 @@ if (. "$here/tests/netns/netns.sh" && netns_need_root >/dev/null); then
   (
     . "$here/tests/netns/netns.sh"
     netns_up 2 veth || exit 1
+    ns=${XCCL_NSOCKS:-4}
+    # Two one-way runs at once, one each way, $ns streams each: the two-way bound.
     netns_exec 1 iperf3 -s -1 -p 5299 >/dev/null 2>&1 &
+    netns_exec 0 iperf3 -s -1 -p 5300 >/dev/null 2>&1 &
     sleep 0.5
-    vtcp=$(netns_exec 0 timeout 20 iperf3 -c "$(netns_addr 1)" -p 5299 -t 3 -J 2>/dev/null |
-      python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))' 2>/dev/null)
+    netns_exec 0 timeout 20 iperf3 -c "$(netns_addr 1)" -p 5299 -t 3 -P "$ns" -J >"$tmp/fwd.json" 2>/dev/null &
+    netns_exec 1 timeout 20 iperf3 -c "$(netns_addr 0)" -p 5300 -t 3 -P "$ns" -J >"$tmp/rev.json" 2>/dev/null &
+    wait
+    gbps() { python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$1" 2>/dev/null; }
+    fwd=$(gbps "$tmp/fwd.json"); rev=$(gbps "$tmp/rev.json")
     : >"$tmp/v"
-    for ((k = 0; k < rounds; k++)); do
+    for ((k = 0; k < 5; k++)); do
       NETNS_LOG="$tmp/vlog" netns_launch 1 300 "$perf" allreduce -b 16M -e 16M -n 10 -w 3 -c 0 >/dev/null 2>&1
       awk '$1 ~ /^[0-9]+$/ {print $8}' "$tmp/vlog.0" >>"$tmp/v"
     done
     vbus=$(median <"$tmp/v")
-    echo "# two namespaces over veth, 2 ranks (one each), socket transport, all-reduce 16 MiB:"
-    awk -v b="$vbus" -v t="${vtcp:-0}" 'BEGIN {
-      printf "#   xccl busbw %.3f GB/s, iperf3 one stream %.3f GB/s, ratio %.2f\n", b, t, (t > 0 ? b / t : 0) }'
+    vmin=$(sort -g "$tmp/v" | head -1); vmax=$(sort -g "$tmp/v" | tail -1)
+    echo "# two namespaces over veth, 2 ranks (one each), socket transport ($ns streams), all-reduce 16 MiB, 5 runs:"
+    echo "#   busbw per run (GB/s): $(tr '\n' ' ' <"$tmp/v")"
+    awk -v b="$vbus" -v lo="$vmin" -v hi="$vmax" -v f="${fwd:-0}" -v r="${rev:-0}" -v ns="$ns" 'BEGIN {
+      t = (f < r) ? f : r
+      printf "#   xccl busbw median %.3f GB/s (slowest %.3f, fastest %.3f); iperf3 both ways at once, %d streams each: %.3f and %.3f GB/s\n", b, lo, hi, ns, f, r
+      printf "#   median / two-way bound (the slower way) %.2f; slowest / bound %.2f\n", (t > 0 ? b / t : 0), (t > 0 ? lo / t : 0) }'
   )
 else
   echo "# two namespaces over veth: skipped (needs root to make network namespaces)"

@@ -69,3 +69,13 @@ foreach(coll allreduce allgather reducescatter broadcast)
   xccl_add_test(NAME mp_perf_memalloc_${coll} TARGET xccl-perf RANKS 3 LABELS multiproc TIMEOUT 300
                 ARGS ${coll} -b 1 -e 8M -f 7 -n 2 -w 1 --memalloc ENV "XCCL_TIMEOUT=120")
 endforeach()
+# Refusals at init, with the sentence: a word XCCL_SHM_COPY does not know, and
+# direct forced where it cannot run (sockets between the ranks).
+xccl_add_test(NAME mp_direct_bad_copy TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 2 ARGS matrix
+              LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20;XCCL_SHM_COPY=bogus")
+set_tests_properties(mp_direct_bad_copy_n2 PROPERTIES
+  PASS_REGULAR_EXPRESSION "XCCL_SHM_COPY=bogus: expected auto, slot, single or zero")
+xccl_add_test(NAME mp_direct_forced_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 2 ARGS matrix
+              LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20;XCCL_ALGO=direct;XCCL_TRANSPORT=socket")
+set_tests_properties(mp_direct_forced_socket_n2 PROPERTIES
+  PASS_REGULAR_EXPRESSION "XCCL_ALGO forces direct, which needs every rank on this host")
