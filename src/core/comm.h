@@ -123,6 +123,7 @@ struct xcclComm {
   uint64_t direct_probe;  /* read by peers at init: peer info's probe_value */
   uint64_t direct_seq;    /* direct operations launched: equal on every rank, checked in their messages */
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
+  _Atomic int windows_shared; /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
 

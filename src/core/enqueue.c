@@ -140,7 +140,8 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
   }
   if (res == xcclSuccess) {
     algo_site_t site = comm->site;
-    if (site.direct && !site.direct_forced && !on_device) site.zero_agreed = coll_in_windows(comm, a);
+    if (site.direct && !site.direct_forced && !on_device && atomic_load(&comm->windows_shared))
+      site.zero_agreed = coll_in_windows(comm, a);
     op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
                                comm->peers[comm->rank].chunk_size, &site);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),

@@ -181,7 +181,9 @@ static int progress_all(kern_item_t *const *items, int n) {
 
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   memset(fail, 0, sizeof(*fail));
-  uint64_t now = clock_ns(), t0 = now;
+  /* The clock is first read when the items stall (a small operation never
+   * does): the deadline counts from there, a spin of spin_ns later at most. */
+  uint64_t now = 0, t0 = 0;
   int remaining = 0, single_env = 1;
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
@@ -250,9 +252,11 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       continue;
     }
     now = clock_ns();
+    if (!t0) t0 = now;
     for (int i = 0; i < n; i++) {
       kern_item_t *it = items[i];
       if (it->done) continue;
+      if (!it->last_progress_ns) it->last_progress_ns = now;
       if (it->progressed || (!it->finished && lane_blocked(items, i))) {
         it->last_progress_ns = now; /* a queued item's clock starts when it can run */
         if (it->progressed && !noted) { /* it moved before this stall and waits now */

@@ -49,6 +49,7 @@ struct proxy {
   int pollable; /* every connection offers fds to poll */
   unsigned char *recv_ready; /* per connection, sized like conns: poll() found it readable */
   _Atomic int active; /* operations in progress */
+  _Atomic int has_conns; /* a connection was added: until then (shared memory only) nothing to progress */
   _Atomic int stop;
   _Atomic int shutdown_requested;
   _Atomic int error;
@@ -100,6 +101,7 @@ static xcclResult_t proxy_add(proxy_t *p, slot_fifo_t *fifo, proxy_gpu_t *gpu, v
   snprintf(c->peer_desc, sizeof(c->peer_desc), "%s", peer_desc);
   c->bell = bell;
   if (is_send) net_fault_bind(p->net, net_comm, p->fault);
+  atomic_store_explicit(&p->has_conns, 1, memory_order_release);
   if (p->started) pthread_mutex_unlock(&p->progress_lock);
   return xcclSuccess;
 }
@@ -423,6 +425,8 @@ static int proxy_progress_some(proxy_t *p, int test) {
  * costs a failed recv() per connection. */
 int proxy_progress(void *proxy) {
   proxy_t *p = proxy;
+  /* Every connection in shared memory: called after each step, so no lock. */
+  if (!atomic_load_explicit(&p->has_conns, memory_order_acquire)) return 0;
   return proxy_progress_some(p, TEST_NONE);
 }
 

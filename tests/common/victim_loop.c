@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,26 @@ static double clock_s(clockid_t id) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The buffer: malloc's, or with TEST_MEMALLOC=1 xcclMemAlloc's (which peers
+ * on the host may map: the zero-copy path). */
+static int use_memalloc(void) {
+  const char *v = getenv("TEST_MEMALLOC");
+  return v && strcmp(v, "1") == 0;
+}
+
+static float *buf_alloc(size_t len) {
+  void *p = NULL;
+  if (!use_memalloc()) return malloc(len * sizeof(float));
+  return xcclMemAlloc(&p, len * sizeof(float)) == xcclSuccess ? p : NULL;
+}
+
+static void buf_free(float *p) {
+  if (!use_memalloc())
+    free(p);
+  else if (p)
+    (void)xcclMemFree(p);
+}
+
 int victim_loop_run(xcclComm_t comm, const victim_loop_opts_t *opts, victim_loop_stats_t *stats_p) {
   int rank = 0, n = 0;
   xcclCommUserRank(comm, &rank);
@@ -22,7 +43,7 @@ int victim_loop_run(xcclComm_t comm, const victim_loop_opts_t *opts, victim_loop
   const size_t count = opts->count;
   const int agree_stop = opts->limit_s > 0; /* buf[count] says "my time is up" */
   const size_t len = count + (agree_stop ? 1 : 0);
-  float *buf = malloc(len * sizeof(float));
+  float *buf = buf_alloc(len);
   if (buf == NULL) {
     printf("rank %d: ERROR %safter 0 s: cannot allocate %zu floats\n", rank, opts->watched ? "at 0 " : "", len);
     xcclCommAbort(comm);
@@ -42,7 +63,7 @@ int victim_loop_run(xcclComm_t comm, const victim_loop_opts_t *opts, victim_loop
       printf("rank %d: ERROR %safter %.2f s: %s\n", rank, at, clock_s(CLOCK_MONOTONIC) - t0, xcclGetLastError(comm));
       fflush(stdout);
       xcclCommAbort(comm);
-      free(buf);
+      buf_free(buf);
       return 3;
     }
     for (size_t i = 0; i < count; i++)
@@ -51,7 +72,7 @@ int victim_loop_run(xcclComm_t comm, const victim_loop_opts_t *opts, victim_loop
                ranks * (float)((i + (size_t)it) % 7));
         fflush(stdout);
         xcclCommAbort(comm);
-        free(buf);
+        buf_free(buf);
         return 4;
       }
     if (it == 1) {
@@ -68,6 +89,6 @@ int victim_loop_run(xcclComm_t comm, const victim_loop_opts_t *opts, victim_loop
     stats_p->calls = it;
     stats_p->per_call_ms = it > 1 ? (end - after_first) * 1e3 / (double)(it - 1) : (end - start) * 1e3;
   }
-  free(buf);
+  buf_free(buf);
   return 0;
 }
