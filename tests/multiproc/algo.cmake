@@ -79,3 +79,7 @@ xccl_add_test(NAME mp_direct_forced_socket TARGET test_allreduce SOURCES ${mp}/t
               LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20;XCCL_ALGO=direct;XCCL_TRANSPORT=socket")
 set_tests_properties(mp_direct_forced_socket_n2 PROPERTIES
   PASS_REGULAR_EXPRESSION "XCCL_ALGO forces direct, which needs every rank on this host")
+# Ranks that are threads of one process (xcclCommInitAll) read each other's
+# buffers by address under direct; ThreadSanitizer runs this one (.ci/run).
+xccl_add_test(NAME mp_life_init_all_direct TARGET test_lifecycle
+              ARGS init_all 4 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_SHM_COPY=zero")
