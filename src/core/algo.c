@@ -1,6 +1,8 @@
 /* algo.c — the algorithm table (algo.h). */
 #include "algo.h"
 
+#include <string.h>
+
 #include "comm.h"
 
 const algo_desc_t *const algo_table[ALGO_COUNT] = {
@@ -23,4 +25,15 @@ void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *pee
     algo_peers_none(comm->nranks, comm->rank, peers_p);
   else
     algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
+}
+
+void algo_peer_fifos(struct xcclComm *comm, slot_fifo_t **fifo, uint64_t **steps) {
+  int k = comm->nranks;
+  memset(fifo, 0, 2 * (size_t)k * sizeof(fifo[0]));
+  memset(steps, 0, 2 * (size_t)k * sizeof(steps[0]));
+  for (int p = 0; p < k; p++) {
+    comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
+    if (s->ready) fifo[p] = s->fifo, steps[p] = &s->step;
+    if (r->ready) fifo[k + p] = r->fifo, steps[k + p] = &r->step;
+  }
 }

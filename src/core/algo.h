@@ -131,6 +131,10 @@ void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
 const char *algo_name(algo_t a);
 /* 1 if a serves coll. */
 int algo_serves(algo_t a, coll_kind_t coll);
+/* The algorithms' own connections (COMM_P2P_ALGO) of comm, for build: fifo[p]
+ * and steps[p] send to rank p, fifo[k + p] and steps[k + p] receive from it
+ * (k ranks; NULL where not connected). */
+void algo_peer_fifos(struct xcclComm *comm, slot_fifo_t **fifo, uint64_t **steps);
 /* The connections a needs on comm that are not made yet (none once made). */
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
 

@@ -163,8 +163,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
   int k = comm->nranks;
   slot_fifo_t **fifo = (slot_fifo_t **)&l->posts[k];
   uint64_t **steps = (uint64_t **)&fifo[2 * k];
-  memset(fifo, 0, 2 * (size_t)k * sizeof(fifo[0]));
-  memset(steps, 0, 2 * (size_t)k * sizeof(steps[0]));
+  algo_peer_fifos(comm, fifo, steps);
   size_t esize = xcclTypeSize(a->type);
   memset(&l->mine, 0, sizeof(l->mine));
   l->mine.seq = comm->direct_seq;
@@ -194,11 +193,6 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
                         .send_step = steps,
                         .recv_step = steps + k};
   comm->direct_seq++;
-  for (int p = 0; p < k; p++) {
-    comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
-    if (s->ready) da->send_fifo[p] = s->fifo, da->send_step[p] = &s->step;
-    if (r->ready) da->recv_fifo[p] = r->fifo, da->recv_step[p] = &r->step;
-  }
   host_direct_item(&l->item, da, &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &l->item.base;
   return 1;

@@ -43,17 +43,11 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
   rd_launch_t *l = scratch;
   int k = comm->nranks;
   uint64_t **steps = (uint64_t **)&l->fifo[2 * k];
-  memset(l->fifo, 0, 2 * (size_t)k * sizeof(l->fifo[0]));
-  memset(steps, 0, 2 * (size_t)k * sizeof(steps[0]));
+  algo_peer_fifos(comm, l->fifo, steps);
   rd_args_t *ra = &l->args;
   *ra = (rd_args_t){.sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count, .type = a->type,
                     .op = a->op, .nranks = k, .rank = comm->rank, .send_fifo = l->fifo, .recv_fifo = l->fifo + k,
                     .send_step = steps, .recv_step = steps + k};
-  for (int p = 0; p < k; p++) {
-    comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
-    if (s->ready) ra->send_fifo[p] = s->fifo, ra->send_step[p] = &s->step;
-    if (r->ready) ra->recv_fifo[p] = r->fifo, ra->recv_step[p] = &r->step;
-  }
   host_rd_item(&l->item, ra, &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &l->item.base;
   return 1;

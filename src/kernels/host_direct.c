@@ -276,10 +276,7 @@ static const kern_item_ops_t direct_ops = {.step = direct_step, .waiting = direc
 void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env, int lane) {
   memset(it, 0, sizeof(*it));
   it->args = a;
-  it->base.ops = &direct_ops;
-  it->base.env = env;
-  it->base.lane = lane;
-  it->base.peer = -1;
+  kern_item_init(&it->base, &direct_ops, env, lane);
   direct_plan(it);
   it->base.finished = a->count == 0;
 }

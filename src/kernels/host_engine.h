@@ -182,6 +182,12 @@ struct kern_item {
   uint64_t last_progress_ns;
 };
 
+/* The engine's fields of a new item: ops, env and lane, waiting on no peer
+ * yet; the rest zero. */
+static inline void kern_item_init(kern_item_t *it, const kern_item_ops_t *ops, const kern_env_t *env, int lane) {
+  *it = (kern_item_t){.ops = ops, .env = env, .lane = lane, .peer = -1};
+}
+
 /* Runs items to completion. xcclSuccess, or the error of the first item
  * that failed with *fail filled in. */
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail);

@@ -41,10 +41,7 @@ static const kern_item_ops_t p2p_ops = {.step = p2p_step, .waiting = p2p_waiting
 void host_p2p_item(p2p_item_t *it, const kern_env_t *env, int lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
                    void *buf, size_t bytes) {
   memset(it, 0, sizeof(*it));
-  it->base.ops = &p2p_ops;
-  it->base.env = env;
-  it->base.lane = lane;
-  it->base.peer = -1;
+  kern_item_init(&it->base, &p2p_ops, env, lane);
   it->base.sends = is_send ? fifo : NULL;
   it->base.send_step = is_send ? step : NULL;
   it->base.finished = bytes == 0;

@@ -146,10 +146,7 @@ static const kern_item_ops_t rd_ops = {.step = rd_step, .waiting = rd_waiting, .
 void host_rd_item(rd_item_t *it, const rd_args_t *a, const kern_env_t *env, int lane) {
   memset(it, 0, sizeof(*it));
   it->args = a;
-  it->base.ops = &rd_ops;
-  it->base.env = env;
-  it->base.lane = lane;
-  it->base.peer = -1;
+  kern_item_init(&it->base, &rd_ops, env, lane);
   rd_plan(it);
   it->base.finished = a->count == 0;
   if (!it->base.finished) rd_start_piece(it);

@@ -86,10 +86,7 @@ void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane
     ring_item_t *r = &items[c];
     memset(r, 0, sizeof(*r));
     r->args = a;
-    r->base.ops = &ring_ops;
-    r->base.env = env;
-    r->base.lane = first_lane + c;
-    r->base.peer = -1;
+    kern_item_init(&r->base, &ring_ops, env, first_lane + c);
     r->base.channel = c;
     r->base.sends = a->channels[c].send;
     r->base.send_step = a->channels[c].send_step;
