@@ -5,6 +5,7 @@
 #include "perf_device.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifdef XCCL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -77,3 +78,29 @@ int perf_dev_sync(char *why, size_t len) { return (void)why, (void)len, 0; }
 const char *perf_dev_name(void) { return ""; }
 
 #endif
+
+int perf_mem_windows(xcclComm_t comm, int rank, const void *input, size_t send_bytes, size_t recv_bytes,
+                     void **send_p, void **recv_p, xcclWindow_t wins[2]) {
+  xcclResult_t res;
+  *send_p = *recv_p = NULL;
+  wins[0] = wins[1] = NULL;
+  if ((res = xcclMemAlloc(send_p, send_bytes)) != xcclSuccess ||
+      (res = xcclMemAlloc(recv_p, recv_bytes)) != xcclSuccess ||
+      (res = xcclCommWindowRegister(comm, *send_p, send_bytes, &wins[0], XCCL_WIN_COLL_SYMMETRIC)) != xcclSuccess ||
+      (res = xcclCommWindowRegister(comm, *recv_p, recv_bytes, &wins[1], XCCL_WIN_COLL_SYMMETRIC)) != xcclSuccess) {
+    fprintf(stderr, "xccl-perf: rank %d: --memalloc: %s: %s\n", rank, xcclGetErrorString(res), xcclGetLastError(NULL));
+    return -1;
+  }
+  memcpy(*send_p, input, send_bytes);
+  return 0;
+}
+
+void perf_mem_deregister(xcclComm_t comm, xcclWindow_t wins[2]) {
+  for (int w = 0; w < 2; w++)
+    if (wins[w]) (void)xcclCommWindowDeregister(comm, wins[w]);
+}
+
+void perf_mem_free(void *send, void *recv) {
+  if (send) (void)xcclMemFree(send);
+  if (recv) (void)xcclMemFree(recv);
+}

@@ -492,6 +492,10 @@ static int parse_options(int argc, char **argv, options_t *o) {
             o->min_bytes);
     return -1;
   }
+  if (o->memalloc && o->device) {
+    fprintf(stderr, "xccl-perf: --memalloc and --device exclude each other\n");
+    return -1;
+  }
   if (o->iters == 0) o->iters = o->latency ? 1000 : 20; /* -n not given */
   return 0;
 }
@@ -720,26 +724,14 @@ int main(int argc, char **argv) {
     }
     p.stream = perf_dev_stream();
   }
-  if (p.opt.memalloc && p.opt.device) {
-    if (p.rank == 0) fprintf(stderr, "xccl-perf: --memalloc and --device exclude each other\n");
-    (void)xcclCommDestroy(p.comm);
-    return 2;
-  }
   void *input = alloc_buffer(send_n * p.tsize); /* this rank's input, in host memory */
+  if (input) fill_input(&p, coll, input, send_n); /* valid numbers even without -c */
   void *sendbuf = p.opt.device ? perf_dev_alloc(send_n * p.tsize) : input;
   void *recvbuf = p.opt.device ? perf_dev_alloc(buf_n * p.tsize) : alloc_buffer(buf_n * p.tsize);
   xcclWindow_t wins[2] = {NULL, NULL};
   if (p.opt.memalloc && recvbuf && input) {
     free(recvbuf);
-    sendbuf = recvbuf = NULL;
-    if ((res = xcclMemAlloc(&sendbuf, send_n * p.tsize)) != xcclSuccess ||
-        (res = xcclMemAlloc(&recvbuf, buf_n * p.tsize)) != xcclSuccess ||
-        (res = xcclCommWindowRegister(p.comm, sendbuf, send_n * p.tsize, &wins[0], XCCL_WIN_COLL_SYMMETRIC)) !=
-            xcclSuccess ||
-        (res = xcclCommWindowRegister(p.comm, recvbuf, buf_n * p.tsize, &wins[1], XCCL_WIN_COLL_SYMMETRIC)) !=
-            xcclSuccess) {
-      fprintf(stderr, "xccl-perf: rank %d: --memalloc: %s: %s\n", p.rank, xcclGetErrorString(res),
-              xcclGetLastError(NULL));
+    if (perf_mem_windows(p.comm, p.rank, input, send_n * p.tsize, buf_n * p.tsize, &sendbuf, &recvbuf, wins)) {
       (void)xcclCommAbort(p.comm);
       return 1;
     }
@@ -753,9 +745,7 @@ int main(int argc, char **argv) {
     (void)xcclCommAbort(p.comm);
     return 1;
   }
-  fill_input(&p, coll, input, send_n); /* valid numbers even without -c */
   if (p.opt.device) copy_bytes(&p, sendbuf, input, send_n * p.tsize);
-  if (p.opt.memalloc) memcpy(sendbuf, input, send_n * p.tsize);
 
   if (p.rank == 0) print_header(&p, coll);
   uint64_t total_wrong = 0;
@@ -789,8 +779,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "xccl-perf: FAILED: %llu wrong elements in total over all sizes and ranks\n",
               (unsigned long long)total_wrong);
   }
-  for (int w = 0; w < 2; w++)
-    if (wins[w]) (void)xcclCommWindowDeregister(p.comm, wins[w]);
+  perf_mem_deregister(p.comm, wins);
   if ((res = xcclCommDestroy(p.comm)) != xcclSuccess) {
     fprintf(stderr, "xccl-perf: rank %d: xcclCommDestroy failed: %s: %s\n", p.rank,
             xcclGetErrorString(res), xcclGetLastError(NULL));
@@ -800,8 +789,7 @@ int main(int argc, char **argv) {
     perf_dev_free(sendbuf);
     perf_dev_free(recvbuf);
   } else if (p.opt.memalloc) {
-    (void)xcclMemFree(sendbuf);
-    (void)xcclMemFree(recvbuf);
+    perf_mem_free(sendbuf, recvbuf);
   } else {
     free(recvbuf);
   }
