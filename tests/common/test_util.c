@@ -84,3 +84,19 @@ void test_buf_free(void *p) {
   else if (p)
     (void)xcclMemFree(p);
 }
+
+char *test_read_file(const char *path, size_t *len_p) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  char *s = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  fclose(f);
+  if (!s) return NULL;
+  s[n] = '\0';
+  if (len_p) *len_p = (size_t)n;
+  return s;
+}

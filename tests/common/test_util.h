@@ -55,6 +55,10 @@ void test_run_in_child(const char *name, void (*prepare)(void), void (*fn)(void)
 /* Exits with TEST_SKIP_CODE after printing why. */
 void test_skip(const char *why) __attribute__((noreturn));
 
+/* The whole file at path, NUL-terminated, its length in *len_p (may be
+ * NULL); NULL when it cannot be read. The caller frees it. */
+char *test_read_file(const char *path, size_t *len_p);
+
 /* Buffers for the collectives under test: malloc's, or with TEST_MEMALLOC=1
  * in the environment xcclMemAlloc's (memory peers on the host can map: the
  * zero-copy path). */

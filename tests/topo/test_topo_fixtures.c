@@ -31,22 +31,6 @@ static char *expected_text(const topo_system_t *sys) {
   return t;
 }
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
@@ -94,7 +78,7 @@ int main(int argc, char **argv) {
         fclose(f);
       }
     } else if (a) {
-      char *want = read_all(exp_path);
+      char *want = test_read_file(exp_path, NULL);
       CHECK(want != NULL, "%s missing: run with XCCL_REGEN=1 to write it", exp_path);
       if (want && strcmp(want, a) != 0) {
         CHECK(0, "%s: paths/channels differ from %s (XCCL_REGEN=1 rewrites it); now:\n%s", fx[i].file, exp_path, a);

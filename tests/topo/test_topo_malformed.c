@@ -45,34 +45,22 @@ static void warned_s(const char *what, const char *xml, const char *words) {
 #define CPU_OPEN "<system version=\"1\"><cpu numaid=\"0\">"
 #define CPU_CLOSE "</cpu></system>"
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *len = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc(*len + 1);
-  if (s && fread(s, 1, *len, f) != *len) *len = 0;
-  fclose(f);
-  return s;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   char p[1100];
   size_t len = 0;
   /* Truncated: every tenth cut of a real NCCL file and of a real hwloc file. */
   snprintf(p, sizeof(p), "%s/nccl/aliyun-simai-hgxa100-ice-lake-topo_8A100_4CX6.xml", argv[1]);
-  char *nccl = slurp(p, &len);
+  char *nccl = test_read_file(p, &len);
   CHECK(nccl != NULL, "cannot read %s", p);
   for (int k = 1; nccl && k < 10; k++) refused("truncated NCCL XML", nccl, len * (size_t)k / 10, "truncated NCCL XML");
   free(nccl);
   snprintf(p, sizeof(p), "%s/hwloc/hwloc-ibm-power8-minsky-4xP100-nvlink-v2fmt.xml", argv[1]);
-  char *hw = slurp(p, &len);
+  char *hw = test_read_file(p, &len);
   for (int k = 1; hw && k < 10; k++) refused("truncated hwloc XML", hw, len * (size_t)k / 10, "truncated hwloc XML");
   free(hw);
   snprintf(p, sizeof(p), "%s/hwloc/hwloc-nvidia-dgx2h-16xV100-v3fmt.xml", argv[1]);
-  hw = slurp(p, &len);
+  hw = test_read_file(p, &len);
   if (hw) refused("truncated hwloc 3.0 XML", hw, len / 2, "truncated hwloc 3.0 XML");
   free(hw);
 

@@ -85,28 +85,12 @@ static void test_synthetic(const char *data) {
   }
 }
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = n >= 0 ? malloc((size_t)n + 64) : NULL;
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 /* A saved machine loaded from memory with the first `from` replaced by `to`
  * (the file itself is left as it is). */
 static topo_system_t *load_renamed(const char *data, const char *file, const char *from, const char *to) {
   char path[1024];
   snprintf(path, sizeof(path), "%s/%s", data, file);
-  char *text = read_all(path);
+  char *text = test_read_file(path, NULL);
   CHECK(text != NULL, "cannot read %s", path);
   if (!text) return NULL;
   char *at = strstr(text, from);
