@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -429,9 +428,7 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   if (refused != xcclSuccess) return err_set(refused, LOG_INIT, "%s", mine);
   TRY(comm_check_peers(comm));
   TRY(comm_order_ring(comm));
-  /* Shared memory is allowed: neither XCCL_SHM_DISABLE nor a transport other than shm forced. */
-  const char *forced = config_str(CFG_TRANSPORT);
-  TRY(direct_setup(comm, !config_bool(CFG_SHM_DISABLE) && (!forced[0] || strcasecmp(forced, "shm") == 0)));
+  TRY(direct_setup(comm, transport_allows("shm") && !config_bool(CFG_SHM_DISABLE)));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
 }

@@ -95,6 +95,12 @@ static int transport_allowed(int i) {
   return f < 0 || f == TRANSPORT_N || i >= f; /* unset (or refused at init): every one */
 }
 
+int transport_allows(const char *name) {
+  for (int i = 0; i < TRANSPORT_N; i++)
+    if (strcasecmp(name, transport_table[i]->name) == 0) return transport_allowed(i);
+  return 0;
+}
+
 /* Whether a transport after the i-th could take the connection instead. */
 static int later_can_connect(const transport_peer_t *tp, int i) {
   for (int j = i + 1; j < TRANSPORT_N; j++)

@@ -126,6 +126,9 @@ xcclResult_t transport_check_config(void);
  * be able to use (init refuses a ring neighbour it cannot reach); NULL when
  * unset. */
 const xccl_transport_v1_t *transport_required(void);
+/* XCCL_TRANSPORT lets connections use the transport called name (shm,
+ * socket): it is unset, or names that one or one preferred to it. */
+int transport_allows(const char *name);
 
 /* Step 1 for one connection: picks the transport and sets up the receive
  * side. On success conn and *where_p are filled; on failure conn is left
