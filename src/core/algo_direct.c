@@ -62,7 +62,7 @@ typedef struct direct_map {
 
 static double direct_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
   (void)slot;
-  if (!site->direct || nranks > DIRECT_MAX_RANKS) return HUGE_VAL;
+  if (!site->direct) return HUGE_VAL; /* direct_setup: one host, readable, at most DIRECT_MAX_RANKS */
   if (site->direct_forced) return 0;
   double k = nranks, b = (double)bytes, rounds = coll == COLL_ALLREDUCE ? 3 : 2;
   double moved = coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b;
@@ -109,6 +109,20 @@ void direct_maps_free(struct xcclComm *comm) {
   }
 }
 
+/* Keeps the most recent mappings: DIRECT_MAX_MAPS, and never fewer than
+ * one operation uses (two buffers of each peer, all at the front), so none
+ * that the running operation was given goes. */
+static void direct_maps_trim(struct xcclComm *comm) {
+  int keep = 2 * comm->nranks > DIRECT_MAX_MAPS ? 2 * comm->nranks : DIRECT_MAX_MAPS;
+  direct_map_t *m = comm->direct_maps;
+  for (int n = 1; m && n < keep; n++) m = m->next;
+  while (m && m->next) {
+    direct_map_t *old = m->next;
+    m->next = old->next;
+    direct_map_drop(old);
+  }
+}
+
 /* Peer's buffer `which` mapped here (host_direct.h's map_peer), or NULL. */
 static const char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int which) {
   struct xcclComm *comm = ctx;
@@ -116,19 +130,12 @@ static const char *direct_map_peer(void *ctx, int peer, const direct_post_t *pos
   if (post->pid == (int32_t)getpid()) return (const char *)(uintptr_t)post->addr[which]; /* a thread of this process */
   if (post->fd[which] < 0) return NULL;
   direct_map_t **pp = &comm->direct_maps, *m;
-  int n = 0;
-  for (; (m = *pp); pp = &m->next, n++) {
+  for (; (m = *pp); pp = &m->next)
     if (m->pid == post->pid && m->fd == post->fd[which] && m->ino == post->ino[which]) {
       *pp = m->next; /* to the front */
       m->next = comm->direct_maps, comm->direct_maps = m;
       return m->base + post->off[which];
     }
-    if (n + 1 >= DIRECT_MAX_MAPS && m->next) { /* the least recent goes */
-      direct_map_t *old = m->next;
-      m->next = old->next;
-      direct_map_drop(old);
-    }
-  }
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)post->pid, (int)post->fd[which]);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -153,6 +160,7 @@ static const char *direct_map_peer(void *ctx, int peer, const direct_post_t *pos
                       .size = (size_t)st.st_size,
                       .next = comm->direct_maps};
   comm->direct_maps = m;
+  direct_maps_trim(comm);
   TRACE(COLL, "rank %d: mapped rank %d's xcclMemAlloc memory (%zu bytes) for zero-copy reads", comm->rank, peer,
         m->size);
   return base + post->off[which];
@@ -171,7 +179,6 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
   direct_post_buf(&l->mine, DIRECT_SEND, a->sendbuff, a->send_elems * esize);
   direct_post_buf(&l->mine, DIRECT_RECV, a->recvbuff, a->recv_elems * esize);
   direct_args_t *da = &l->args;
-  memset(da, 0, sizeof(*da));
   *da = (direct_args_t){.coll = a->coll,
                         .sendbuff = a->sendbuff,
                         .recvbuff = a->recvbuff,
@@ -235,8 +242,8 @@ void direct_before_allgather(struct xcclComm *comm, comm_peer_info_t *me) {
   me->probe_addr = (uint64_t)(uintptr_t)&comm->direct_probe;
   me->probe_value = comm->direct_probe;
   static int ptracer_set;
-  if (comm->nranks > 1 && strcasecmp(mode, "slot") != 0 && yama_scope() == 1 &&
-      !__atomic_exchange_n(&ptracer_set, 1, __ATOMIC_SEQ_CST)) {
+  if (comm->nranks > 1 && strcasecmp(mode, "slot") != 0 && !__atomic_load_n(&ptracer_set, __ATOMIC_ACQUIRE) &&
+      !__atomic_exchange_n(&ptracer_set, 1, __ATOMIC_SEQ_CST) && yama_scope() == 1) {
     if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0)
       INFO(INIT,
            "Yama ptrace_scope is 1: this process lets processes of its user read its memory "

@@ -69,6 +69,10 @@ foreach(coll allreduce allgather reducescatter broadcast)
   xccl_add_test(NAME mp_perf_memalloc_${coll} TARGET xccl-perf RANKS 3 LABELS multiproc TIMEOUT 300
                 ARGS ${coll} -b 1 -e 8M -f 7 -n 2 -w 1 --memalloc ENV "XCCL_TIMEOUT=120")
 endforeach()
+# 10 ranks: an operation maps 18 peer buffers, more than the cache's 16; none
+# it holds may be unmapped under it.
+xccl_add_test(NAME mp_perf_memalloc_allreduce TARGET xccl-perf RANKS 10 LABELS multiproc TIMEOUT 300
+              ARGS allreduce -b 1 -e 1M -f 7 -n 2 -w 1 --memalloc ENV "XCCL_TIMEOUT=120;XCCL_SHM_COPY=zero")
 # Refusals at init, with the sentence: a word XCCL_SHM_COPY does not know, and
 # direct forced where it cannot run (sockets between the ranks).
 xccl_add_test(NAME mp_direct_bad_copy TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 2 ARGS matrix
