@@ -25,6 +25,7 @@
 #define XCCL_TOPO_TOPO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "xccl.h"
@@ -250,5 +251,104 @@ xcclResult_t topo_graph_file_read(const topo_system_t *sys, const char *path, co
 /* The same from memory (len bytes); name is for messages. */
 xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, size_t len, const char *name,
                                    const int *gpus, int ngpus, topo_channels_t *out);
+
+/* ---- A job's rings: the one planner (issue 24) ---------------------------
+ *
+ * The channels a communicator runs, at init and in xccl-topo --job, come
+ * from these functions and nothing else. Two steps, so that init, where a
+ * rank knows only its own host's topology, and the tool, which plans every
+ * host alike, run the same code:
+ *   1. topo_plan_host, on one host: for each channel, the order of the
+ *      host's ranks inside the ring and the NIC by which the channel enters
+ *      and leaves the host.
+ *   2. topo_plan_join, over the job: from every rank's place (what step 1
+ *      gave its host; init all-gathers them), the rings over all ranks.
+ * topo_plan_job does both for nhosts hosts alike (the tool, the tests).
+ *
+ * Inside a host whose every rank drives a GPU of sys: the rings of
+ * topo_channels_choose over those GPUs (XCCL_GRAPH_FILE's when set, else the
+ * search within XCCL_MIN/MAX_NCHANNELS), ranks sharing a GPU kept together;
+ * the channel enters at the GPU nearest its NIC and leaves at another near it
+ * (the search's ring order). Otherwise (host buffers) the ranks in NUMA order
+ * (domains of one socket together, as topo_local_ring_order), each channel
+ * entering and leaving on the domain of its NIC where it can; the NICs are
+ * the ones nearest the ranks' domains, taken in turn. Channel c of every
+ * host uses that host's NIC of rank c in this choice, so between hosts
+ * channel c goes NIC c to NIC c (rails). Deterministic.
+ */
+
+#define TOPO_PLAN_MAX_LOCAL 4096 /* ranks on one host */
+
+typedef struct {
+  int nlocal;       /* ranks on this host, 1..TOPO_PLAN_MAX_LOCAL */
+  const int *numa;  /* [nlocal] NUMA domain (OS index) of each, -1 unknown; NULL: all unknown */
+  const int *gpu;   /* [nlocal] GPU index in sys each drives, -1 none; NULL: none. The GPU rings are
+                       used only when every local rank has one */
+  int multi_host;   /* the job spans other hosts too: each channel enters and leaves by a NIC */
+  int nchannels;    /* > 0: exactly this many (XCCL_NCHANNELS set; the found rings repeated or cut);
+                       0: with GPUs the count topo_channels_choose gives, else topo_comm_nchannels() */
+} topo_host_job_t;
+
+typedef struct {
+  int nchannels, nlocal;
+  int with_gpus;  /* the orders follow the GPU rings (gpu_channels), else NUMA order */
+  int *order;     /* [nchannels * nlocal]: order[c * nlocal + i] is the local index (into the job's
+                     arrays) of the rank at place i of channel c inside the host: the channel
+                     enters the host at place 0 and leaves it at place nlocal - 1 */
+  int nic_in[TOPO_MAX_CHANNELS], nic_out[TOPO_MAX_CHANNELS]; /* NIC index in sys; -1: none (one
+                     host, or no NIC) */
+  topo_channels_t *gpu_channels; /* with GPUs: the GPU rings of the host, one per channel, as the
+                     NCCL graph XML writes them (topo_render TOPO_FMT_NCCL_GRAPH); else NULL */
+  char desc[512]; /* one line for the INFO log */
+} topo_host_plan_t;
+
+/* Plans one host. sys may be NULL (no topology: NUMA order, no NICs). A
+ * graph file that does not fit is an error naming the file, the line and
+ * why (topo_channels_choose's). On failure *out is left empty (free is still
+ * safe). */
+xcclResult_t topo_plan_host(const topo_system_t *sys, const topo_host_job_t *job, topo_host_plan_t *out);
+void topo_host_plan_free(topo_host_plan_t *p); /* NULL and an empty plan are fine */
+
+/* A rank's place in every channel, as init all-gathers it: plain numbers of
+ * fixed size. */
+typedef struct {
+  int32_t host;      /* host index: hosts numbered 0.. in the order of their lowest rank */
+  int32_t nchannels; /* its host's channel count */
+  uint16_t place[TOPO_MAX_CHANNELS];  /* its place inside its host in channel c */
+  int16_t nic_in[TOPO_MAX_CHANNELS], nic_out[TOPO_MAX_CHANNELS]; /* its host's NIC of channel c */
+} topo_rank_place_t;
+
+/* Fills places[i] for local rank i of a host planned as p. */
+void topo_plan_places(const topo_host_plan_t *p, int host, topo_rank_place_t *places);
+
+typedef struct {
+  int nranks, nhosts, nchannels;
+  int *ring;     /* [nchannels * nranks]: the rank at ring position i of channel c */
+  int *host_of;  /* [nranks]: host index of each rank */
+  int *nic_in, *nic_out; /* [nchannels * nhosts]: host h's NIC of channel c, -1 none */
+} topo_plan_t;
+
+/* The rings of a job: channel c visits the hosts in index order, each
+ * host's ranks in their place[c] order, so it crosses between hosts once per
+ * host. nchannels: the least of the hosts' (more are dropped, said at INFO).
+ * Refused with a sentence: hosts not numbered 0..nhosts-1 by lowest rank,
+ * two ranks of a host at one place, a host whose ranks disagree on its
+ * channels. On failure *out is left empty. */
+xcclResult_t topo_plan_join(int nranks, const topo_rank_place_t *places, topo_plan_t *out);
+void topo_plan_free(topo_plan_t *p); /* NULL and an empty plan are fine */
+
+/* A job of nhosts hosts like sys with nlocal ranks each, rank h * nlocal + i
+ * being local rank i of host h (on GPU gpu[i], domain numa[i]: job's
+ * arrays), planned as init plans it. host_out (may be NULL) gets host 0's
+ * plan (every host's is the same). */
+xcclResult_t topo_plan_job(const topo_system_t *sys, int nhosts, const topo_host_job_t *job, topo_plan_t *out,
+                           topo_host_plan_t *host_out);
+
+/* "Channel 00/02 :  0 1 2 3" (NCCL's INFO shape): ring c of plan. */
+char *topo_plan_describe_channel(const topo_plan_t *plan, int c, char *buf, size_t len);
+/* xccl-topo --job's output (text, json with the key "job", nccl-graph: host
+ * 0's graph) into a new heap string. */
+xcclResult_t topo_plan_render(const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host,
+                              topo_format_t fmt, char **text_p);
 
 #endif
