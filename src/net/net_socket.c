@@ -7,13 +7,18 @@
  * works through the requests in posting order, so both sides agree on which
  * bytes belong to which message without any other framing.
  *
- * Connection set-up: listen() opens a port and puts address, port and a
- * random connection id in the handle; connect() opens the streams and sends
- * each a small header {magic, id, index, count}; accept() admits streams whose
- * header carries the id and drops anything else (logged).
+ * Devices: one per interface sock_list_interfaces gives, in its order.
+ *
+ * Connection set-up: listen(dev) opens a port on that device's address and
+ * puts address, port and a random connection id in the handle; connect()
+ * opens the streams to the handle's address (routing picks the interface)
+ * and sends each a small header {magic, id, index, count}; accept() admits
+ * streams whose header carries the id and drops anything else (logged).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -90,7 +95,7 @@ typedef struct {
   size_t capacity; /* recv: posted buffer size; send: message size */
   size_t size;     /* message size; for a recv, known once its header is read */
   int size_known;
-  uint64_t hdr;     /* the length as it goes on the wire */
+  uint64_t hdr; /* the length as it goes on the wire */
   size_t hdr_off;
 } socket_req_t;
 
@@ -98,35 +103,67 @@ typedef struct socket_comm {
   int is_send;
   int nstreams;
   int fds[SOCKET_MAX_STREAMS];
-  uint64_t posted;                   /* requests posted so far */
-  uint64_t cur[SOCKET_MAX_STREAMS];  /* the request each stream works on */
-  size_t off[SOCKET_MAX_STREAMS];    /* progress of that stream in its slice */
+  uint64_t posted;                  /* requests posted so far */
+  uint64_t cur[SOCKET_MAX_STREAMS]; /* the request each stream works on */
+  size_t off[SOCKET_MAX_STREAMS];   /* progress of that stream in its slice */
   socket_req_t reqs[NET_MAX_REQUESTS];
-  xcclResult_t failed;   /* the first error; the comm is unusable after it */
+  xcclResult_t failed; /* the first error; the comm is unusable after it */
   char fail_msg[256];
 } socket_comm_t;
 
-static struct {
-  sock_addr_t addr;
-  char ifname[64];
-} socket_dev;
+/* One device per interface sock_list_interfaces gives (XCCL_SOCKET_IFNAME
+ * matching several, or every one the auto-pick takes at its best rank):
+ * the core spreads channels over them. */
+static sock_iface_list_t socket_devs;
 
 static xcclResult_t socket_init(void) {
-  TRY(sock_pick_interface(&socket_dev.addr, socket_dev.ifname, sizeof(socket_dev.ifname)));
-  char s[SOCK_ADDR_STRLEN];
-  INFO(NET, "socket transport on %s %s", socket_dev.ifname, sock_addr_str(&socket_dev.addr, s, sizeof(s)));
+  TRY(sock_list_interfaces(&socket_devs));
+  char line[SOCK_MAX_IFACES * (SOCK_IFNAME_LEN + INET6_ADDRSTRLEN + 8)];
+  size_t len = 0;
+  for (int i = 0; i < socket_devs.n; i++) {
+    const sock_addr_t *a = &socket_devs.ifaces[i].addr;
+    char host[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(a->sa.sa_family,
+              a->sa.sa_family == AF_INET6 ? (const void *)&a->sin6.sin6_addr : (const void *)&a->sin.sin_addr, host,
+              sizeof(host));
+    len +=
+        (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%s)", i ? ", " : "", socket_devs.ifaces[i].name, host);
+  }
+  INFO(NET, "socket transport: %d device%s: %s", socket_devs.n, socket_devs.n == 1 ? "" : "s", line);
   return xcclSuccess;
 }
 
 static xcclResult_t socket_devices(int *ndev_p) {
-  *ndev_p = 1;
+  *ndev_p = socket_devs.n;
   return xcclSuccess;
 }
 
+static xcclResult_t socket_check_dev(int dev) {
+  if (dev < 0 || dev >= socket_devs.n)
+    return err_set(xcclInvalidArgument, LOG_NET, "socket transport: device %d does not exist (%d device%s)", dev,
+                   socket_devs.n, socket_devs.n == 1 ? "" : "s");
+  return xcclSuccess;
+}
+
+/* The link speed sysfs gives for an interface, 0 when it says none (-1 on
+ * veth and loopback, no file on some virtual ones). */
+static int socket_speed_mbps(const char *ifname) {
+  char path[128];
+  snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  int mbps = 0;
+  if (fscanf(f, "%d", &mbps) != 1 || mbps < 0) mbps = 0;
+  fclose(f);
+  return mbps;
+}
+
 static xcclResult_t socket_get_properties(int dev, net_props_t *props_p) {
+  TRY(socket_check_dev(dev));
   net_props_t p;
   memset(&p, 0, sizeof(p));
-  snprintf(p.name, sizeof(p.name), "%s", socket_dev.ifname);
+  snprintf(p.name, sizeof(p.name), "%s", socket_devs.ifaces[dev].name);
+  p.speed_mbps = socket_speed_mbps(p.name);
   p.ptr_support = NET_PTR_HOST;
   p.pollable = 1;
   p.max_msg = (size_t)1 << 40;
@@ -135,9 +172,10 @@ static xcclResult_t socket_get_properties(int dev, net_props_t *props_p) {
 }
 
 static xcclResult_t socket_listen(int dev, net_handle_t *handle_p, void **listen_comm_p) {
+  TRY(socket_check_dev(dev));
   socket_listen_t *l = calloc(1, sizeof(*l));
   if (!l) return err_set(xcclSystemError, LOG_NET, "out of memory for a socket listener");
-  l->addr = socket_dev.addr;
+  l->addr = socket_devs.ifaces[dev].addr;
   xcclResult_t res = sock_listen(&l->addr, &l->fd);
   if (res != xcclSuccess) {
     free(l);
@@ -184,8 +222,8 @@ static xcclResult_t socket_connect(int dev, net_handle_t *handle, void **send_co
     sc->nstreams = (int)config_int(CFG_NSOCKS);
     for (int i = 0; i < sc->nstreams; i++) {
       sc->fds[i] = -1;
-      sc->hdr[i] = (socket_stream_hdr_t){.magic = SOCKET_MAGIC, .index = (uint32_t)i,
-                                         .nstreams = (uint32_t)sc->nstreams, .conn_id = h.conn_id};
+      sc->hdr[i] = (socket_stream_hdr_t){
+          .magic = SOCKET_MAGIC, .index = (uint32_t)i, .nstreams = (uint32_t)sc->nstreams, .conn_id = h.conn_id};
     }
     st->conn = sc;
   }
@@ -234,8 +272,8 @@ static void socket_pending_progress(socket_listen_t *l, int k) {
     why = "its stream index or count is inconsistent";
   }
   if (why) {
-    WARN(NET, "refused a connection from %s to the socket transport's port: %s",
-         sock_addr_str(&p->from, s, sizeof(s)), why);
+    WARN(NET, "refused a connection from %s to the socket transport's port: %s", sock_addr_str(&p->from, s, sizeof(s)),
+         why);
     close(p->fd);
   } else {
     l->nstreams = (int)p->hdr.nstreams;
@@ -288,9 +326,7 @@ static void socket_slice(size_t size, int nstreams, int i, size_t *off_p, size_t
   *len_p = off < size ? (size - off < per ? size - off : per) : 0;
 }
 
-static xcclResult_t socket_failed(socket_comm_t *c) {
-  return err_set(c->failed, LOG_NET, "%s", c->fail_msg);
-}
+static xcclResult_t socket_failed(socket_comm_t *c) { return err_set(c->failed, LOG_NET, "%s", c->fail_msg); }
 
 static xcclResult_t socket_post(socket_comm_t *c, void *data, size_t size, void **req_p) {
   if (c->failed) return socket_failed(c);

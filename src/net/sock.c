@@ -78,8 +78,7 @@ xcclResult_t sock_addr_parse(const char *text, sock_addr_t *addr_p) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
   int rc = getaddrinfo(host, NULL, &hints, &res);
   if (rc != 0 || !res)
-    return err_set(xcclInvalidArgument, LOG_NET, "address '%s': cannot resolve '%s': %s", text, host,
-                   gai_strerror(rc));
+    return err_set(xcclInvalidArgument, LOG_NET, "address '%s': cannot resolve '%s': %s", text, host, gai_strerror(rc));
   sock_addr_t a;
   memset(&a, 0, sizeof(a));
   memcpy(&a, res->ai_addr, res->ai_addrlen <= sizeof(a) ? res->ai_addrlen : sizeof(a));
@@ -102,21 +101,14 @@ int sock_ifname_match(const char *filter, const char *name) {
   return exclude ? !hit : hit;
 }
 
-/* What the auto-pick saw of one interface (an interface is listed once per
- * address). */
-typedef struct {
-  char skipped[512]; /* "docker0 (a docker bridge), ..." */
-  size_t len;
-} pick_notes_t;
-
-static void note_skipped(pick_notes_t *notes, const char *name, const char *why) {
+static void note_skipped(char *skipped, size_t size, const char *name, const char *why) {
   char item[160];
   snprintf(item, sizeof(item), "%s (%s)", name, why);
-  for (const char *p = notes->skipped; (p = strstr(p, item)); p++)
-    if ((p == notes->skipped || p[-1] == ' ') && (p[strlen(item)] == ',' || p[strlen(item)] == 0)) return;
-  if (notes->len + strlen(item) + 3 >= sizeof(notes->skipped)) return;
-  notes->len += (size_t)snprintf(notes->skipped + notes->len, sizeof(notes->skipped) - notes->len, "%s%s",
-                                 notes->len ? ", " : "", item);
+  for (const char *p = skipped; (p = strstr(p, item)); p++)
+    if ((p == skipped || p[-1] == ' ') && (p[strlen(item)] == ',' || p[strlen(item)] == 0)) return;
+  size_t len = strlen(skipped);
+  if (len + strlen(item) + 3 >= size) return;
+  snprintf(skipped + len, size - len, "%s%s", len ? ", " : "", item);
 }
 
 /* Ranks of the auto-pick, IPv6 one more than IPv4. */
@@ -124,9 +116,11 @@ enum { RANK_DEVICE = 0, RANK_NO_DEVICE = 5, RANK_LOOPBACK = 10 };
 
 /* Lower is better; -1 = not eligible. An interface XCCL_SOCKET_IFNAME names
  * (a prefix or =name) is taken whatever it is; otherwise virtual ones
- * (ifname.h) never are, and one that sysfs shows without a device only
- * before loopback. */
-static int interface_rank(const struct ifaddrs *ifa, const char *filter, int family, pick_notes_t *notes) {
+ * (ifname.h) never are, one that sysfs shows without a device only before
+ * loopback, and loopback last (with "^eth" too: a rail on loopback would
+ * reach this host itself). */
+static int interface_rank(const struct ifaddrs *ifa, const char *filter, int family, const char *sysfs_root,
+                          sock_iface_list_t *list) {
   if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP)) return -1;
   int fam = ifa->ifa_addr->sa_family;
   if (fam != AF_INET && fam != AF_INET6) return -1;
@@ -139,67 +133,113 @@ static int interface_rank(const struct ifaddrs *ifa, const char *filter, int fam
   int v6 = fam == AF_INET ? 0 : 1;
   if (*filter && !sock_ifname_match(filter, ifa->ifa_name)) return -1;
   if (*filter && filter[0] != '^') return v6; /* named: chosen as it is */
-  if (loop) return (*filter ? RANK_DEVICE : RANK_LOOPBACK) + v6;
+  if (loop) return RANK_LOOPBACK + v6;        /* an exclusion list leaves it the last resort */
   char why[96];
-  int kind = ifname_is_virtual(ifa->ifa_name, "/sys", why, sizeof(why));
+  int kind = ifname_is_virtual(ifa->ifa_name, sysfs_root, why, sizeof(why));
   if (kind == IFNAME_VIRTUAL) {
-    note_skipped(notes, ifa->ifa_name, why);
+    note_skipped(list->skipped, sizeof(list->skipped), ifa->ifa_name, why);
     return -1;
   }
   return (kind == IFNAME_NO_DEVICE ? RANK_NO_DEVICE : RANK_DEVICE) + v6;
+}
+
+void sock_rank_interfaces(const struct ifaddrs *ifaddrs, const char *filter, int family, const char *sysfs_root,
+                          sock_iface_list_t *list_p) {
+  /* The best address of each interface (the first at its best rank). */
+  struct {
+    const struct ifaddrs *ifa;
+    int rank, pos;
+  } seen[SOCK_MAX_IFACES * 4], tmp;
+  int nseen = 0, best_class = 1 << 30, pos = 0;
+  memset(list_p, 0, sizeof(*list_p));
+  for (const struct ifaddrs *ifa = ifaddrs; ifa; ifa = ifa->ifa_next, pos++) {
+    int r = interface_rank(ifa, filter, family, sysfs_root, list_p);
+    if (r < 0) continue;
+    int i = 0;
+    while (i < nseen && strcmp(seen[i].ifa->ifa_name, ifa->ifa_name) != 0) i++;
+    if (i == nseen) {
+      if (nseen == (int)(sizeof(seen) / sizeof(seen[0]))) continue;
+      seen[nseen++].rank = 1 << 30;
+    }
+    if (r < seen[i].rank) seen[i].ifa = ifa, seen[i].rank = r, seen[i].pos = pos;
+    if (r / 5 * 5 < best_class) best_class = r / 5 * 5;
+  }
+  /* In the order of those best addresses, so that the first is the entry a
+   * plain "first at the best rank" pick would take. */
+  for (int i = 1; i < nseen; i++)
+    for (int j = i; j > 0 && seen[j - 1].pos > seen[j].pos; j--)
+      tmp = seen[j], seen[j] = seen[j - 1], seen[j - 1] = tmp;
+  /* Those at the best class, IPv4 ones first (the pick's preference), each
+   * family in order of appearance; loopback only alone. */
+  for (int v6 = 0; v6 <= 1; v6++)
+    for (int i = 0; i < nseen && list_p->n < SOCK_MAX_IFACES; i++) {
+      if (seen[i].rank != best_class + v6) continue;
+      if (best_class == RANK_LOOPBACK && list_p->n > 0) break;
+      sock_iface_t *d = &list_p->ifaces[list_p->n++];
+      const struct sockaddr *sa = seen[i].ifa->ifa_addr;
+      memcpy(&d->addr, sa, sa->sa_family == AF_INET6 ? sizeof(d->addr.sin6) : sizeof(d->addr.sin));
+      sock_addr_set_port(&d->addr, 0);
+      snprintf(d->name, sizeof(d->name), "%s", seen[i].ifa->ifa_name);
+    }
+  list_p->no_device = list_p->n > 0 && best_class == RANK_NO_DEVICE;
 }
 
 /* Said once per process: the picks of the unique id, the bootstrap and the
  * socket transport see the same interfaces. */
 static atomic_int said_skipped, said_no_device;
 
-xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len) {
+xcclResult_t sock_list_interfaces(sock_iface_list_t *list_p) {
   const char *filter = config_str(CFG_SOCKET_IFNAME);
   const char *fam_s = config_str(CFG_SOCKET_FAMILY);
   int family = 0;
-  if (strcasecmp(fam_s, "AF_INET") == 0) family = AF_INET;
-  else if (strcasecmp(fam_s, "AF_INET6") == 0) family = AF_INET6;
+  if (strcasecmp(fam_s, "AF_INET") == 0)
+    family = AF_INET;
+  else if (strcasecmp(fam_s, "AF_INET6") == 0)
+    family = AF_INET6;
   else if (*fam_s)
     return err_set(xcclInvalidArgument, LOG_NET, "XCCL_SOCKET_FAMILY=%s is not AF_INET or AF_INET6", fam_s);
-  struct ifaddrs *list;
-  if (getifaddrs(&list) != 0)
-    return err_set(xcclSystemError, LOG_NET, "getifaddrs failed: %s", strerror(errno));
-  const struct ifaddrs *best = NULL;
-  int best_rank = 1 << 30;
-  pick_notes_t notes = {.len = 0};
-  for (const struct ifaddrs *ifa = list; ifa; ifa = ifa->ifa_next) {
-    int r = interface_rank(ifa, filter, family, &notes);
-    if (r >= 0 && r < best_rank) best_rank = r, best = ifa;
+  struct ifaddrs *ifaddrs;
+  if (getifaddrs(&ifaddrs) != 0) return err_set(xcclSystemError, LOG_NET, "getifaddrs failed: %s", strerror(errno));
+  sock_iface_list_t *list = malloc(sizeof(*list));
+  if (!list) {
+    freeifaddrs(ifaddrs);
+    return err_set(xcclSystemError, LOG_NET, "out of memory for the interface list");
   }
-  if (notes.len && !atomic_exchange(&said_skipped, 1))
+  sock_rank_interfaces(ifaddrs, filter, family, "/sys", list);
+  freeifaddrs(ifaddrs);
+  if (list->skipped[0] && !atomic_exchange(&said_skipped, 1))
     INFO(NET, "network interface auto-pick skips virtual interfaces: %s (XCCL_SOCKET_IFNAME can name one)",
-         notes.skipped);
-  int no_device = best && (best_rank == RANK_NO_DEVICE || best_rank == RANK_NO_DEVICE + 1);
-  if (no_device && !atomic_exchange(&said_no_device, 1))
-    INFO(NET, "network interface %s has no device in sysfs (a container's veth, a dummy...): chosen because no "
-         "interface with a device is up; XCCL_SOCKET_IFNAME chooses another", best->ifa_name);
-  if (!best) {
-    freeifaddrs(list);
-    return err_set(xcclSystemError, LOG_NET,
-                   "no network interface matches XCCL_SOCKET_IFNAME='%s' XCCL_SOCKET_FAMILY='%s'%s%s%s; "
-                   "`ip addr` lists the interfaces that are up",
-                   filter, fam_s, notes.len ? " (left out as virtual: " : "", notes.len ? notes.skipped : "",
-                   notes.len ? ")" : "");
+         list->skipped);
+  if (list->no_device && !atomic_exchange(&said_no_device, 1))
+    INFO(NET,
+         "network interface %s has no device in sysfs (a container's veth, a dummy...): chosen because no "
+         "interface with a device is up; XCCL_SOCKET_IFNAME chooses another",
+         list->ifaces[0].name);
+  if (list->n == 0) {
+    xcclResult_t r = err_set(xcclSystemError, LOG_NET,
+                             "no network interface matches XCCL_SOCKET_IFNAME='%s' XCCL_SOCKET_FAMILY='%s'%s%s%s; "
+                             "`ip addr` lists the interfaces that are up",
+                             filter, fam_s, list->skipped[0] ? " (left out as virtual: " : "", list->skipped,
+                             list->skipped[0] ? ")" : "");
+    free(list);
+    return r;
   }
-  sock_addr_t a;
-  memset(&a, 0, sizeof(a));
-  memcpy(&a, best->ifa_addr, best->ifa_addr->sa_family == AF_INET6 ? sizeof(a.sin6) : sizeof(a.sin));
-  sock_addr_set_port(&a, 0);
-  snprintf(ifname_p, ifname_len, "%s", best->ifa_name);
-  freeifaddrs(list);
-  *addr_p = a;
+  *list_p = *list;
+  free(list);
+  return xcclSuccess;
+}
+
+xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len) {
+  sock_iface_list_t list;
+  TRY(sock_list_interfaces(&list));
+  snprintf(ifname_p, ifname_len, "%s", list.ifaces[0].name);
+  *addr_p = list.ifaces[0].addr;
   return xcclSuccess;
 }
 
 static xcclResult_t sock_setup(int fd) {
   int one = 1;
-  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 ||
-      fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
     return err_set(xcclSystemError, LOG_NET, "fcntl on socket failed: %s", strerror(errno));
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return xcclSuccess;
@@ -213,10 +253,9 @@ xcclResult_t sock_listen(sock_addr_t *addr, int *fd_p) {
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sock_addr_t bound = *addr;
   socklen_t len = sock_addr_len(&bound);
-  if (bind(fd, &bound.sa, len) != 0 || listen(fd, 1024) != 0 ||
-      getsockname(fd, &bound.sa, &len) != 0) {
-    xcclResult_t r = err_set(xcclSystemError, LOG_NET, "cannot listen on %s: %s",
-                             sock_addr_str(addr, s, sizeof(s)), strerror(errno));
+  if (bind(fd, &bound.sa, len) != 0 || listen(fd, 1024) != 0 || getsockname(fd, &bound.sa, &len) != 0) {
+    xcclResult_t r = err_set(xcclSystemError, LOG_NET, "cannot listen on %s: %s", sock_addr_str(addr, s, sizeof(s)),
+                             strerror(errno));
     close(fd);
     return r;
   }
@@ -282,8 +321,9 @@ xcclResult_t sock_connect_poll(int fd, const sock_addr_t *addr, int *done_p) {
   socklen_t len = sizeof(err);
   if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   char a[SOCK_ADDR_STRLEN];
-  if (err) return err_set(xcclRemoteError, LOG_NET, "connect to %s failed: %s", sock_addr_str(addr, a, sizeof(a)),
-                          strerror(err));
+  if (err)
+    return err_set(xcclRemoteError, LOG_NET, "connect to %s failed: %s", sock_addr_str(addr, a, sizeof(a)),
+                   strerror(err));
   *done_p = 1;
   return xcclSuccess;
 }
@@ -310,7 +350,8 @@ xcclResult_t sock_recv_some(int fd, void *buf, size_t len, size_t *off_p) {
       continue;
     }
     if (n == 0)
-      return err_set(xcclRemoteError, LOG_NET, "connection closed by the peer (it exited, aborted, or gave up after a failure of its own)");
+      return err_set(xcclRemoteError, LOG_NET,
+                     "connection closed by the peer (it exited, aborted, or gave up after a failure of its own)");
     if (errno == EAGAIN || errno == EWOULDBLOCK) return xcclSuccess;
     if (errno == EINTR) continue;
     return err_set(xcclRemoteError, LOG_NET, "recv failed: %s", strerror(errno));
@@ -336,8 +377,8 @@ xcclResult_t sock_send2_some(int fd, const void *hdr, size_t hlen, size_t *hoff_
 
 typedef xcclResult_t (*sock_io_fn)(int, void *, size_t, size_t *);
 
-static xcclResult_t sock_io_all(int fd, void *buf, size_t len, short events, sock_io_fn io,
-                                uint64_t deadline_ns, const volatile int *abort_flag) {
+static xcclResult_t sock_io_all(int fd, void *buf, size_t len, short events, sock_io_fn io, uint64_t deadline_ns,
+                                const volatile int *abort_flag) {
   size_t off = 0;
   for (;;) {
     TRY(io(fd, buf, len, &off));
@@ -355,13 +396,11 @@ static xcclResult_t send_adapter(int fd, void *buf, size_t len, size_t *off) {
   return sock_send_some(fd, buf, len, off);
 }
 
-xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns,
-                           const volatile int *abort_flag) {
+xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns, const volatile int *abort_flag) {
   return sock_io_all(fd, (void *)buf, len, POLLOUT, send_adapter, deadline_ns, abort_flag);
 }
 
-xcclResult_t sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns,
-                           const volatile int *abort_flag) {
+xcclResult_t sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns, const volatile int *abort_flag) {
   return sock_io_all(fd, buf, len, POLLIN, sock_recv_some, deadline_ns, abort_flag);
 }
 

@@ -35,16 +35,48 @@ void sock_addr_set_port(sock_addr_t *addr, uint16_t port);
  * names with getaddrinfo. */
 xcclResult_t sock_addr_parse(const char *text, sock_addr_t *addr_p);
 
+#define SOCK_MAX_IFACES 16 /* devices the socket transport offers at most (NCCL's bound) */
+#define SOCK_IFNAME_LEN 64
+
+typedef struct {
+  sock_addr_t addr; /* port 0 */
+  char name[SOCK_IFNAME_LEN];
+} sock_iface_t;
+
+typedef struct {
+  int n;
+  sock_iface_t ifaces[SOCK_MAX_IFACES];
+  int no_device;     /* taken only because no interface with a device is up */
+  char skipped[512]; /* virtual interfaces left out: "docker0 (a docker bridge), ..." */
+} sock_iface_list_t;
+
+struct ifaddrs;
+
 /*
- * The address to listen on, chosen by XCCL_SOCKET_IFNAME / XCCL_SOCKET_FAMILY,
- * or automatically: the first interface that is up, not loopback and not
- * virtual (bridges, veth, docker, calico, overlays, tun/tap: ifname.h's
- * rules, said once per process at INFO), IPv4 preferred; else one that
- * sysfs shows without a device (a container's eth0, a dummy); else loopback.
- * An XCCL_SOCKET_IFNAME that names interfaces (prefixes, or =exact) takes
- * them whatever they are; an exclusion list (^...) still leaves out virtual
- * ones. Port is 0. ifname_p receives the interface name.
+ * The interfaces to use, chosen by XCCL_SOCKET_IFNAME / XCCL_SOCKET_FAMILY,
+ * or automatically: those up, not loopback and not virtual (bridges, veth,
+ * docker, calico, overlays, tun/tap: ifname.h's rules, said once per
+ * process at INFO); if none, those that sysfs shows without a device (a
+ * container's eth0, a dummy); else loopback, alone. An XCCL_SOCKET_IFNAME
+ * that names interfaces (prefixes, or =exact) takes every one it matches
+ * whatever they are; an exclusion list (^...) still leaves out virtual ones.
+ * One entry per interface (its first IPv4 address, else its first IPv6
+ * one), those with IPv4 first, in getifaddrs order; at most
+ * SOCK_MAX_IFACES. Writes *list_p only on success (n >= 1); no interface is
+ * an error naming the settings.
  */
+xcclResult_t sock_list_interfaces(sock_iface_list_t *list_p);
+
+/* The ranking behind sock_list_interfaces, over any list (getifaddrs's, or
+ * a test's): sysfs_root as ifname_is_virtual takes it ("/sys", a captured
+ * tree, or NULL to judge by name only). Fills *list_p (n may be 0); logs
+ * nothing. */
+void sock_rank_interfaces(const struct ifaddrs *ifaddrs, const char *filter, int family, const char *sysfs_root,
+                          sock_iface_list_t *list_p);
+
+/* The first of sock_list_interfaces: the address to listen on for the
+ * bootstrap and the unique id. Port is 0. ifname_p receives the interface
+ * name. */
 xcclResult_t sock_pick_interface(sock_addr_t *addr_p, char *ifname_p, size_t ifname_len);
 
 /* Does `name` pass the filter? ("eth,ib": prefixes; "=eth0": exact; "^x": exclude). */
@@ -69,10 +101,8 @@ xcclResult_t sock_send2_some(int fd, const void *hdr, size_t hlen, size_t *hoff_
                              size_t *boff_p);
 
 /* Blocking with a deadline (clock_ns() based) and an optional abort flag. */
-xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns,
-                           const volatile int *abort_flag);
-xcclResult_t sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns,
-                           const volatile int *abort_flag);
+xcclResult_t sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns, const volatile int *abort_flag);
+xcclResult_t sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns, const volatile int *abort_flag);
 /* Connects, retrying refused connections until the deadline (the listener
  * may not be up yet). */
 xcclResult_t sock_connect_retry(const sock_addr_t *addr, int *fd_p, uint64_t deadline_ns,
