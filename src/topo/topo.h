@@ -300,6 +300,8 @@ typedef struct {
   topo_channels_t *gpu_channels; /* with GPUs: the GPU rings of the host, one per channel, as the
                      NCCL graph XML writes them (topo_render TOPO_FMT_NCCL_GRAPH); else NULL */
   char desc[512]; /* one line for the INFO log */
+  int *gpu, *numa; /* [nlocal] each: the job's arrays as planned (gpu -1 without GPUs; numa -1
+                      unknown), kept for topo_plan_render; owned by the plan */
 } topo_host_plan_t;
 
 /* Plans one host. sys may be NULL (no topology: NUMA order, no NICs). A

@@ -78,3 +78,9 @@ xccl_add_test(NAME topo_virtual SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_virt
 add_test(NAME topo_tool_virtual COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_tool_virtual.sh
   $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
 set_tests_properties(topo_tool_virtual PROPERTIES LABELS "topo;unit" TIMEOUT 60)
+
+# The job planner (issue 24, src/topo/topo_plan.c): rings over every saved
+# machine as 1, 2 and 4 hosts, host-buffer NUMA order, join refusals.
+xccl_add_test(NAME topo_plan SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_plan.c
+  LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
+target_include_directories(topo_plan PRIVATE ${CMAKE_CURRENT_LIST_DIR})
