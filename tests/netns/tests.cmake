@@ -23,3 +23,11 @@ target_link_libraries(netns_ifpick PRIVATE xccl_internal)
 add_test(NAME netns_ifpick COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_ifpick.sh $<TARGET_FILE:netns_ifpick>
   $<TARGET_FILE:xccl-topo>)
 set_tests_properties(netns_ifpick PROPERTIES LABELS "netns;topo" TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# Rails over sockets (issue 24): two namespace hosts joined by two veth pairs
+# (xr0, xr1), XCCL_SOCKET_IFNAME=xr and two channels; a 64 MiB all-reduce must
+# send 40-60 % of its bytes over each pair (tx_bytes), and each rank's INFO
+# output name both devices. Needs root (skipped with the reason otherwise).
+add_test(NAME netns_rails COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_rails.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(netns_rails PROPERTIES LABELS "netns;multiproc" TIMEOUT 300 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
