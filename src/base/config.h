@@ -69,8 +69,9 @@
     "Not read by the C library.")                                                                  \
   X(SOCKET_IFNAME, STR, "", 0, 0,                                                                  \
     "Network interfaces for bootstrap and the socket transport: prefixes, comma separated "       \
-    "(eth,ib); =name for exact names; ^ to exclude. Default: the first interface that is up "     \
-    "and not loopback or a container bridge, else loopback.")                                      \
+    "(eth,ib); =name for exact names; ^ to exclude. Each one that matches is a socket device "    \
+    "(channels spread over them; the bootstrap takes the first). Default: those that are up and " \
+    "not loopback or a container bridge, else loopback.")                                          \
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
   S(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
