@@ -11,10 +11,20 @@
  *                                    library chooses them (XCCL_GRAPH_FILE, XCCL_MIN/MAX_NCHANNELS)
  *   --max-channels N                 at most N channels (default XCCL_MAX_NCHANNELS, 16)
  *   --png out.png                    also draw the graph with Graphviz's dot
+ *   --job HOSTSxGPUS                 the rings a job of HOSTS hosts like this one, GPUS ranks each,
+ *                                    would run (the planner init uses, topo_plan.c): rank
+ *                                    h*GPUS+i on GPU i of host h; text, json (the topology's
+ *                                    JSON with the key "job") or nccl-graph (host 0's GPU rings)
  *   -o FILE                          write to FILE instead of stdout
  *
  * Text and matrix outputs end with the network interfaces left out as
  * virtual ("Excluded interfaces: N (...)", then "  NAME: REASON" lines).
+ *
+ * --job on a machine without GPUs plans host-buffer ranks: GPUS ranks per
+ * host spread over the NUMA domains in order, in blocks (ranks 0..k-1 on the
+ * first domain, the next k on the second...), as a launcher binding ranks by
+ * domain places them. XCCL_NCHANNELS, when set, forces the channel count as
+ * it does at init; XCCL_GRAPH_FILE and XCCL_MIN/MAX_NCHANNELS apply.
  *
  * Exit: 0 success, 1 the machine or file could not be read (the reason on
  * stderr), 2 usage.
@@ -27,14 +37,19 @@
 #include "config.h"
 #include "error.h"
 #include "topo.h"
+#include "topo_graph.h" /* --job: the GPUs' and the machine's NUMA domains */
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xccl-topo [--file X.xml] [--format text|matrix|xml|json|dot|nccl-graph] [--channels]\n"
           "                 [--gpus 0,2,...] [--max-channels N] [--png OUT.png] [-o FILE]\n"
+          "       xccl-topo [--file X.xml] --job HOSTSxGPUS [--format text|json|nccl-graph] [-o FILE]\n"
           "Shows the node graph xccl builds (from the hwloc / NCCL XML file --file or else\n"
           "XCCL_TOPO_FILE / NCCL_TOPO_FILE names, else this machine; text output says which),\n"
-          "the path between every GPU pair and GPU-NIC pair, and with --channels the rings.\n");
+          "the path between every GPU pair and GPU-NIC pair, and with --channels the rings.\n"
+          "--job 2x8: the rings a job of 2 hosts like this one, 8 ranks each (GPUs 0..7),\n"
+          "would run: per channel the ranks in ring order and the NIC it enters and leaves\n"
+          "every host by. Without GPUs, host-buffer ranks over the NUMA domains in order.\n");
 }
 
 static int parse_gpus(const char *s, int *gpus, int *n_p) {
@@ -104,8 +119,78 @@ static int draw_png(const topo_system_t *sys, const topo_channels_t *chs, const 
   return 0;
 }
 
+/* "2x8" -> 2, 8; -1 when it is not HOSTSxRANKS of positive numbers. */
+static int parse_job(const char *s, int *hosts_p, int *ranks_p) {
+  char *end;
+  long h = strtol(s, &end, 10);
+  if (end == s || (*end != 'x' && *end != 'X') || h < 1 || h > 65536) return -1;
+  const char *r0 = end + 1;
+  long r = strtol(r0, &end, 10);
+  if (end == r0 || *end || r < 1 || r > TOPO_PLAN_MAX_LOCAL) return -1;
+  *hosts_p = (int)h;
+  *ranks_p = (int)r;
+  return 0;
+}
+
+/* --job: plans nhosts hosts like sys with nlocal ranks each and writes the
+ * rings; the exit status (1: the plan or the output failed, 2: usage). */
+static int run_job(const topo_system_t *sys, const char *spec, int nhosts, int nlocal, topo_format_t fmt, FILE *out) {
+  int ng = topo_ngpus(sys);
+  if (ng > 0 && nlocal > ng) {
+    fprintf(stderr, "xccl-topo: --job %s: this machine has %d GPU%s, so at most %d ranks per host\n", spec, ng,
+            ng == 1 ? "" : "s", ng);
+    return 2;
+  }
+  if (ng == 0 && fmt == TOPO_FMT_NCCL_GRAPH) {
+    fprintf(stderr,
+            "xccl-topo: --job %s: the NCCL graph format lists GPUs, and this machine has none (its ranks use host "
+            "buffers): use --format text or json\n",
+            spec);
+    return 2;
+  }
+  int *gpu = malloc((size_t)nlocal * sizeof(int)), *numa = malloc((size_t)nlocal * sizeof(int));
+  int ids[TOPO_MAX_DEVICES], nd = 0;
+  for (int i = 0; i < sys->nnodes && nd < TOPO_MAX_DEVICES; i++)
+    if (sys->nodes[i].type == TOPO_CPU) ids[nd++] = sys->nodes[i].numa;
+  if (!gpu || !numa) {
+    free(gpu);
+    free(numa);
+    fprintf(stderr, "xccl-topo: out of memory\n");
+    return 1;
+  }
+  for (int i = 0; i < nlocal; i++) {
+    gpu[i] = ng > 0 ? i : -1;
+    numa[i] = ng > 0 ? sys->nodes[sys->gpus[i]].numa : nd > 0 ? ids[(long)i * nd / nlocal] : -1;
+  }
+  topo_host_job_t job = {.nlocal = nlocal, .numa = numa, .gpu = ng > 0 ? gpu : NULL};
+  if (config_is_set(CFG_NCHANNELS)) job.nchannels = topo_comm_nchannels(); /* as init does */
+  topo_plan_t plan;
+  topo_host_plan_t host;
+  char *text = NULL;
+  int rc = 0;
+  if (topo_plan_job(sys, nhosts, &job, &plan, &host) != xcclSuccess) {
+    fprintf(stderr, "xccl-topo: --job %s: %s\n", spec, err_last());
+    rc = 1;
+  } else {
+    if (topo_plan_render(sys, &plan, &host, fmt, &text) != xcclSuccess) {
+      fprintf(stderr, "xccl-topo: --job %s: %s\n", spec, err_last());
+      rc = 1;
+    } else if (fputs(text, out) < 0 || fflush(out) != 0) {
+      perror("xccl-topo: writing the job's rings");
+      rc = 1;
+    }
+    topo_plan_free(&plan);
+    topo_host_plan_free(&host);
+  }
+  free(text);
+  free(gpu);
+  free(numa);
+  return rc;
+}
+
 int main(int argc, char **argv) {
-  const char *file = NULL, *out_path = NULL, *png = NULL, *gpu_list = NULL;
+  const char *file = NULL, *out_path = NULL, *png = NULL, *gpu_list = NULL, *job_spec = NULL;
+  int job_hosts = 0, job_ranks = 0;
   topo_format_t fmt = TOPO_FMT_TEXT;
   int want_channels = 0, max_ch = 0; /* 0: XCCL_MAX_NCHANNELS */
   for (int i = 1; i < argc; i++) {
@@ -132,6 +217,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "xccl-topo: --max-channels must be 1..%d\n", TOPO_MAX_CHANNELS);
         return 2;
       }
+    } else if (v && !strcmp(a, "--job")) {
+      job_spec = v, i++;
+      if (parse_job(v, &job_hosts, &job_ranks) != 0) {
+        fprintf(stderr,
+                "xccl-topo: --job wants HOSTSxGPUS, two positive numbers like 2x8 (at most 65536 hosts and %d "
+                "ranks per host), not '%s'\n",
+                TOPO_PLAN_MAX_LOCAL, v);
+        return 2;
+      }
     } else if (v && !strcmp(a, "--png")) {
       png = v, i++;
     } else if (v && !strcmp(a, "-o")) {
@@ -141,6 +235,16 @@ int main(int argc, char **argv) {
       usage(stderr);
       return 2;
     }
+  }
+  if (job_spec && (want_channels || max_ch || png)) {
+    fprintf(stderr,
+            "xccl-topo: --job plans GPUs 0..N-1 as init does: --channels, --gpus, --max-channels and --png "
+            "do not apply (XCCL_MAX_NCHANNELS and XCCL_NCHANNELS do)\n");
+    return 2;
+  }
+  if (job_spec && fmt != TOPO_FMT_TEXT && fmt != TOPO_FMT_JSON && fmt != TOPO_FMT_NCCL_GRAPH) {
+    fprintf(stderr, "xccl-topo: --job writes text, json or nccl-graph only\n");
+    return 2;
   }
   /* Where the topology comes from, as the library would choose it. */
   char origin[1100];
@@ -161,6 +265,19 @@ int main(int argc, char **argv) {
   }
   topo_channels_t *chs = NULL;
   int rc = 0;
+  if (job_spec) {
+    FILE *out = out_path ? fopen(out_path, "w") : stdout;
+    if (!out) {
+      perror(out_path);
+      rc = 1;
+    } else {
+      if (fmt == TOPO_FMT_TEXT) fprintf(out, "Source: %s\n", origin);
+      rc = run_job(sys, job_spec, job_hosts, job_ranks, fmt, out);
+      if (out != stdout && fclose(out) != 0) rc = rc ? rc : 1;
+    }
+    topo_system_free(sys);
+    return rc;
+  }
   if (want_channels || fmt == TOPO_FMT_JSON || fmt == TOPO_FMT_NCCL_GRAPH) {
     int gpus[TOPO_SEARCH_MAX_GPUS], ng = 0;
     if (gpu_list && parse_gpus(gpu_list, gpus, &ng) != 0) {

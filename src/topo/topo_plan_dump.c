@@ -1,10 +1,191 @@
-/* topo_plan_dump.c — xccl-topo --job's output (being written). */
+/*
+ * topo_plan_dump.c — a job's rings for people and programs (xccl-topo
+ * --job): text (NCCL's "Channel 00/02 :" lines, then where each channel
+ * enters and leaves every host and how often it crosses a socket there),
+ * JSON (the topology's JSON with the key "job" added, README.md), and host
+ * 0's GPU rings as NCCL's graph XML.
+ */
+#include <stdlib.h>
+#include <string.h>
+
 #include "error.h"
 #include "log.h"
-#include "topo.h"
+#include "topo_graph.h"
+
+static int pkg_of_numa(const topo_system_t *sys, int numa) {
+  int cpu = sys && numa >= 0 ? topo_graph_find_cpu(sys, numa) : -1;
+  return cpu >= 0 && sys->nodes[cpu].package >= 0 ? sys->nodes[cpu].package : numa;
+}
+
+/* Local index of every rank (its rank among its host's), or NULL when the
+ * hosts are not all like the host plan (then no GPU or domain is shown). */
+static int *local_index(const topo_plan_t *plan, const topo_host_plan_t *host) {
+  if (!host || !host->gpu || !host->numa) return NULL;
+  int *loc = malloc((size_t)plan->nranks * sizeof(int)), *count = calloc((size_t)plan->nhosts, sizeof(int));
+  int ok = loc && count;
+  for (int r = 0; ok && r < plan->nranks; r++) loc[r] = count[plan->host_of[r]]++;
+  for (int h = 0; ok && h < plan->nhosts; h++) ok = count[h] == host->nlocal;
+  free(count);
+  if (!ok) {
+    free(loc);
+    return NULL;
+  }
+  return loc;
+}
+
+/* "rank 3 (GPU 2 0000:13:00.0)" / "rank 3 (NUMA 1)". */
+static void rank_text(topo_buf_t *b, const topo_system_t *sys, const topo_host_plan_t *host, const int *loc, int r) {
+  char bus[32];
+  topo_buf_printf(b, "rank %d", r);
+  if (!loc) return;
+  int g = host->gpu[loc[r]];
+  if (host->with_gpus && sys && g >= 0)
+    topo_buf_printf(b, " (GPU %d %s)", g, topo_gpu_busid(sys, g, bus, sizeof(bus)));
+  else if (host->numa[loc[r]] >= 0)
+    topo_buf_printf(b, " (NUMA %d)", host->numa[loc[r]]);
+}
+
+static void nic_text(topo_buf_t *b, const topo_system_t *sys, const topo_host_plan_t *host, const int *loc, int nic,
+                     int r) {
+  if (nic < 0 || !sys || nic >= topo_nnics(sys)) {
+    topo_buf_printf(b, "without a NIC");
+    return;
+  }
+  topo_buf_printf(b, "via NIC %s", topo_nic_name(sys, nic));
+  if (loc && host->with_gpus && host->gpu[loc[r]] >= 0)
+    topo_buf_printf(b, " (%s)", topo_path_name(topo_gpu_nic_path(sys, host->gpu[loc[r]], nic, NULL)));
+}
+
+/* Socket crossings on host h's part of ring (its n ranks from position
+ * first): GPU paths' inter-socket links, or changes of package. A one-host
+ * ring closes on itself, so its last hop counts too. */
+static int crossings(const topo_system_t *sys, const topo_host_plan_t *host, const int *loc, const int *ring, int first,
+                     int n, int closed) {
+  int x = 0;
+  for (int i = 0; i + 1 < n || (closed && n > 1 && i < n); i++) {
+    int a = loc[ring[first + i]], z = loc[ring[first + (i + 1) % n]];
+    if (host->with_gpus)
+      x += topo_gpu_gpu_sys_hops(sys, host->gpu[a], host->gpu[z]);
+    else
+      x += pkg_of_numa(sys, host->numa[a]) != pkg_of_numa(sys, host->numa[z]);
+  }
+  return x;
+}
+
+static void render_text(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan,
+                        const topo_host_plan_t *host) {
+  int *loc = local_index(plan, host);
+  topo_buf_printf(b, "Job: %d host%s, %d ranks, %d channel%s\n", plan->nhosts, plan->nhosts == 1 ? "" : "s",
+                  plan->nranks, plan->nchannels, plan->nchannels == 1 ? "" : "s");
+  if (host) topo_buf_printf(b, "Plan of each host: %s\n", host->desc);
+  char *line = malloc((size_t)plan->nranks * 12 + 64);
+  for (int c = 0; line && c < plan->nchannels; c++) {
+    const int *ring = plan->ring + (size_t)c * (size_t)plan->nranks;
+    topo_buf_printf(b, "%s\n", topo_plan_describe_channel(plan, c, line, (size_t)plan->nranks * 12 + 64));
+    for (int i = 0; i < plan->nranks;) {
+      int h = plan->host_of[ring[i]], n = 0;
+      while (i + n < plan->nranks && plan->host_of[ring[i + n]] == h) n++;
+      int in = plan->nic_in[c * plan->nhosts + h], out = plan->nic_out[c * plan->nhosts + h];
+      topo_buf_printf(b, "  host %d: enters at ", h);
+      rank_text(b, sys, host, loc, ring[i]);
+      topo_buf_printf(b, " ");
+      nic_text(b, sys, host, loc, in, ring[i]);
+      topo_buf_printf(b, ", leaves at ");
+      rank_text(b, sys, host, loc, ring[i + n - 1]);
+      topo_buf_printf(b, " ");
+      nic_text(b, sys, host, loc, out, ring[i + n - 1]);
+      if (loc) {
+        int x = crossings(sys, host, loc, ring, i, n, plan->nhosts == 1);
+        topo_buf_printf(b, "; %d socket crossing%s (SYS) inside", x, x == 1 ? "" : "s");
+      }
+      topo_buf_printf(b, "\n");
+      i += n;
+    }
+  }
+  if (!line) b->oom = 1;
+  free(line);
+  free(loc);
+}
+
+static void job_json(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host) {
+  int per_host = host ? host->nlocal : plan->nranks / (plan->nhosts ? plan->nhosts : 1);
+  topo_buf_printf(b, "{\n    \"hosts\": %d,\n    \"ranks_per_host\": %d,\n    \"with_gpus\": %s,\n    \"plan\": \"",
+                  plan->nhosts, per_host, host && host->with_gpus ? "true" : "false");
+  if (host) topo_buf_json_escaped(b, host->desc);
+  topo_buf_printf(b, "\",\n    \"channels\": [");
+  for (int c = 0; c < plan->nchannels; c++) {
+    topo_buf_printf(b, "%s\n      {\"ring\": [", c ? "," : "");
+    for (int i = 0; i < plan->nranks; i++)
+      topo_buf_printf(b, "%s%d", i ? ", " : "", plan->ring[(size_t)c * (size_t)plan->nranks + i]);
+    topo_buf_printf(b, "], \"hosts\": [");
+    for (int h = 0; h < plan->nhosts; h++)
+      topo_buf_printf(b, "%s{\"nic_in\": %d, \"nic_out\": %d}", h ? ", " : "", plan->nic_in[c * plan->nhosts + h],
+                      plan->nic_out[c * plan->nhosts + h]);
+    topo_buf_printf(b, "]}");
+  }
+  topo_buf_printf(b, "%s],\n    \"nics\": [", plan->nchannels ? "\n    " : "");
+  for (int n = 0; sys && n < topo_nnics(sys); n++) {
+    topo_buf_printf(b, "%s\"", n ? ", " : "");
+    topo_buf_json_escaped(b, topo_nic_name(sys, n));
+    topo_buf_printf(b, "\"");
+  }
+  topo_buf_printf(b, "]\n  }");
+}
+
+/* The topology's JSON (host 0's GPU rings as its "channels") with "job"
+ * added as the last top-level key: the object's closing "\n}\n" is
+ * replaced, so every other key stays as topo_render writes it. */
+static xcclResult_t render_json(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan,
+                                const topo_host_plan_t *host) {
+  if (!sys) {
+    topo_buf_printf(b, "{\n  \"job\": ");
+    job_json(b, sys, plan, host);
+    topo_buf_printf(b, "\n}\n");
+    return xcclSuccess;
+  }
+  char *t;
+  TRY(topo_render(sys, host ? host->gpu_channels : NULL, TOPO_FMT_JSON, &t));
+  size_t len = strlen(t);
+  if (len < 3 || strcmp(t + len - 3, "\n}\n") != 0) {
+    free(t);
+    return err_set(xcclInternalError, LOG_TOPO, "the topology's JSON does not end in \"\\n}\\n\"");
+  }
+  t[len - 3] = 0;
+  topo_buf_printf(b, "%s,\n  \"job\": ", t);
+  free(t);
+  job_json(b, sys, plan, host);
+  topo_buf_printf(b, "\n}\n");
+  return xcclSuccess;
+}
 
 xcclResult_t topo_plan_render(const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host,
                               topo_format_t fmt, char **text_p) {
-  (void)sys, (void)plan, (void)host, (void)fmt, (void)text_p;
-  return err_set(xcclInvalidArgument, LOG_TOPO, "the job's output is not written yet");
+  if (!plan || !text_p || !plan->ring)
+    return err_set(xcclInvalidArgument, LOG_TOPO, "topo_plan_render: no plan to write");
+  topo_buf_t b = {0};
+  xcclResult_t res = xcclSuccess;
+  switch (fmt) {
+    case TOPO_FMT_TEXT:
+      render_text(&b, sys, plan, host);
+      break;
+    case TOPO_FMT_JSON:
+      res = render_json(&b, sys, plan, host);
+      break;
+    case TOPO_FMT_NCCL_GRAPH:
+      if (!sys || !host || !host->gpu_channels)
+        return err_set(xcclInvalidArgument, LOG_TOPO,
+                       "the NCCL graph format lists GPUs, and this job's ranks use host buffers (no GPU rings): "
+                       "use --format text or json");
+      return topo_render(sys, host->gpu_channels, TOPO_FMT_NCCL_GRAPH, text_p);
+    default:
+      return err_set(xcclInvalidArgument, LOG_TOPO, "a job's rings are written as text, json or nccl-graph only");
+  }
+  if (res == xcclSuccess && (b.oom || !b.data))
+    res = err_set(xcclSystemError, LOG_TOPO, "out of memory writing the job's rings");
+  if (res != xcclSuccess) {
+    free(b.data);
+    return res;
+  }
+  *text_p = b.data;
+  return xcclSuccess;
 }

@@ -80,7 +80,11 @@ add_test(NAME topo_tool_virtual COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LI
 set_tests_properties(topo_tool_virtual PROPERTIES LABELS "topo;unit" TIMEOUT 60)
 
 # The job planner (issue 24, src/topo/topo_plan.c): rings over every saved
-# machine as 1, 2 and 4 hosts, host-buffer NUMA order, join refusals.
+# machine as 1, 2 and 4 hosts, host-buffer NUMA order, join refusals; then
+# xccl-topo --job in every format and its refusals.
 xccl_add_test(NAME topo_plan SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_plan.c
   LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
 target_include_directories(topo_plan PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+add_test(NAME topo_tool_job COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_job_tool.sh
+  $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
+set_tests_properties(topo_tool_job PROPERTIES LABELS "topo;unit" TIMEOUT 120)
