@@ -369,6 +369,7 @@ const config_alias_t config_aliases[] = {
     {{"NCCL_TOPO_FILE"}, CFG_TOPO_FILE, NULL, AS_IS},
     {{"NCCL_TOPO_DUMP_FILE"}, CFG_TOPO_DUMP_FILE, NULL, AS_IS},
     {{"NCCL_GRAPH_FILE"}, CFG_GRAPH_FILE, NULL, AS_IS},
+    {{"NCCL_GRAPH_DUMP_FILE"}, CFG_GRAPH_DUMP_FILE, NULL, AS_IS},
     {{"NCCL_IB_HCA"}, CFG_IB_HCA, NULL, AS_IS},
     {{"NCCL_IB_GID_INDEX"}, CFG_IB_GID_INDEX, xlate_int, AS_INT},
     {{"NCCL_IB_TC"}, CFG_IB_TC, xlate_int_unset_below_0, AS_INT "; -1 as if unset"},

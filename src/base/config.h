@@ -149,6 +149,9 @@
     "Use the rings of this NCCL graph file (what NCCL_GRAPH_DUMP_FILE and xccl-topo --format "      \
     "nccl-graph write) instead of searching: each channel's GPU order and NIC. A file that does "   \
     "not fit this node's topology fails with its line and the reason.")                            \
+  X(GRAPH_DUMP_FILE, STR, "", 0, 0,                                                                \
+    "At communicator init, the lowest rank of each host writes the rings its communicator runs "  \
+    "there to this file, as NCCL's graph XML (what XCCL_GRAPH_FILE and NCCL_GRAPH_FILE read).")   \
   /* ---- ib transport (src/net/net_ib*.c) ---- */                                                \
   X(IB_HCA, STR, "", 0, 0,                                                                         \
     "Verbs devices and ports the ib transport may use: mlx5_0:1,mlx5_1 (prefixes, optional "       \

@@ -47,12 +47,23 @@ static int ring_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
   int nch = ring_nchannels_for(a->count * xcclTypeSize(a->type), comm->nchannels);
   for (int c = 0; c < nch; c++) {
     comm_channel_t *ch = &comm->channels[c];
-    l->chans[c] = (ring_channel_t){ch->send, ch->recv, &ch->send_step, &ch->recv_step};
+    l->chans[c] = (ring_channel_t){ch->send,
+                                   ch->recv,
+                                   &ch->send_step,
+                                   &ch->recv_step,
+                                   .position = comm_ring_pos(comm, c, comm->rank),
+                                   .root = comm_ring_pos(comm, c, a->root < 0 ? 0 : a->root),
+                                   .ring = comm_ring(comm, c)};
   }
-  l->args = (ring_args_t){.coll = a->coll, .sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count,
-                          .type = a->type, .op = a->op, .nranks = comm->nranks,
-                          .position = comm->ring_pos[comm->rank], .root = comm->ring_pos[a->root < 0 ? 0 : a->root],
-                          .ring = comm->ring, .nchannels = nch, .channels = l->chans};
+  l->args = (ring_args_t){.coll = a->coll,
+                          .sendbuff = a->sendbuff,
+                          .recvbuff = a->recvbuff,
+                          .count = a->count,
+                          .type = a->type,
+                          .op = a->op,
+                          .nranks = comm->nranks,
+                          .nchannels = nch,
+                          .channels = l->chans};
   host_ring_items(&l->args, &comm->env, lane0 + ALGO_LANE_CHANNEL, l->items);
   for (int c = 0; c < nch; c++) items[c] = &l->items[c].base;
   return nch;

@@ -16,16 +16,26 @@ xcclResult_t xcclGetVersion(int *version) {
 
 const char *xcclGetErrorString(xcclResult_t result) {
   switch (result) {
-    case xcclSuccess: return "no error";
-    case xcclUnhandledCudaError: return "unhandled cuda error (run with XCCL_DEBUG=INFO for details)";
-    case xcclSystemError: return "unhandled system error (run with XCCL_DEBUG=INFO for details)";
-    case xcclInternalError: return "internal error - please report this issue to the xccl developers";
-    case xcclInvalidArgument: return "invalid argument (run with XCCL_DEBUG=WARN for details)";
-    case xcclInvalidUsage: return "invalid usage (run with XCCL_DEBUG=WARN for details)";
-    case xcclRemoteError: return "remote process exited or there was a network error";
-    case xcclInProgress: return "xccl operation in progress";
-    case xcclTimeout: return "operation timed out (XCCL_TIMEOUT)";
-    default: return "unknown result code";
+    case xcclSuccess:
+      return "no error";
+    case xcclUnhandledCudaError:
+      return "unhandled cuda error (run with XCCL_DEBUG=INFO for details)";
+    case xcclSystemError:
+      return "unhandled system error (run with XCCL_DEBUG=INFO for details)";
+    case xcclInternalError:
+      return "internal error - please report this issue to the xccl developers";
+    case xcclInvalidArgument:
+      return "invalid argument (run with XCCL_DEBUG=WARN for details)";
+    case xcclInvalidUsage:
+      return "invalid usage (run with XCCL_DEBUG=WARN for details)";
+    case xcclRemoteError:
+      return "remote process exited or there was a network error";
+    case xcclInProgress:
+      return "xccl operation in progress";
+    case xcclTimeout:
+      return "operation timed out (XCCL_TIMEOUT)";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -91,8 +101,8 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError) {
 void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
   uint64_t sent = 0, recv = 0;
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    if (comm->next == peer) sent += atomic_load(&comm->channels[c].send->bytes);
-    if (comm->prev == peer) recv += atomic_load(&comm->channels[c].recv->bytes);
+    if (comm->channels[c].next == peer) sent += atomic_load(&comm->channels[c].send->bytes);
+    if (comm->channels[c].prev == peer) recv += atomic_load(&comm->channels[c].recv->bytes);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     comm_p2p_t *s = &comm->p2p_send[set][peer], *r = &comm->p2p_recv[set][peer];
@@ -145,9 +155,9 @@ static xcclResult_t shrink_check(const struct xcclComm *comm, const int *ex, int
     res = err_set(xcclSystemError, LOG_INIT, "xcclCommShrink: out of memory for an exclude list of %d ranks", n);
   for (int i = 0; i < n && res == xcclSuccess; i++) {
     if (ex[i] < 0 || ex[i] >= nr)
-      res = err_set(xcclInvalidArgument, LOG_INIT,
-                    "xcclCommShrink: excludeRanks[%d] = %d is not a rank of this communicator (0..%d)", i, ex[i],
-                    nr - 1);
+      res =
+          err_set(xcclInvalidArgument, LOG_INIT,
+                  "xcclCommShrink: excludeRanks[%d] = %d is not a rank of this communicator (0..%d)", i, ex[i], nr - 1);
     else if (seen[ex[i]])
       res = err_set(xcclInvalidArgument, LOG_INIT, "xcclCommShrink: rank %d is in excludeRanks twice (again at [%d])",
                     ex[i], i);

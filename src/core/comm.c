@@ -252,7 +252,7 @@ static void comm_free(struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
 #endif
-  dump_unregister(comm); /* before the peers it reads go */
+  dump_unregister(comm);      /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   direct_maps_free(comm);
   comm_free_conns(comm); /* their fifos with them */
@@ -320,20 +320,18 @@ static xcclResult_t comm_check_peers(struct xcclComm *comm) {
     if (p->rank != r)
       return err_set(xcclInternalError, LOG_INIT, "bootstrap all-gather put rank %d's info in slot %d", p->rank, r);
     if (p->refused && r != comm->rank) /* its own reason, for the ranks that would otherwise wait for it */
-      return err_set((xcclResult_t)p->refused, LOG_INIT, "%s cannot take part: %.*s", comm_peer_desc(comm, r, dr,
-                     sizeof(dr)), COMM_REFUSAL_BYTES, p->refusal);
+      return err_set((xcclResult_t)p->refused, LOG_INIT, "%s cannot take part: %.*s",
+                     comm_peer_desc(comm, r, dr, sizeof(dr)), COMM_REFUSAL_BYTES, p->refusal);
     config_id_t d = config_shared_diff(&p->shared, &comm->peers[0].shared);
     if (d < id) id = d, who = r;
   }
   if (who < 0) return xcclSuccess;
   char vr[CONFIG_SHARED_TEXT + 32], v0[CONFIG_SHARED_TEXT + 32];
   const char *name = config_table[id].name;
-  return err_set(xcclInvalidUsage, LOG_INIT,
-                 "%s runs with XCCL_%s=%s but %s with XCCL_%s=%s: every rank must use the same value",
-                 comm_peer_desc(comm, who, dr, sizeof(dr)), name,
-                 config_shared_show(&comm->peers[who].shared, id, vr, sizeof(vr)),
-                 comm_peer_desc(comm, 0, d0, sizeof(d0)), name,
-                 config_shared_show(&comm->peers[0].shared, id, v0, sizeof(v0)));
+  return err_set(
+      xcclInvalidUsage, LOG_INIT, "%s runs with XCCL_%s=%s but %s with XCCL_%s=%s: every rank must use the same value",
+      comm_peer_desc(comm, who, dr, sizeof(dr)), name, config_shared_show(&comm->peers[who].shared, id, vr, sizeof(vr)),
+      comm_peer_desc(comm, 0, d0, sizeof(d0)), name, config_shared_show(&comm->peers[0].shared, id, v0, sizeof(v0)));
 }
 
 /* This process's NUMA domain, asked of hwloc once per process. */
@@ -347,48 +345,6 @@ static int comm_process_numa(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, numa_probe);
   return numa_of_process;
-}
-
-/* The ring visits hosts in order of their lowest rank and, inside a host,
- * its ranks in the order the topology gives (by NUMA domain): it crosses
- * between hosts once per host and between sockets as few times as it can.
- * Every rank computes the same ring from the all-gathered peer info. */
-static xcclResult_t comm_order_ring(struct xcclComm *comm) {
-  int n = comm->nranks, k = 0;
-  xcclResult_t res = xcclSuccess;
-  comm->ring = malloc(sizeof(int) * (size_t)n);
-  comm->ring_pos = malloc(sizeof(int) * (size_t)n);
-  int *local = malloc(sizeof(int) * (size_t)n), *numa = malloc(sizeof(int) * (size_t)n),
-      *order = malloc(sizeof(int) * (size_t)n);
-  if (!comm->ring || !comm->ring_pos || !local || !numa || !order) {
-    res = err_set(xcclSystemError, LOG_INIT, "out of memory for the ring of %d ranks", n);
-    goto out;
-  }
-  for (int r = 0; r < n && res == xcclSuccess; r++) {
-    uint64_t host = comm->peers[r].host_hash;
-    int first = 1;
-    for (int q = 0; q < r && first; q++) first = comm->peers[q].host_hash != host;
-    if (!first) continue;
-    int nl = 0;
-    for (int q = r; q < n; q++)
-      if (comm->peers[q].host_hash == host) local[nl] = q, numa[nl] = comm->peers[q].numa, nl++;
-    char desc[512];
-    res = topo_local_ring_order(NULL, nl, numa, NULL, order, desc, sizeof(desc));
-    for (int i = 0; i < nl && res == xcclSuccess; i++) comm->ring[k++] = local[order[i]];
-    if (res == xcclSuccess && host == comm->peers[comm->rank].host_hash && comm->rank == r)
-      INFO(INIT, "rank %d: host %s: %s", comm->rank, comm->peers[r].host, desc);
-  }
-  for (int p = 0; p < n && res == xcclSuccess; p++) comm->ring_pos[comm->ring[p]] = p;
-  if (res == xcclSuccess) {
-    int pos = comm->ring_pos[comm->rank];
-    comm->next = comm->ring[(pos + 1) % n];
-    comm->prev = comm->ring[(pos + n - 1) % n];
-  }
-out:
-  free(local);
-  free(numa);
-  free(order);
-  return res;
 }
 
 /* XCCL_TOPO_DUMP_FILE: the lowest rank of each host writes what it sees. */
@@ -417,17 +373,22 @@ static void comm_refuse(comm_peer_info_t *me, xcclResult_t res) {
 static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused) {
   comm_peer_info_t *me = &comm->peers[comm->rank];
   char mine[ERR_MSG_MAX] = "";
-  if (refused == xcclSuccess && (refused = net_get(&comm->net)) == xcclSuccess) refused = comm_pick_net_devs(comm);
+  if (refused == xcclSuccess) refused = net_get(&comm->net);
   if (refused != xcclSuccess) {
     comm_refuse(me, refused);
     snprintf(mine, sizeof(mine), "%s", err_last());
   }
-  comm->channels = calloc((size_t)comm->nchannels, sizeof(*comm->channels));
-  if (!comm->channels) return err_set(xcclSystemError, LOG_INIT, "out of memory for channels");
-  TRY(bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers)));
-  if (refused != xcclSuccess) return err_set(refused, LOG_INIT, "%s", mine);
-  TRY(comm_check_peers(comm));
-  TRY(comm_order_ring(comm));
+  /* The GPU this rank drives, for the planner: asked of CUDA only where the
+   * topology shows GPUs, so a plain host init makes no CUDA call. */
+  const topo_system_t *sys = comm_plan_topology();
+#ifdef XCCL_HAVE_CUDA
+  if (sys && topo_ngpus(sys) > 0) comm_cuda_busid(comm, me->busid, sizeof(me->busid));
+#endif
+  xcclResult_t res = bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers));
+  if (res == xcclSuccess && refused != xcclSuccess) res = err_set(refused, LOG_INIT, "%s", mine);
+  if (res == xcclSuccess) res = comm_check_peers(comm);
+  if (res == xcclSuccess) res = comm_plan_rings(comm, sys);
+  TRY(res);
   TRY(direct_setup(comm, transport_allows("shm") && !config_bool(CFG_SHM_DISABLE)));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
@@ -559,10 +520,15 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
     TRY_GOTO(comm_setup_rings(comm, refused), fail);
   }
   int spin_us = (int)config_int(CFG_SPIN_US);
-  comm->env = (kern_env_t){.timeout_s = comm->timeout_s, .abort_flag = &comm->abort_flag,
+  comm->env = (kern_env_t){.timeout_s = comm->timeout_s,
+                           .abort_flag = &comm->abort_flag,
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
-                           .yield = comm_oversubscribed(comm), .bell = &comm->bell, .progress = proxy_progress,
-                           .wait = proxy_wait, .progress_ctx = comm->proxy, .fault = &comm->fault};
+                           .yield = comm_oversubscribed(comm),
+                           .bell = &comm->bell,
+                           .progress = proxy_progress,
+                           .wait = proxy_wait,
+                           .progress_ctx = comm->proxy,
+                           .fault = &comm->fault};
   if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
   INFO(INIT, "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
@@ -570,8 +536,8 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
        comm->nchannels, comm->prev, rank, comm->next, comm->net ? comm->net->name : "(none)");
   return xcclSuccess;
 fail:
-  return err_prefix(res, "rank %d of %d%s%s%s: init failed", rank, nranks, comm->name[0] ? " (comm \"" : "",
-                    comm->name, comm->name[0] ? "\")" : "");
+  return err_prefix(res, "rank %d of %d%s%s%s: init failed", rank, nranks, comm->name[0] ? " (comm \"" : "", comm->name,
+                    comm->name[0] ? "\")" : "");
 }
 
 /* The background init's thread: connects, then publishes the outcome. */

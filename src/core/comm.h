@@ -26,25 +26,27 @@
 #define COMM_HOST_BYTES 64
 #define COMM_REFUSAL_BYTES 240
 #define COMM_NAME_BYTES 64
+#define COMM_BUSID_BYTES 24
 
 /* What each rank tells the others at init (bootstrap all-gather). */
 typedef struct {
   int32_t rank;
   uint32_t pid;
-  uint32_t uid;   /* user it runs as */
-  uint64_t pidns; /* PID namespace (inode of /proc/self/ns/pid), 0 when unknown */
+  uint32_t uid;       /* user it runs as */
+  uint64_t pidns;     /* PID namespace (inode of /proc/self/ns/pid), 0 when unknown */
   uint64_t host_hash; /* host name + network namespace: same value = same host */
   char host[COMM_HOST_BYTES];
-  int32_t numa; /* NUMA domain the process runs on, -1 when unknown */
-  uint64_t chunk_size; /* this rank's XCCL_CHUNK_SIZE: its slots (equal on every rank: a shared setting) */
-  config_shared_t shared; /* the settings every rank must share (S entries of config.h) */
+  int32_t numa;                 /* NUMA domain the process runs on, -1 when unknown */
+  char busid[COMM_BUSID_BYTES]; /* PCI bus id of the CUDA device it drives, "" none (comm_cuda_busid) */
+  uint64_t chunk_size;          /* this rank's XCCL_CHUNK_SIZE: its slots (equal on every rank: a shared setting) */
+  config_shared_t shared;       /* the settings every rank must share (S entries of config.h) */
   /* A rank whose own settings or machine refuse it (a malformed XCCL_ALGO,
    * XCCL_NET=ib without a device...) still joins, so that every rank fails
    * at once with its reason instead of waiting for it: */
   /* Where a peer on this host reads probe_value to learn whether it may read
    * this process's memory (process_vm_readv; algo_direct.c). */
   uint64_t probe_addr, probe_value;
-  int32_t refused;                 /* the xcclResult_t it failed with, 0 when it did not */
+  int32_t refused;                  /* the xcclResult_t it failed with, 0 when it did not */
   char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
 
@@ -59,8 +61,9 @@ typedef struct {
 } comm_p2p_t;
 
 typedef struct {
-  slot_fifo_t *send; /* to comm->next */
-  slot_fifo_t *recv; /* from comm->prev */
+  slot_fifo_t *send; /* to next */
+  slot_fifo_t *recv; /* from prev */
+  int next, prev;    /* this channel's ring neighbours (each channel has its own ring, issue 24) */
   uint64_t send_step, recv_step;
   transport_conn_t send_conn, recv_conn; /* whose fifos send and recv are, once connected */
 } comm_channel_t;
@@ -71,34 +74,39 @@ typedef struct cuda_comm cuda_comm_t;
 
 struct xcclComm {
   int rank, nranks;
-  int next, prev; /* ring neighbours */
-  int *ring;      /* ring position -> rank (hosts one after another, a host's ranks by NUMA domain) */
-  int *ring_pos;  /* rank -> ring position */
+  int next, prev; /* channel 0's ring neighbours (logs and dumps; each channel has its own) */
+  /* The planner's rings (topo_plan_join, issue 24): ring[c * nranks + i] is
+   * the rank at position i of channel c, ring_pos[c * nranks + r] rank r's
+   * position in it; comm_ring / comm_ring_pos read them. */
+  int *ring;
+  int *ring_pos;
   bootstrap_t *bs;
   const xccl_net_ops_v1_t *net;
   proxy_t *proxy;
   int nchannels;
-  int chan_dev[XCCL_MAX_CHANNELS]; /* net device of each channel (net_select.h) */
+  int chan_dev[XCCL_MAX_CHANNELS]; /* net device each channel receives by (its listener) and p2p uses (net_select.h) */
+  int chan_send_dev[XCCL_MAX_CHANNELS]; /* net device each channel sends by: its host's NIC out where it leaves the host
+                                         */
   comm_channel_t *channels;
   comm_peer_info_t *peers;
   /* Point-to-point connections per peer, in separate sets so that an
    * algorithm's messages never interleave with the user's sends. */
   comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
-  slot_bell_t bell; /* the calling thread sleeps on it while a collective waits */
-  kern_env_t env;   /* how host kernels on this comm wait and progress */
+  slot_bell_t bell;             /* the calling thread sleeps on it while a collective waits */
+  kern_env_t env;               /* how host kernels on this comm wait and progress */
   int algo_forced[COLL_NKINDS]; /* XCCL_ALGO, -1 where not forced */
-  int check;                         /* XCCL_CHECK */
-  unsigned algo_connected;           /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
+  int check;                    /* XCCL_CHECK */
+  unsigned algo_connected;      /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
   _Atomic int abort_flag;
-  _Atomic int busy;   /* API calls in progress on this comm */
+  _Atomic int busy; /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by
    * comm_fail (the calling thread, or the CUDA watcher), after
    * fail_msg: a reader that sees it non-zero reads a finished fail_msg. */
   _Atomic xcclResult_t failed;
   _Atomic int fail_claimed;
   char fail_msg[ERR_MSG_MAX]; /* what that failure said */
-  uint64_t seq;        /* operations issued (collectives, sends and receives) */
-  fault_ctx_t fault;   /* what XCCL_FAULT matches: rank= is rank, or for xcclCommShrink's comm its parent's */
+  uint64_t seq;               /* operations issued (collectives, sends and receives) */
+  fault_ctx_t fault;          /* what XCCL_FAULT matches: rank= is rank, or for xcclCommShrink's comm its parent's */
   double timeout_s;
   cuda_comm_t *_Atomic cuda;
   pthread_mutex_t err_lock;
@@ -107,25 +115,33 @@ struct xcclComm {
   struct comm_reg *regs;      /* xcclCommRegister's records, newest first (reg.h); under reg.c's lock */
   struct xcclWindow *windows; /* xcclCommWindowRegister's windows, newest first (reg.h); likewise */
   /* lifecycle (issue 16) */
-  _Atomic int life;  /* comm_life_t: what the handle takes (comm_acquire_in) */
+  _Atomic int life;                 /* comm_life_t: what the handle takes (comm_acquire_in) */
   _Atomic xcclResult_t init_result; /* xcclInProgress while a background init runs, then its result */
-  _Atomic int revoked; /* set by xcclCommRevoke before it stops the calls in flight: their errors say so */
-  int blocking;        /* of its config: what xcclCommSplit's NULL config inherits */
-  char name[COMM_NAME_BYTES]; /* config->commName, "" when none */
-  int cuda_dev;        /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
-  pthread_mutex_t init_lock; /* serialises joins of init_thread */
+  _Atomic int revoked;              /* set by xcclCommRevoke before it stops the calls in flight: their errors say so */
+  int blocking;                     /* of its config: what xcclCommSplit's NULL config inherits */
+  char name[COMM_NAME_BYTES];       /* config->commName, "" when none */
+  int cuda_dev;                     /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
+  pthread_mutex_t init_lock;        /* serialises joins of init_thread */
   pthread_t init_thread;
-  int init_running;    /* init_thread started and not joined yet (under init_lock) */
-  bs_id_t init_id;     /* what the background init joins; wiped when it ends */
-  int shares_process;  /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
+  int init_running;   /* init_thread started and not joined yet (under init_lock) */
+  bs_id_t init_id;    /* what the background init joins; wiped when it ends */
+  int shares_process; /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
   /* Collectives that read peers' buffers in place (issue 17, algo_direct.c) */
-  algo_site_t site;       /* what the cost model knows of where the ranks are */
-  uint64_t direct_probe;  /* read by peers at init: peer info's probe_value */
-  uint64_t direct_seq;    /* direct operations launched: equal on every rank, checked in their messages */
+  algo_site_t site;               /* what the cost model knows of where the ranks are */
+  uint64_t direct_probe;          /* read by peers at init: peer info's probe_value */
+  uint64_t direct_seq;            /* direct operations launched: equal on every rank, checked in their messages */
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
-  _Atomic int windows_shared; /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
-  struct dump_slot *dump; /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
+  _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
+  struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
 };
+
+/* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
+static inline const int *comm_ring(const struct xcclComm *comm, int c) {
+  return comm->ring + (size_t)c * (size_t)comm->nranks;
+}
+static inline int comm_ring_pos(const struct xcclComm *comm, int c, int r) {
+  return comm->ring_pos[(size_t)c * (size_t)comm->nranks + (size_t)r];
+}
 
 /* What a live handle takes (issue 16). Only READY takes operations. */
 typedef enum {
@@ -142,7 +158,7 @@ typedef struct {
   int blocking;
   double timeout_s; /* <= 0: XCCL_TIMEOUT */
   char name[COMM_NAME_BYTES];
-  int cuda_dev;     /* >= 0: made current on the init's thread first (xcclCommInitAll) */
+  int cuda_dev; /* >= 0: made current on the init's thread first (xcclCommInitAll) */
 } comm_opts_t;
 
 /* Finds comm among the live communicators and marks a call in progress.
@@ -207,6 +223,17 @@ uint64_t comm_host_hash(char *host_p, size_t len);
 xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
                               int nrecv);
 
+/* This host's topology for the planner: XCCL_TOPO_FILE's, else the live
+ * machine's; NULL when there is none. Loaded once per process and shared,
+ * read-only (comm_plan.c). */
+struct topo_system;
+const struct topo_system *comm_plan_topology(void);
+/* The rings (issue 24), once the peer info is all-gathered: plans this host
+ * (sys may be NULL), all-gathers every rank's place, joins the rings; then
+ * comm->nchannels, ring, ring_pos, channels (each with its neighbours),
+ * chan_dev and chan_send_dev. Collective over all ranks (comm_plan.c). */
+xcclResult_t comm_plan_rings(struct xcclComm *comm, const struct topo_system *sys);
+
 /* Connects each channel's ring, a send connection to comm->next and a
  * receive connection from comm->prev, each through the first transport
  * that can take it (transport.h), and starts the proxy (created here).
@@ -224,6 +251,10 @@ int comm_cuda_device(const struct xcclComm *comm);
 int comm_cuda_current_device(void);
 xcclResult_t comm_cuda_use_device(int *dev);
 int comm_cuda_bound_device(const struct xcclComm *comm);
+/* The PCI bus id ("0000:3b:00.0", as cudaDeviceGetPCIBusId gives it) of the
+ * device this rank drives: comm->cuda_dev when set, else the current one;
+ * "" where CUDA cannot be used. For the planner (issue 24). */
+void comm_cuda_busid(const struct xcclComm *comm, char *buf, size_t len);
 
 /* An operation failed half-done: the connections are out of step, so the
  * comm becomes unusable (its first failure, res and msg, is kept; later ones

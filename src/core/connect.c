@@ -163,23 +163,23 @@ xcclResult_t comm_connect_rings(struct xcclComm *comm) {
     comm_channel_t *ch = &comm->channels[c];
     reqs[2 * c] = (conn_req_t){.conn = &ch->send_conn,
                                .fifo_p = &ch->send,
-                               .peer = comm->next,
+                               .peer = ch->next,
                                .is_send = 1,
-                               .dev = comm->chan_dev[c],
+                               .dev = comm->chan_send_dev[c],
                                .channel = c,
                                .tag = RING_TAG_WHERE + (uint32_t)c,
                                .ack_tag = RING_TAG_ACK + (uint32_t)c};
     reqs[2 * c + 1] = reqs[2 * c];
     reqs[2 * c + 1].conn = &ch->recv_conn, reqs[2 * c + 1].fifo_p = &ch->recv;
-    reqs[2 * c + 1].peer = comm->prev, reqs[2 * c + 1].is_send = 0;
-    comm_peer_desc(comm, comm->next, reqs[2 * c].desc, sizeof(reqs[2 * c].desc));
-    comm_peer_desc(comm, comm->prev, reqs[2 * c + 1].desc, sizeof(reqs[2 * c + 1].desc));
+    reqs[2 * c + 1].peer = ch->prev, reqs[2 * c + 1].is_send = 0, reqs[2 * c + 1].dev = comm->chan_dev[c];
+    comm_peer_desc(comm, ch->next, reqs[2 * c].desc, sizeof(reqs[2 * c].desc));
+    comm_peer_desc(comm, ch->prev, reqs[2 * c + 1].desc, sizeof(reqs[2 * c + 1].desc));
   }
   xcclResult_t res = xcclSuccess;
   const xccl_transport_v1_t *must = transport_required();
-  if (must && n > 0) {
-    transport_peer_t to_next = req_peer(comm, &reqs[0]), from_prev = req_peer(comm, &reqs[1]);
-    if (!must->can_connect(&to_next) || !must->can_connect(&from_prev))
+  for (int i = 0; must && i < 2 * n && res == xcclSuccess; i++) {
+    transport_peer_t peer = req_peer(comm, &reqs[i]);
+    if (!must->can_connect(&peer))
       res = err_set(xcclInvalidUsage, LOG_INIT,
                     "XCCL_TRANSPORT=%s, but rank %d's ring neighbours are not all on its host", must->name, comm->rank);
   }

@@ -39,8 +39,10 @@ struct dump_slot {
   kern_state_t state;
   /* Fixed while LIVE: */
   uint64_t id;
-  int rank, nranks, prev, next;
-  const comm_peer_info_t *peers; /* the communicator's, unchanged after init */
+  int rank, nranks, prev, next; /* channel 0's neighbours, the header's prev= and next= */
+  int nchannels;
+  int chan_prev[XCCL_MAX_CHANNELS], chan_next[XCCL_MAX_CHANNELS]; /* each channel's own (issue 24) */
+  const comm_peer_info_t *peers;                                  /* the communicator's, unchanged after init */
   char host[COMM_HOST_BYTES];
   /* The first failure, set once before `failed` (release): */
   _Atomic int failed;
@@ -136,14 +138,17 @@ static const char *fail_kind_name(kern_fail_kind_t k) {
   }
 }
 
-/* A wait's peer: ring items name none (-1): the previous rank for data, the next for room. */
-static int resolve_peer(const dump_slot_t *d, int peer, int is_recv) {
-  return peer >= 0 ? peer : is_recv ? d->prev : d->next;
+/* A wait's peer: ring items name none (-1): their channel's previous rank
+ * for data, its next for room. */
+static int resolve_peer(const dump_slot_t *d, int peer, int is_recv, int channel) {
+  if (peer >= 0) return peer;
+  if (channel >= 0 && channel < d->nchannels) return is_recv ? d->chan_prev[channel] : d->chan_next[channel];
+  return is_recv ? d->prev : d->next;
 }
 
 static void put_where(dbuf_t *b, const dump_slot_t *d, int peer, int is_recv, int channel, uint64_t step, uint64_t loop,
                       int action, int item) {
-  put_s(b, " peer="), put_i(b, resolve_peer(d, peer, is_recv));
+  put_s(b, " peer="), put_i(b, resolve_peer(d, peer, is_recv, channel));
   put_s(b, is_recv ? " dir=recv" : " dir=send");
   put_s(b, " channel="), put_i(b, channel);
   put_s(b, " step="), put_u(b, step);
@@ -199,14 +204,14 @@ static void dump_format(dump_slot_t *d, const char *reason, dbuf_t *b) {
               s.waits[k].action, s.waits[k].item);
     put_s(b, " since="), put_t(b, since);
     put_s(b, " since_realtime="), put_t(b, rt - (mono > since ? mono - since : 0));
-    named[nnamed++] = resolve_peer(d, s.waits[k].peer, s.waits[k].is_recv);
+    named[nnamed++] = resolve_peer(d, s.waits[k].peer, s.waits[k].is_recv, s.waits[k].channel);
   }
   if (failed) {
     const kern_failure_t *f = &d->fail;
     if (d->fail_here) {
       put_s(b, "\nfail kind="), put_s(b, fail_kind_name(f->kind));
       put_where(b, d, f->peer, f->waiting_on_recv, f->channel, f->step, f->loop, f->action, f->item);
-      named[nnamed++] = resolve_peer(d, f->peer, f->waiting_on_recv);
+      named[nnamed++] = resolve_peer(d, f->peer, f->waiting_on_recv, f->channel);
     } else {
       put_s(b, "\nfail kind=other"); /* another communicator of its group failed */
     }
@@ -432,6 +437,9 @@ xcclResult_t dump_register(struct xcclComm *comm, uint64_t comm_id) {
   d->nranks = comm->nranks;
   d->prev = comm->prev;
   d->next = comm->next;
+  d->nchannels = comm->channels ? comm->nchannels : 0;
+  for (int c = 0; c < d->nchannels; c++)
+    d->chan_prev[c] = comm->channels[c].prev, d->chan_next[c] = comm->channels[c].next;
   d->peers = comm->peers;
   snprintf(d->host, sizeof(d->host), "%s", comm->peers ? comm->peers[comm->rank].host : "");
   comm->dump = d;

@@ -55,7 +55,9 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
              (unsigned long long)f->loop, f->action);
   else
     snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
-  int p = op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? comm->prev : comm->next;
+  const comm_channel_t *fch = f->channel >= 0 && f->channel < comm->nchannels ? &comm->channels[f->channel] : NULL;
+  int next = fch ? fch->next : comm->next, prev = fch ? fch->prev : comm->prev;
+  int p = op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? prev : next;
   comm_peer_desc(comm, p, peer, sizeof(peer));
   switch (f->kind) {
     case KERN_FAIL_TIMEOUT:
@@ -96,8 +98,10 @@ static xcclResult_t group_self_copies(const group_op_t *ops, int n, xcclComm_t c
     if (ops[s].comm != comm || ops[s].kind != GROUP_SEND || ops[s].peer != comm->rank) continue;
     while (r < n && !(ops[r].comm == comm && ops[r].kind == GROUP_RECV && ops[r].peer == comm->rank)) r++;
     if (r == n)
-      return err_set(xcclInvalidUsage, LOG_COLL, "send #%llu on rank %d to itself has no matching receive from itself "
-                     "in the group", (unsigned long long)ops[s].seq, comm->rank);
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "send #%llu on rank %d to itself has no matching receive from itself "
+                     "in the group",
+                     (unsigned long long)ops[s].seq, comm->rank);
     if (ops[r].bytes != ops[s].bytes)
       return err_set(xcclInvalidUsage, LOG_COLL, "rank %d sends %zu bytes to itself but receives %zu from itself",
                      comm->rank, ops[s].bytes, ops[r].bytes);
@@ -122,8 +126,8 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
       algo_peers_missing(comm, op->coll.algo, &p);
       missing = p.nsend + p.nrecv > 0;
     } else if (op->peer != comm->rank) {
-      const comm_p2p_t *d = op->kind == GROUP_SEND ? &comm->p2p_send[COMM_P2P_USER][op->peer]
-                                                   : &comm->p2p_recv[COMM_P2P_USER][op->peer];
+      const comm_p2p_t *d =
+          op->kind == GROUP_SEND ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
       missing = !d->ready;
     }
   }
@@ -137,8 +141,10 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     if (ops[i].comm != comm) continue;
     if (ops[i].kind == GROUP_COLL) algos |= 1u << ops[i].coll.algo;
     if (ops[i].kind == GROUP_COLL || ops[i].peer == comm->rank) continue;
-    if (ops[i].kind == GROUP_SEND) sends[ns++] = ops[i].peer;
-    else recvs[nr++] = ops[i].peer;
+    if (ops[i].kind == GROUP_SEND)
+      sends[ns++] = ops[i].peer;
+    else
+      recvs[nr++] = ops[i].peer;
   }
   if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
   for (int a = 0; a < ALGO_COUNT && res == xcclSuccess; a++) {
@@ -443,7 +449,7 @@ xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs) {
     group_nops = 0; /* nothing queued owns memory until its launch (redop.h) */
 #ifdef XCCL_HAVE_CUDA
     enqueue_cuda_group_rollback(0); /* the device operations are dropped too (not estimated), */
-    (void)enqueue_cuda_group_end();  /* and the group's bookkeeping with them: nothing left to launch */
+    (void)enqueue_cuda_group_end(); /* and the group's bookkeeping with them: nothing left to launch */
 #endif
     ires = comm_group_inits_finish(); /* inits are not simulated: they complete (lifecycle.c) */
   }

@@ -48,3 +48,13 @@ int comm_cuda_bound_device(const struct xcclComm *comm) {
   const cuda_comm_t *s = atomic_load_explicit(&((struct xcclComm *)comm)->cuda, memory_order_acquire);
   return s ? s->device : -1;
 }
+
+void comm_cuda_busid(const struct xcclComm *comm, char *buf, size_t len) {
+  if (len) buf[0] = 0;
+  int d = comm->cuda_dev >= 0 ? comm->cuda_dev : comm_cuda_current_device();
+  if (d < 0 || len < 2) return;
+  if (cudaDeviceGetPCIBusId(buf, (int)len, d) != cudaSuccess) {
+    cudaGetLastError();
+    buf[0] = 0;
+  }
+}

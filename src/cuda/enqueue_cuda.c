@@ -38,7 +38,6 @@
 #include "ring_schedule.h"
 #include "slots.h"
 
-
 _Static_assert(KCU_STEPS == XCCL_STEPS && KCU_SLOT_HDR == SLOT_HDR_BYTES && sizeof(slot_hdr_t) == KCU_SLOT_HDR &&
                    offsetof(slot_hdr_t, seq) == 0 && offsetof(slot_hdr_t, size) == 8,
                "the kernels' view of a slot (kern_cuda.h) no longer matches slots.h");
@@ -202,7 +201,7 @@ static xcclResult_t state_get(xcclComm_t comm, int device, cuda_comm_t **st_p) {
   if (!(s = calloc(1, sizeof(*s)))) return err_set(xcclSystemError, LOG_COLL, "out of memory for device state");
   s->comm = comm;
   s->device = device;
-  size_t rb = sizeof(int) * (size_t)comm->nranks;
+  size_t rb = sizeof(int) * (size_t)comm->nranks * (size_t)(comm->nchannels > 0 ? comm->nchannels : 1);
   cudaError_t e = cudaHostAlloc((void **)&s->ring_host, rb, cudaHostAllocMapped | cudaHostAllocPortable);
   if (e == cudaSuccess) e = cudaHostGetDevicePointer((void **)&s->ring_dev, s->ring_host, 0);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->last, cudaEventDisableTiming);
@@ -215,7 +214,7 @@ static xcclResult_t state_get(xcclComm_t comm, int device, cuda_comm_t **st_p) {
                    "memory and an event): %s",
                    comm->rank, rb, cudaGetErrorString(e));
   }
-  memcpy(s->ring_host, comm->ring, rb);
+  if (comm->ring) memcpy(s->ring_host, comm->ring, rb); /* every channel's ring, one after another */
   atomic_store_explicit(&comm->cuda, s, memory_order_release);
   *st_p = s;
   return xcclSuccess;
@@ -296,7 +295,6 @@ static xcclResult_t fifo_view(cuda_comm_t *s, const transport_conn_t *conn, int 
 
 /* ---- launch records: mapped host memory, reused ---------------------------- */
 
-
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static cuda_rec_t *pool;
 
@@ -328,7 +326,6 @@ void cuda_rec_put(cuda_rec_t *r) {
 }
 
 /* ---- the group's device operations ------------------------------------------ */
-
 
 static _Thread_local dev_op_t *dq; /* queued since xcclGroupStart */
 static _Thread_local int dq_n, dq_cap;
@@ -428,7 +425,6 @@ xcclResult_t enqueue_cuda_host_fence(xcclComm_t comm, const char *fn) {
 
 /* ---- the watcher -------------------------------------------------------------- */
 
-
 /* ---- building and launching ------------------------------------------------- */
 
 /* A work item before it is placed in the record. */
@@ -458,13 +454,13 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       it->w.channel = c;
       it->w.coll = a->coll;
       it->w.nranks = comm->nranks;
-      it->w.position = comm->ring_pos[comm->rank];
-      it->w.root = comm->ring_pos[a->root < 0 ? 0 : a->root];
+      it->w.position = comm_ring_pos(comm, c, comm->rank);
+      it->w.root = comm_ring_pos(comm, c, a->root < 0 ? 0 : a->root);
       it->w.nchannels = nch;
       it->w.count = a->count;
       it->w.sendbuff = a->sendbuff;
       it->w.recvbuff = a->recvbuff;
-      it->w.ring = st->ring_dev;
+      it->w.ring = st->ring_dev + (size_t)c * (size_t)comm->nranks; /* channel c's ring */
       TRY(fifo_view(st, &ch->send_conn, 1, &it->w.send));
       TRY(fifo_view(st, &ch->recv_conn, 0, &it->w.recv));
       it->key = cuda_lane_key(ci, op, c);

@@ -108,8 +108,8 @@ xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, in
   for (int ci = 0; ci < ncomms; ci++) {
     xcclComm_t comm = comms[ci];
     for (int c = 0; ring[ci] && c < comm->nchannels; c++) {
-      settle_fifo(needs, &nn, comm, &comm->channels[c].send_conn, 1, comm->next, c, comm->chan_dev[c]);
-      settle_fifo(needs, &nn, comm, &comm->channels[c].recv_conn, 0, comm->prev, c, comm->chan_dev[c]);
+      settle_fifo(needs, &nn, comm, &comm->channels[c].send_conn, 1, comm->channels[c].next, c, comm->chan_send_dev[c]);
+      settle_fifo(needs, &nn, comm, &comm->channels[c].recv_conn, 0, comm->channels[c].prev, c, comm->chan_dev[c]);
     }
   }
   xcclResult_t res = cuda_p2p_settle(needs, nn);
@@ -129,8 +129,7 @@ long cuda_lane_key(int ci, const group_op_t *op, int c) {
  * that leaves the communicators out of step and fails them on every rank):
  * XCCL_CHECKSUM, which the kernels do not speak, and a group with more lanes
  * than the device holds at once (max_blocks, 0: unknown). */
-xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms, int device,
-                                 int max_blocks) {
+xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms, int device, int max_blocks) {
   if (config_bool(CFG_CHECKSUM)) /* the kernels neither add nor check the CRC a message then ends with */
     return err_set(xcclInvalidUsage, LOG_COLL,
                    "%s on rank %d: XCCL_CHECKSUM=1 covers host buffers only so far: unset it to use device buffers",
@@ -163,4 +162,3 @@ xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, in
                    ops[0].op.coll.name, nkeys, device, max_blocks);
   return xcclSuccess;
 }
-

@@ -63,7 +63,8 @@ static void flight_report(cuda_flight_t *f) {
                (unsigned long long)st.loop, st.action);
     else
       snprintf(where, sizeof(where), "%s: slot %d (on the GPU)", what, st.action);
-    int p = op->kind != GROUP_COLL ? op->peer : st.waiting_on_recv ? comm->prev : comm->next;
+    const comm_channel_t *wch = &comm->channels[f->work[w].channel];
+    int p = op->kind != GROUP_COLL ? op->peer : st.waiting_on_recv ? wch->prev : wch->next;
     comm_peer_desc(comm, p, peer, sizeof(peer));
     slot_fifo_t *wf = f->fifos[2 * w + (st.waiting_on_recv ? 1 : 0)];
     switch (st.kind) {
@@ -182,8 +183,10 @@ static int flight_abandon(cuda_flight_t *f, uint64_t now) {
   if (!f->abort_seen || now - f->abort_seen < (uint64_t)(grace_s * 1e9)) return 0;
   char what[240];
   group_op_describe(&f->ops[0].op, what, sizeof(what));
-  INFO(COLL, "%s: its kernel had not run %g s after the abort (its stream waits on other work): the communicator "
-       "is let go; the kernel, if it starts later, stops at once", what, grace_s);
+  INFO(COLL,
+       "%s: its kernel had not run %g s after the abort (its stream waits on other work): the communicator "
+       "is let go; the kernel, if it starts later, stops at once",
+       what, grace_s);
   for (int c = 0; c < f->ncomms; c++) {
     proxy_op_end(f->comms[c]->proxy);
     atomic_fetch_sub(&f->states[c]->inflight, 1);

@@ -31,7 +31,7 @@ static int ring_step(kern_item_t *it, kern_failure_t *fail) {
   ring_channel_t *ch = &a->channels[it->channel];
   int k = a->nranks;
   size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
-  int flags = ring_iter_action(&r->iter, a->ring, &in_off, &out_off, &n);
+  int flags = ring_iter_action(&r->iter, ch->ring, &in_off, &out_off, &n);
   if ((flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step)) return 0;
   if ((flags & RING_SEND) && !slot_fifo_room(ch->send, *ch->send_step)) return 0;
 
@@ -72,7 +72,7 @@ static slot_fifo_t *ring_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
   const ring_args_t *a = r->args;
   ring_channel_t *ch = &a->channels[it->channel];
   int block;
-  int flags = ring_action(a->coll, a->nranks, a->position, a->root, it->action, &block);
+  int flags = ring_action(a->coll, a->nranks, ch->position, ch->root, it->action, &block);
   *is_recv_p = (flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step);
   *step_p = *is_recv_p ? *ch->recv_step : *ch->send_step;
   return *is_recv_p ? ch->recv : ch->send;
@@ -90,8 +90,8 @@ void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane
     r->base.channel = c;
     r->base.sends = a->channels[c].send;
     r->base.send_step = a->channels[c].send_step;
-    ring_iter_init(&r->iter, a->coll, a->nranks, a->position, a->root, a->count, esize, a->channels[c].send->slot_size,
-                   a->nchannels, c);
+    ring_iter_init(&r->iter, a->coll, a->nranks, a->channels[c].position, a->channels[c].root, a->count, esize,
+                   a->channels[c].send->slot_size, a->nchannels, c);
     r->base.finished = r->iter.done;
   }
 }

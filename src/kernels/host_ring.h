@@ -13,14 +13,19 @@
 #include "slots.h"
 #include "xccl.h"
 
-/* One channel's connections: send goes to the next rank of the ring, recv
- * comes from the previous one. The step counters persist across operations
- * (the connection is one long stream) and are advanced here. */
+/* One channel's connections: send goes to the next rank of the channel's
+ * ring, recv comes from the previous one. The step counters persist across
+ * operations (the connection is one long stream) and are advanced here.
+ * Each channel has a ring of its own (the planner gives each its own order),
+ * so the rank's place in it and the root's are the channel's. */
 typedef struct {
   slot_fifo_t *send;
   slot_fifo_t *recv;
   uint64_t *send_step;
   uint64_t *recv_step;
+  int position;    /* this rank's place in the channel's ring */
+  int root;        /* ring position of the root (broadcast, reduce) */
+  const int *ring; /* ring position -> rank, whose block of all-gather and reduce-scatter it is; NULL: the same */
 } ring_channel_t;
 
 typedef struct {
@@ -32,10 +37,7 @@ typedef struct {
   size_t count;
   xcclDataType_t type;
   xcclRedOp_t op;
-  int nranks;   /* ring size k, at least 2 */
-  int position; /* this rank's place in the ring */
-  int root;     /* ring position of the root (broadcast, reduce) */
-  const int *ring; /* ring position -> rank, whose block of all-gather and reduce-scatter it is; NULL: the same */
+  int nranks; /* ring size k, at least 2 */
   int nchannels;
   ring_channel_t *channels;
 } ring_args_t;

@@ -37,6 +37,7 @@
 #include "kern_cuda.h"
 #include "reduce.h"
 #include "ring_schedule.h"
+#include "topo.h"
 
 /* ---- memory the "device" owns, and registrations ---------------------------- */
 
@@ -92,8 +93,24 @@ cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 /* One device: no peers. */
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) { return *can = device == peer, cudaSuccess; }
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) { return cudaErrorInvalidDevice; }
+/* The device's bus: by default on no bus a topology shows. With
+ * MOCK_CUDA_GPU_FROM_TOPO=1, GPU number XCCL_LOCAL_RANK of XCCL_TOPO_FILE's
+ * machine, as a job with one GPU per local rank would see it: the planner's
+ * rings (issue 24) then follow that machine's GPUs. */
 cudaError_t cudaDeviceGetPCIBusId(char *busid, int len, int device) {
-  snprintf(busid, (size_t)len, "0000:ee:00.0"); /* on no bus a topology shows */
+  snprintf(busid, (size_t)len, "0000:ee:00.0");
+  const char *from = getenv("MOCK_CUDA_GPU_FROM_TOPO"), *file = getenv("XCCL_TOPO_FILE"),
+             *lr = getenv("XCCL_LOCAL_RANK");
+  if (device == 0 && from && !strcmp(from, "1") && file && lr) {
+    topo_system_t *sys = NULL;
+    if (topo_system_load_file(file, &sys) == xcclSuccess) {
+      char b[32];
+      int g = atoi(lr);
+      if (g >= 0 && g < topo_ngpus(sys) && topo_gpu_busid(sys, g, b, sizeof(b))[0])
+        snprintf(busid, (size_t)len, "%s", b);
+      topo_system_free(sys);
+    }
+  }
   return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
@@ -187,7 +204,8 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int fl
   mock_ipc_t m;
   memcpy(&m, &h, sizeof(m));
   if (m.magic != MOCK_IPC_MAGIC) return cudaErrorInvalidValue;
-  if (m.pid == proc_pid()) return cudaErrorDeviceUninitialized; /* as CUDA (an invalid context): not in the exporting process */
+  if (m.pid == proc_pid())
+    return cudaErrorDeviceUninitialized; /* as CUDA (an invalid context): not in the exporting process */
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m.pid, (int)m.fd);
   int fd = open(path, O_RDWR | O_CLOEXEC);

@@ -48,7 +48,7 @@ static int twin_step(kern_item_t *b, kern_failure_t *fail) {
   const ring_args_t *a = t->a;
   ring_channel_t *ch = &a->channels[b->channel];
   size_t esize = xcclTypeSize(a->type), in_off, out_off, n;
-  int flags = ring_iter_action(&t->it, a->ring, &in_off, &out_off, &n);
+  int flags = ring_iter_action(&t->it, ch->ring, &in_off, &out_off, &n);
   size_t bytes = n * esize;
   if ((flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step)) return 0;
   if ((flags & RING_SEND) && !slot_fifo_room(ch->send, *ch->send_step)) return 0;
@@ -85,7 +85,7 @@ static slot_fifo_t *twin_waiting(kern_item_t *b, uint64_t *step_p, int *is_recv_
   twin_item_t *t = to_twin(b);
   ring_channel_t *ch = &t->a->channels[b->channel];
   size_t i, o, n;
-  int flags = ring_iter_action(&t->it, t->a->ring, &i, &o, &n);
+  int flags = ring_iter_action(&t->it, ch->ring, &i, &o, &n);
   *is_recv_p = (flags & RING_RECV) && !slot_fifo_ready(ch->recv, *ch->recv_step);
   *step_p = *is_recv_p ? *ch->recv_step : *ch->send_step;
   return *is_recv_p ? ch->recv : ch->send;
@@ -106,8 +106,8 @@ static void twin_items(const ring_args_t *a, const kern_env_t *env, int lane0, t
     t->base.channel = c;
     t->base.sends = a->channels[c].send;
     t->base.send_step = a->channels[c].send_step;
-    ring_iter_init(&t->it, a->coll, a->nranks, a->position, a->root, a->count, esize, a->channels[c].send->slot_size,
-                   a->nchannels, c);
+    ring_iter_init(&t->it, a->coll, a->nranks, a->channels[c].position, a->channels[c].root, a->count, esize,
+                   a->channels[c].send->slot_size, a->nchannels, c);
     t->base.finished = t->it.done;
   }
 }
@@ -162,7 +162,13 @@ static void run_case(const plan_case_t *pc, unsigned twins, unsigned char *out[M
   for (int p = 0; p < k; p++) {
     int rank = ring_map[p];
     for (int c = 0; c < nch; c++)
-      chans[p][c] = (ring_channel_t){fifo[p][c], fifo[(p + k - 1) % k][c], &send_step[p][c], &recv_step[p][c]};
+      chans[p][c] = (ring_channel_t){fifo[p][c],
+                                     fifo[(p + k - 1) % k][c],
+                                     &send_step[p][c],
+                                     &recv_step[p][c],
+                                     .position = p,
+                                     .root = pc->root,
+                                     .ring = pc->permuted ? ring_map : NULL};
     sendbuf[p] = malloc(send_n * es + 1);
     out[p] = calloc(recv_n * es + 1, 1);
     for (size_t i = 0; i < send_n * es; i++) sendbuf[p][i] = (unsigned char)mix((uint64_t)rank * 1000003u + i);
@@ -175,9 +181,6 @@ static void run_case(const plan_case_t *pc, unsigned twins, unsigned char *out[M
                             .type = pc->type,
                             .op = pc->op,
                             .nranks = k,
-                            .position = p,
-                            .root = pc->root,
-                            .ring = pc->permuted ? ring_map : NULL,
                             .nchannels = nch,
                             .channels = chans[p]};
     if (twins & (1u << p)) {

@@ -101,6 +101,14 @@ if(XCCL_HAVE_CUDA)
                   ARGS ${coll} --device -b 4 -e 4M -f 32 -n 2 -w 1 -c 1 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring")
   endforeach()
 
+  # The planner's rings in a communicator (issue 24): the stand-in gives each
+  # local rank a GPU of a saved two-socket 4-GPU machine; the dumped graph is
+  # xccl-topo --job's, a graph file's two different rings run, a graph file
+  # that does not fit fails every rank naming the file and line.
+  add_test(NAME gpu_mock_plan COMMAND sh ${gpu}/plan_mock.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_gpu_coll_mock>
+           $<TARGET_FILE:xccl-topo> ${PROJECT_SOURCE_DIR}/tests/data/topologies/hwloc/hwloc-supermicro-x9drg-gpus-mlx5-v2fmt.xml)
+  set_tests_properties(gpu_mock_plan PROPERTIES LABELS "unit;topo" TIMEOUT 600 ENVIRONMENT "${XCCL_TEST_ENV}")
+
   # The local reduction kernel against a device-to-device copy (run.sh).
   add_executable(bench_reduce ${gpu}/bench_reduce.c)
   target_link_libraries(bench_reduce PRIVATE xccl_testlib)

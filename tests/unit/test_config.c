@@ -676,6 +676,7 @@ static const alias_case_t alias_cases[] = {
     {"NCCL_TOPO_FILE=/etc/topo.xml", CFG_TOPO_FILE, "/etc/topo.xml", "NCCL_TOPO_FILE"},
     {"NCCL_TOPO_DUMP_FILE=/tmp/t.xml", CFG_TOPO_DUMP_FILE, "/tmp/t.xml", "NCCL_TOPO_DUMP_FILE"},
     {"NCCL_GRAPH_FILE=/etc/graph.xml", CFG_GRAPH_FILE, "/etc/graph.xml", "NCCL_GRAPH_FILE"},
+    {"NCCL_GRAPH_DUMP_FILE=/tmp/g.xml", CFG_GRAPH_DUMP_FILE, "/tmp/g.xml", "NCCL_GRAPH_DUMP_FILE"},
     {"NCCL_IB_HCA==mlx5_0:1", CFG_IB_HCA, "=mlx5_0:1", "NCCL_IB_HCA"},
     {"NCCL_IB_GID_INDEX=3", CFG_IB_GID_INDEX, "3", "NCCL_IB_GID_INDEX"},
     {"NCCL_IB_TC=0x60", CFG_IB_TC, "96", "NCCL_IB_TC"},
