@@ -87,6 +87,19 @@ hostslots=$(perf_busbw 1)
 perf_rc=$((perf_rc + $?))
 perf="allreduce 2 ranks 256 MiB busbw $ipc GB/s CUDA IPC, $hostslots GB/s host slots"
 
+# The graph the communicator runs on this machine (issue 24): the lowest rank
+# writes it (XCCL_GRAPH_DUMP_FILE) and it is printed beside what the planner
+# alone gives for one host of this shape (xccl-topo --job 1x2).
+echo "run.sh: the communicator's dumped graph (XCCL_GRAPH_DUMP_FILE), 2 ranks ..."
+XCCL_GRAPH_DUMP_FILE=$logs/graph_comm.xml XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=INIT timeout 120 \
+  "$build/tools/xccl-run" -n 2 "$build/tools/xccl-perf" allreduce --device -b 1M -e 1M -n 2 -w 1 \
+  >"$logs/graph_comm.log" 2>&1
+grep -E "Channel [0-9]+/|Ring [0-9]+ :" "$logs/graph_comm.log" | sed 's/^/    /'
+sed 's/^/    /' "$logs/graph_comm.xml" 2>/dev/null || echo "    (no graph written: see $logs/graph_comm.log)"
+"$build/tools/xccl-topo" --job 1x2 --format nccl-graph >"$logs/graph_job.xml" 2>&1 &&
+  { cmp -s "$logs/graph_comm.xml" "$logs/graph_job.xml" && echo "    = xccl-topo --job 1x2" ||
+    { echo "    differs from xccl-topo --job 1x2:"; sed 's/^/    /' "$logs/graph_job.xml"; }; }
+
 rc=0
 { [ "$perf_rc" -ne 0 ] || [ "$ctest_rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ] || [ "$bench_rc" -ne 0 ]; } && rc=1
 summary "$rc" "$tests | $bench | $perf | ${gpu:-unknown GPU}"

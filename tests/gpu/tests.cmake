@@ -114,5 +114,5 @@ if(XCCL_HAVE_CUDA)
   target_link_libraries(bench_reduce PRIVATE xccl_testlib)
 
   # What run.sh builds: the GPU suite and no more.
-  add_custom_target(xccl_gpu_tests DEPENDS test_gpu_coll gpu_nodriver bench_reduce unit_ring_plan xccl-run xccl-perf xccl)
+  add_custom_target(xccl_gpu_tests DEPENDS test_gpu_coll gpu_nodriver bench_reduce unit_ring_plan xccl-run xccl-perf xccl-topo xccl)
 endif()
