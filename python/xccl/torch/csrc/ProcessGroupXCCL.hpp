@@ -67,6 +67,11 @@ class WorkXCCL : public c10d::Work {
   // sends and receives (nothing more will be posted before this one is done).
   bool waited() const { return waited_.load(std::memory_order_relaxed); }
 
+  // The rank a receive took its message from (gloo's sourceRank); set by
+  // the worker before it completes the Work.
+  int sourceRank() const override;
+  void setSourceRank(int rank) { source_.store(rank, std::memory_order_relaxed); }
+
   const char *name() const { return name_; }
   uint64_t seq() const { return seq_; }
 
@@ -76,6 +81,7 @@ class WorkXCCL : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::atomic<bool> waited_{false};
+  std::atomic<int> source_{-1};
 };
 
 // How the destructor joins the worker; the Python module sets one that
@@ -147,6 +153,14 @@ class ProcessGroupXCCL : public BaseGroup {
   // One queued operation. issue() runs on the worker: it stages the
   // tensors and makes the xccl call (inside a group, only queues it);
   // finish() copies the results back into the caller's tensors.
+  // A send or receive: peer -1 is any source.
+  struct P2P {
+    bool send;
+    int peer;
+    int tag;
+    at::Tensor tensor;
+  };
+
   struct Op {
     c10::intrusive_ptr<WorkXCCL> work;
     std::function<xcclResult_t(xcclComm_t)> issue;
@@ -154,16 +168,34 @@ class ProcessGroupXCCL : public BaseGroup {
     std::chrono::milliseconds timeout;
     bool groupable;  // may run inside an xccl group (barrier may not)
     bool p2p;        // a send or a receive, outside batch_isend_irecv
+    std::shared_ptr<P2P> msg;  // a send or a receive (inside batch_isend_irecv too)
   };
 
  private:
   c10::intrusive_ptr<c10d::Work> enqueue(const char *name, c10d::OpType type, std::vector<at::Tensor> outputs,
                                          const std::vector<at::Tensor> &inputs, std::chrono::milliseconds timeout,
                                          std::function<xcclResult_t(xcclComm_t)> issue,
-                                         std::function<void()> finish = nullptr, bool groupable = true);
+                                         std::function<void()> finish = nullptr, bool groupable = true,
+                                         std::shared_ptr<P2P> msg = nullptr);
   void runWorker();
   void gatherPointToPoint(std::vector<Op> &batch, std::unique_lock<std::mutex> &lock);
   void runBatch(std::vector<Op> &batch);
+  void runGroup(std::vector<Op> &batch);
+  c10::intrusive_ptr<c10d::Work> enqueueP2P(const char *title, bool send, std::vector<at::Tensor> &tensors, int peer,
+                                            int tag);
+  // The worker's side of sends and receives.
+  struct Pending;   // a receive waiting for its message
+  struct Arrived;   // a message pulled before a receive claimed it
+  struct Pull;      // an announced message to receive in the next group
+  void runP2P(std::vector<Op> &ops);
+  void progressP2P(bool allPeers);
+  void readAnnouncements(bool allPeers, std::vector<Pull> &pulls);
+  void issueP2PGroup(std::vector<Op> &sends, std::vector<Pull> &pulls);
+  void matchArrived();
+  void expirePending();
+  void failPending(const char *why);
+  std::chrono::steady_clock::time_point nextP2PPoll() const;
+  std::string p2pKey(int src, int dst, uint64_t n) const;
   void setCommTimeout(std::chrono::milliseconds timeout);
   // The error text of a failed call: xccl's message for the communicator,
   // and for a failure that involves peers, what the other ranks saw
@@ -186,6 +218,15 @@ class ProcessGroupXCCL : public BaseGroup {
   bool coalescing_ = false;
   std::vector<Op> coalesced_;
   std::thread worker_;
+
+  // Worker only (sends and receives, ProcessGroupXCCL.cpp).
+  std::vector<uint64_t> announcedTo_;    // messages announced to each rank
+  std::vector<uint64_t> readFrom_;       // announcements read from each rank
+  std::deque<std::shared_ptr<Pending>> pending_;   // in posting order
+  std::deque<std::shared_ptr<Arrived>> arrived_;   // in arrival order
+  uint64_t arrivals_ = 0;
+  std::chrono::microseconds pollEvery_{0};
+  std::chrono::steady_clock::time_point lastPoll_{};
 };
 
 }  // namespace xccl_torch

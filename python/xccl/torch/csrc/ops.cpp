@@ -497,47 +497,31 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall(TensorList &outputs, T
 
 // ---- Point to point ---------------------------------------------------------
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::send(TensorList &tensors, int dstRank, int /* tag: see README */) {
-  const char *name = "send";
+// What they carry and how they match: ProcessGroupXCCL.cpp, "Sends and
+// receives". Here only the checks.
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueueP2P(const char *title, bool send, TensorList &tensors,
+                                                            int peer, int tag) {
+  const char *name = title + 5;  // after "xccl:"
   at::Tensor t = single(tensors, name);
-  checkRank(dstRank, size_, "dst", name);
-  const xcclDataType_t dt = xcclType(t, name);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    TORCH_CHECK(dstRank != rank_ || coalescing_, "xccl send: a rank sends to itself only inside batch_isend_irecv, ",
-                "beside the matching receive");
+  if (peer >= 0) {
+    checkRank(peer, size_, send ? "dst" : "src", name);
   }
-  Buf buf = newBuf();
-  return enqueue("xccl:send", c10d::OpType::SEND, tensors, tensors, c10d::kUnsetTimeout,
-                 [t, buf, dt, dstRank](xcclComm_t comm) {
-                   *buf = stageIn(t);
-                   return xcclSend(buf->data_ptr(), count(*buf), dt, dstRank, comm, nullptr);
-                 });
+  xcclType(t, name);  // refuses what xccl does not carry elsewhere either
+  auto msg = std::make_shared<P2P>(P2P{send, peer, tag, t});
+  const c10d::OpType type = send ? c10d::OpType::SEND : peer < 0 ? c10d::OpType::RECVANYSOURCE : c10d::OpType::RECV;
+  return enqueue(title, type, tensors, tensors, c10d::kUnsetTimeout, nullptr, nullptr, true, msg);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recv(TensorList &tensors, int srcRank, int /* tag: see README */) {
-  const char *name = "recv";
-  at::Tensor t = single(tensors, name);
-  checkRank(srcRank, size_, "src", name);
-  const xcclDataType_t dt = xcclType(t, name);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    TORCH_CHECK(srcRank != rank_ || coalescing_, "xccl recv: a rank receives from itself only inside "
-                "batch_isend_irecv, beside the matching send");
-  }
-  Buf buf = newBuf();
-  return enqueue(
-      "xccl:recv", c10d::OpType::RECV, tensors, tensors, c10d::kUnsetTimeout,
-      [t, buf, dt, srcRank](xcclComm_t comm) {
-        *buf = stageOut(t);
-        return xcclRecv(buf->data_ptr(), count(*buf), dt, srcRank, comm, nullptr);
-      },
-      [t, buf] { unstage(t, *buf); });
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::send(TensorList &tensors, int dstRank, int tag) {
+  return enqueueP2P("xccl:send", true, tensors, dstRank, tag);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recvAnysource(TensorList & /* tensors */, int /* tag */) {
-  TORCH_CHECK(false, "xccl recv: receiving from any source is not supported; xccl matches each receive to the "
-              "sender it names. Pass src= to recv/irecv.");
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recv(TensorList &tensors, int srcRank, int tag) {
+  return enqueueP2P("xccl:recv", false, tensors, srcRank, tag);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recvAnysource(TensorList &tensors, int tag) {
+  return enqueueP2P("xccl:recv_anysource", false, tensors, -1, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::barrier(const c10d::BarrierOptions &opts) {
