@@ -30,6 +30,10 @@ xccl_torch_test(NAME ops NPROC 2 SCRIPT test_ops.py ARGS --default gloo)
 xccl_torch_test(NAME ops NPROC 3 SCRIPT test_ops.py ARGS --default xccl)
 xccl_torch_test(NAME ops NPROC 4 SCRIPT test_ops.py ARGS --default gloo)
 xccl_torch_test(NAME ops_socket NPROC 3 SCRIPT test_ops.py ARGS --default gloo ENV XCCL_SHM_DISABLE=1)
+# Any-source receives, tags crossed on purpose, sends and receives far outside
+# the grouping window, and the profiler's events (issue 28).
+xccl_torch_test(NAME p2p NPROC 2 SCRIPT test_p2p.py)
+xccl_torch_test(NAME p2p NPROC 4 SCRIPT test_p2p.py)
 # DDP, 50 steps: gloo vs xccl vs one process.
 xccl_torch_test(NAME ddp NPROC 2 SCRIPT test_ddp.py)
 xccl_torch_test(NAME ddp NPROC 4 SCRIPT test_ddp.py)
