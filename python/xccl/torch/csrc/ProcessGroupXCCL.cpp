@@ -379,10 +379,11 @@ void ProcessGroupXCCL::runGroup(std::vector<Op> &batch) {
 // about the same time, at least one of them (the store orders the two writes
 // and two reads) pulls the other's message in the group with its own send:
 // that one completes, and the other rank's pull follows when it polls.
-// What still waits: a send beyond what a connection buffers holds the
-// worker until the receiver's worker pulls it, which it does when it polls
-// (it has a receive pending) or runs a send; a collective queued behind the
-// send waits too (README, PyTorch).
+// What still waits: a send the receiver must take part in (the first
+// between two ranks, since xccl connects a pair on first use, or one beyond
+// what a connection buffers) holds the worker until the receiver's worker
+// pulls it, which it does when it polls (it has a receive pending) or runs
+// a send; a collective queued behind the send waits too (README, PyTorch).
 
 struct ProcessGroupXCCL::Pending {
   Op op;
