@@ -146,18 +146,18 @@ static xcclResult_t plan_apply(struct xcclComm *comm, const topo_system_t *sys, 
   }
   comm->next = comm->channels[0].next;
   comm->prev = comm->channels[0].prev;
-  /* Devices: nearest first, in turn (net_select.c); then, where a channel
-   * crosses to another host, its host's NIC for that channel, so that
-   * channel c goes NIC c to NIC c on every host (rails). */
+  /* Devices: nearest first, in turn (net_select.c); then, on every rank of
+   * the host, the host's NIC of that channel (in, for the receive side and
+   * for point-to-point, which picks a channel's device at both ends; out,
+   * for the send side), so that channel c goes NIC c to NIC c on every host
+   * (rails) and a peer of another host meets the same rail. */
   TRY(comm_pick_net_devs(comm));
   int h = plan->host_of[comm->rank];
   for (int c = 0; c < nch; c++) {
-    comm->chan_send_dev[c] = comm->chan_dev[c];
-    const comm_channel_t *ch = &comm->channels[c];
     int in = net_dev_of_nic(comm, sys, plan->nic_in[c * plan->nhosts + h]);
     int out = net_dev_of_nic(comm, sys, plan->nic_out[c * plan->nhosts + h]);
-    if (!same_host(comm, ch->prev) && in >= 0) comm->chan_dev[c] = in;
-    if (!same_host(comm, ch->next) && out >= 0) comm->chan_send_dev[c] = out;
+    if (in >= 0) comm->chan_dev[c] = in;
+    comm->chan_send_dev[c] = out >= 0 ? out : comm->chan_dev[c];
   }
   return xcclSuccess;
 }

@@ -129,7 +129,9 @@ static int numa_nics(const topo_system_t *sys, int n, const int *pkg, const int 
  * second half's first rank and leaves at the first half's last: both NIC
  * hops stay on the NIC's domain, and the cut, falling between two ranks of
  * one domain, adds no socket crossing inside the host. With one such rank
- * the channel enters there and leaves at the rank before it in the cycle. */
+ * the channel enters there and leaves at the rank before it in the cycle;
+ * when every rank is there, the NUMA order is kept as it is (its first and
+ * last ranks are both on the domain). */
 static void numa_cut(int n, const int *base, const int *pkg, const int *numa, int nic_numa, int nic_pkg, int *out) {
   int start = 0;
   for (int pass = 0; pass < 2; pass++) {
@@ -142,8 +144,9 @@ static void numa_cut(int n, const int *base, const int *pkg, const int *numa, in
       k++;
     }
     if (k == 0) continue;
-    /* The group is one run [first, first + k): the order is sorted by socket, then domain. */
-    start = (first + k / 2) % n;
+    /* The group is one run [first, first + k): the order is sorted by socket, then domain.
+     * When it is every rank, the order as it is already enters and leaves there. */
+    start = k == n ? 0 : (first + k / 2) % n;
     break;
   }
   for (int i = 0; i < n; i++) out[i] = base[(start + i) % n];
