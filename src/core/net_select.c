@@ -82,29 +82,15 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
     free(props);
     return err_set(xcclSystemError, LOG_INIT, "out of memory for %d network devices", ndev);
   }
-  /* The topology only when there is a choice to make: loading it costs. A
-   * file the user named that fails fails init (comm_own_checks read it
-   * already; it may have changed since); the live machine's failing means
-   * no topology, said at INFO only. */
-  topo_system_t *sys = NULL;
-  int from_file = config_str(CFG_TOPO_FILE)[0] != 0;
-  if (!from_file) err_quiet(1);
-  xcclResult_t tres = topo_system_load(&sys);
-  if (!from_file) err_quiet(0);
-  if (tres != xcclSuccess && from_file) {
-    free(numa);
-    free(props);
-    return tres;
-  }
-  if (tres != xcclSuccess) {
-    INFO(INIT, "no topology of this machine (%s): NUMA domains of the network devices from sysfs only", err_last());
-    sys = NULL;
-  }
+  /* The topology init plans with (loaded once per process, comm_plan.c; a
+   * file the user named that fails has failed init already). Without one,
+   * the NUMA domains of the devices come from sysfs. */
+  const topo_system_t *sys = comm_plan_topology();
+  if (!sys) INFO(INIT, "no topology of this machine: NUMA domains of the network devices from sysfs only");
   for (int d = 0; d < ndev; d++) {
     if (comm->net->get_properties(d, &props[d]) != xcclSuccess) snprintf(props[d].name, sizeof(props[d].name), "%d", d);
     numa[d] = net_dev_numa(sys, &props[d]);
   }
-  if (sys) topo_system_free(sys);
   int my_numa = comm->peers[comm->rank].numa;
   /* Virtual interfaces (ifname.h) only when the transport has nothing else. */
   int *real = malloc(sizeof(int) * (size_t)ndev);
