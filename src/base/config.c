@@ -240,9 +240,10 @@ static int xlate_subsys(const char *const v[2], char *out, size_t len, char *why
 /*
  * NCCL_ALGO: a list of algorithms NCCL may use ("Tree,Ring"; "^Tree": all but
  * these), for every collective or per collective ("allreduce:tree,ring;
- * broadcast:ring"). xccl's only algorithm NCCL knows is ring: a list that
- * allows Ring forces ring; one that excludes algorithms other than Ring
- * changes nothing; any other has no equivalent.
+ * broadcast:ring"). xccl's algorithms NCCL knows are ring and, for
+ * all-reduce, tree: a list that allows Ring forces ring; one that allows Tree
+ * and not Ring forces all-reduce's tree; one that excludes algorithms other
+ * than Ring changes nothing; any other has no equivalent.
  */
 static int xlate_algo(const char *const v[2], char *out, size_t len, char *why, size_t wl) {
   static const char *colls[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"};
@@ -263,18 +264,24 @@ static int xlate_algo(const char *const v[2], char *out, size_t len, char *why, 
         continue;
       }
     }
-    int neg = list[0] == '^', ring = 0;
+    int neg = list[0] == '^', ring = 0, tree = 0;
     char algos[CONFIG_TEXT];
     snprintf(algos, sizeof(algos), "%s", list + neg);
-    for (char *as = NULL, *a = strtok_r(algos, ",", &as); a; a = strtok_r(NULL, ",", &as))
+    for (char *as = NULL, *a = strtok_r(algos, ",", &as); a; a = strtok_r(NULL, ",", &as)) {
       ring |= strcasecmp(a, "ring") == 0;
+      tree |= strcasecmp(a, "tree") == 0;
+    }
     if (neg && !ring) continue; /* excludes only algorithms xccl does not have */
-    if (neg || !ring) {
-      why_add(why, wl, "%s has no xccl equivalent (xccl's algorithms: ring, rd)", list, "");
+    /* Tree without Ring: xccl's tree, which like NCCL's serves all-reduce. */
+    int as_tree = !neg && !ring && tree && (!coll || strcmp(coll, "allreduce") == 0);
+    if (!as_tree && (neg || !ring)) {
+      why_add(why, wl, "%s has no xccl equivalent (xccl's algorithms NCCL names: ring; tree for allreduce)", list,
+              "");
       continue;
     }
     if (n < len)
-      n += (size_t)snprintf(out + n, len - n, "%s%s%sring", n ? "," : "", coll ? coll : "", coll ? ":" : "");
+      n += (size_t)snprintf(out + n, len - n, "%s%s%s", n ? "," : "", as_tree ? "allreduce:" : coll ? coll : "",
+                            as_tree ? "tree" : coll ? ":ring" : "ring");
   }
   if (n) return CONFIG_XLATE_OK;
   return why[0] ? CONFIG_XLATE_NONE : CONFIG_XLATE_DEFAULT;
@@ -365,7 +372,8 @@ const config_alias_t config_aliases[] = {
     {{"NCCL_MIN_NCHANNELS"}, CFG_MIN_NCHANNELS, xlate_int, AS_INT},
     {{"NCCL_MAX_NCHANNELS"}, CFG_MAX_NCHANNELS, xlate_int, AS_INT},
     {{"NCCL_BUFFSIZE"}, CFG_CHUNK_SIZE, xlate_buffsize, "bytes per connection: an eighth of it per slot"},
-    {{"NCCL_ALGO"}, CFG_ALGO, xlate_algo, "a list allowing Ring (for all or per collective) as ring; others none"},
+    {{"NCCL_ALGO"}, CFG_ALGO, xlate_algo,
+     "a list allowing Ring (for all or per collective) as ring; Tree without Ring as allreduce:tree; others none"},
     {{"NCCL_TOPO_FILE"}, CFG_TOPO_FILE, NULL, AS_IS},
     {{"NCCL_TOPO_DUMP_FILE"}, CFG_TOPO_DUMP_FILE, NULL, AS_IS},
     {{"NCCL_GRAPH_FILE"}, CFG_GRAPH_FILE, NULL, AS_IS},

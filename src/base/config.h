@@ -111,8 +111,9 @@
   S(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
   S(ALGO, STR, "", 0, 0,                                                                           \
-    "Force an algorithm: ring, rd (recursive doubling) or direct (one host: peers' buffers read "  \
-    "in place, see XCCL_SHM_COPY), for every collective it serves or per "                        \
+    "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce) or " \
+    "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
+    "serves or per "                                                                              \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
   S(CHECKSUM, BOOL, "0", 0, 1,                                                                     \
     "1: every chunk carries a CRC32C of its data, checked by the receiving rank; a mismatch fails "  \

@@ -13,7 +13,7 @@ const algo_desc_t *const algo_table[ALGO_COUNT] = {
 
 void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p) {
   (void)nranks, (void)rank;
-  peers_p->nsend = peers_p->nrecv = 0;
+  memset(peers_p, 0, sizeof(*peers_p));
 }
 
 const char *algo_name(algo_t a) { return (unsigned)a < ALGO_COUNT ? algo_table[a]->name : "?"; }
@@ -21,18 +21,36 @@ const char *algo_name(algo_t a) { return (unsigned)a < ALGO_COUNT ? algo_table[a
 int algo_serves(algo_t a, coll_kind_t coll) { return (algo_table[a]->colls >> coll) & 1u; }
 
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p) {
-  if (comm->algo_connected & (1u << a))
-    algo_peers_none(comm->nranks, comm->rank, peers_p);
-  else
-    algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
+  memset(peers_p, 0, sizeof(*peers_p));
+  if (!(comm->algo_connected & (1u << a))) algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
 }
 
-void algo_peer_fifos(struct xcclComm *comm, slot_fifo_t **fifo, uint64_t **steps) {
+int algo_peers_count(const algo_peers_t *p) {
+  int n = 0;
+  for (int s = 0; s < ALGO_PEER_SETS; s++) n += p->set[s].nsend + p->set[s].nrecv;
+  return n;
+}
+
+xcclResult_t algo_connect(struct xcclComm *comm, algo_t a) {
+  algo_peers_t p;
+  algo_peers_missing(comm, a, &p);
+  if (algo_peers_count(&p) == 0) return xcclSuccess;
+  for (int s = 0; s < ALGO_PEER_SETS; s++) {
+    const algo_peer_set_t *ps = &p.set[s];
+    if (ps->nsend + ps->nrecv == 0) continue;
+    xcclResult_t res = comm_connect_p2p(comm, COMM_P2P_ALGO + s, ps->send, ps->nsend, ps->recv, ps->nrecv);
+    if (res != xcclSuccess) return res;
+  }
+  comm->algo_connected |= 1u << a;
+  return xcclSuccess;
+}
+
+void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_t **steps) {
   int k = comm->nranks;
   memset(fifo, 0, 2 * (size_t)k * sizeof(fifo[0]));
   memset(steps, 0, 2 * (size_t)k * sizeof(steps[0]));
   for (int p = 0; p < k; p++) {
-    comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][p], *r = &comm->p2p_recv[COMM_P2P_ALGO][p];
+    comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO + set][p], *r = &comm->p2p_recv[COMM_P2P_ALGO + set][p];
     if (s->ready) fifo[p] = s->fifo, steps[p] = &s->step;
     if (r->ready) fifo[k + p] = r->fifo, steps[k + p] = &r->step;
   }

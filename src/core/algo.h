@@ -38,7 +38,8 @@ struct xcclComm;
 #define XCCL_ALGO_LIST(X) \
   X(RING, ring)           \
   X(RD, rd)               \
-  X(DIRECT, direct)
+  X(DIRECT, direct)       \
+  X(TREE, tree)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -76,13 +77,22 @@ typedef struct {
 /* Every algorithm's items on the COMM_P2P_ALGO connections: the algorithms
  * share those fifos, so their operations must run one after the other. */
 #define ALGO_LANE_PEERS 900
+#define ALGO_LANE_PEERS2 901 /* items on the COMM_P2P_ALGO2 connections */
 
 #define ALGO_MAX_PEERS 64
 
-/* Peers an algorithm sends to and receives from over COMM_P2P_ALGO. */
+/* Peers an algorithm sends to and receives from, per set of connections:
+ * set[0] on COMM_P2P_ALGO, which every algorithm shares (their items run on
+ * ALGO_LANE_PEERS, one after the other), set[1] on COMM_P2P_ALGO2, for an
+ * algorithm that runs two streams at once that may share a pair of ranks
+ * (the tree's second tree, on ALGO_LANE_PEERS2). */
+#define ALGO_PEER_SETS 2
 typedef struct {
   int nsend, nrecv;
   int send[ALGO_MAX_PEERS], recv[ALGO_MAX_PEERS];
+} algo_peer_set_t;
+typedef struct {
+  algo_peer_set_t set[ALGO_PEER_SETS];
 } algo_peers_t;
 
 /* What the cost model knows of where a communicator's ranks are, the same on
@@ -112,8 +122,9 @@ typedef struct {
    * not zeroed), on lanes lane0 + ALGO_LANE_*, and writes pointers to them
    * to items; returns how many. a must outlive the items. */
   int (*build)(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items);
-  /* The COMM_P2P_ALGO connections it needs on a communicator of nranks, seen
-   * from rank. algo_peers_none: none, it runs on the ring channels. */
+  /* The COMM_P2P_ALGO(2) connections it needs on a communicator of nranks,
+   * seen from rank, into a zeroed *peers_p. algo_peers_none: none, it runs on
+   * the ring channels. */
   void (*peers)(int nranks, int rank, algo_peers_t *peers_p);
 } algo_desc_t;
 
@@ -131,11 +142,17 @@ void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
 const char *algo_name(algo_t a);
 /* 1 if a serves coll. */
 int algo_serves(algo_t a, coll_kind_t coll);
-/* The algorithms' own connections (COMM_P2P_ALGO) of comm, for build: fifo[p]
- * and steps[p] send to rank p, fifo[k + p] and steps[k + p] receive from it
- * (k ranks; NULL where not connected). */
-void algo_peer_fifos(struct xcclComm *comm, slot_fifo_t **fifo, uint64_t **steps);
+/* The algorithms' own connections of set (0: COMM_P2P_ALGO, 1:
+ * COMM_P2P_ALGO2) of comm, for build: fifo[p] and steps[p] send to rank p,
+ * fifo[k + p] and steps[k + p] receive from it (k ranks; NULL where not
+ * connected). */
+void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_t **steps);
 /* The connections a needs on comm that are not made yet (none once made). */
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
+/* Connections in all sets of p. */
+int algo_peers_count(const algo_peers_t *p);
+/* Makes the connections a needs on comm that are not made yet, every set;
+ * collective over the peers involved (comm_connect_p2p). */
+xcclResult_t algo_connect(struct xcclComm *comm, algo_t a);
 
 #endif

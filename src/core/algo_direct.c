@@ -171,7 +171,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
   int k = comm->nranks;
   slot_fifo_t **fifo = (slot_fifo_t **)&l->posts[k];
   uint64_t **steps = (uint64_t **)&fifo[2 * k];
-  algo_peer_fifos(comm, fifo, steps);
+  algo_peer_fifos(comm, 0, fifo, steps);
   size_t esize = xcclTypeSize(a->type);
   memset(&l->mine, 0, sizeof(l->mine));
   l->mine.seq = comm->direct_seq;
@@ -207,10 +207,11 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
 
 /* Every other rank, both ways. */
 static void direct_peers(int nranks, int rank, algo_peers_t *peers_p) {
+  algo_peer_set_t *s = &peers_p->set[0];
   int n = 0;
-  for (int i = 1; i < nranks && n < ALGO_MAX_PEERS; i++) peers_p->send[n++] = (rank + i) % nranks;
-  memcpy(peers_p->recv, peers_p->send, (size_t)n * sizeof(int));
-  peers_p->nsend = peers_p->nrecv = n;
+  for (int i = 1; i < nranks && n < ALGO_MAX_PEERS; i++) s->send[n++] = (rank + i) % nranks;
+  memcpy(s->recv, s->send, (size_t)n * sizeof(int));
+  s->nsend = s->nrecv = n;
 }
 
 const algo_desc_t algo_direct = {

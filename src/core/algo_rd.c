@@ -43,7 +43,7 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
   rd_launch_t *l = scratch;
   int k = comm->nranks;
   uint64_t **steps = (uint64_t **)&l->fifo[2 * k];
-  algo_peer_fifos(comm, l->fifo, steps);
+  algo_peer_fifos(comm, 0, l->fifo, steps);
   rd_args_t *ra = &l->args;
   *ra = (rd_args_t){.sendbuff = a->sendbuff, .recvbuff = a->recvbuff, .count = a->count, .type = a->type,
                     .op = a->op, .nranks = k, .rank = comm->rank, .send_fifo = l->fifo, .recv_fifo = l->fifo + k,
@@ -55,9 +55,10 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
 
 /* Both directions with each partner. */
 static void rd_peers(int nranks, int rank, algo_peers_t *peers_p) {
-  int n = host_rd_partners(nranks, rank, peers_p->send);
-  memcpy(peers_p->recv, peers_p->send, (size_t)n * sizeof(int));
-  peers_p->nsend = peers_p->nrecv = n;
+  algo_peer_set_t *s = &peers_p->set[0];
+  int n = host_rd_partners(nranks, rank, s->send);
+  memcpy(s->recv, s->send, (size_t)n * sizeof(int));
+  s->nsend = s->nrecv = n;
 }
 
 const algo_desc_t algo_rd = {

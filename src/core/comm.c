@@ -481,13 +481,7 @@ static int comm_shares_process(const struct xcclComm *comm) {
 static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
   comm->shares_process = comm_shares_process(comm);
   if (!comm->shares_process) return xcclSuccess;
-  for (int a = 0; a < ALGO_COUNT; a++) {
-    algo_peers_t p;
-    algo_peers_missing(comm, (algo_t)a, &p);
-    if (p.nsend + p.nrecv == 0) continue;
-    TRY(comm_connect_p2p(comm, COMM_P2P_ALGO, p.send, p.nsend, p.recv, p.nrecv));
-    comm->algo_connected |= 1u << a;
-  }
+  for (int a = 0; a < ALGO_COUNT; a++) TRY(algo_connect(comm, (algo_t)a));
   return xcclSuccess;
 }
 

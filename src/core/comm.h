@@ -50,7 +50,8 @@ typedef struct {
   char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
 
-enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_SETS = 2 };
+/* The user's sends and receives, and the algorithms' two sets (algo.h). */
+enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_ALGO2 = 2, COMM_P2P_SETS = 3 };
 
 /* One direction of a point-to-point connection, made when first used. */
 typedef struct {

@@ -504,9 +504,12 @@ void dump_connect_begin(struct xcclComm *comm, const group_op_t *ops, int n) {
     if (op->kind == GROUP_COLL) {
       algo_peers_t p;
       algo_peers_missing(comm, op->coll.algo, &p);
-      for (int k = 0; k < p.nrecv; k++) connect_wait(s, p.recv[k], 1, now);
-      for (int k = 0; k < p.nsend; k++) /* a peer it also receives from is there already */
-        if (!int_in(p.recv, p.nrecv, p.send[k])) connect_wait(s, p.send[k], 0, now);
+      for (int q = 0; q < ALGO_PEER_SETS; q++) {
+        const algo_peer_set_t *ps = &p.set[q];
+        for (int k = 0; k < ps->nrecv; k++) connect_wait(s, ps->recv[k], 1, now);
+        for (int k = 0; k < ps->nsend; k++) /* a peer it also receives from is there already */
+          if (!int_in(ps->recv, ps->nrecv, ps->send[k])) connect_wait(s, ps->send[k], 0, now);
+      }
     } else if (op->kind != GROUP_COLL && op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       const comm_p2p_t *p = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];

@@ -124,7 +124,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     if (op->kind == GROUP_COLL) {
       algo_peers_t p;
       algo_peers_missing(comm, op->coll.algo, &p);
-      missing = p.nsend + p.nrecv > 0;
+      missing = algo_peers_count(&p) > 0;
     } else if (op->peer != comm->rank) {
       const comm_p2p_t *d =
           op->kind == GROUP_SEND ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
@@ -147,14 +147,8 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
       recvs[nr++] = ops[i].peer;
   }
   if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
-  for (int a = 0; a < ALGO_COUNT && res == xcclSuccess; a++) {
-    algo_peers_t p;
-    if (!(algos & (1u << a))) continue;
-    algo_peers_missing(comm, (algo_t)a, &p);
-    if (p.nsend + p.nrecv == 0) continue;
-    res = comm_connect_p2p(comm, COMM_P2P_ALGO, p.send, p.nsend, p.recv, p.nrecv);
-    if (res == xcclSuccess) comm->algo_connected |= 1u << a;
-  }
+  for (int a = 0; a < ALGO_COUNT && res == xcclSuccess; a++)
+    if (algos & (1u << a)) res = algo_connect(comm, (algo_t)a);
   dump_connect_end(comm);
   free(sends);
   free(recvs);

@@ -148,10 +148,22 @@ static void direct_model(coll_kind_t coll, double b, double k, double s, double 
   *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
 }
 
+/* Per tree, half the bytes in pieces of a slot, depth ceil(log2 k) up and
+ * down; 2B sent by a rank interior in one tree and a leaf in the other
+ * (algo_tree.c). */
+static void tree_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)coll;
+  int depth = 0;
+  for (int d = 1; d < (int)k; d *= 2) depth++;
+  *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1;
+  *moved_p = 2 * b;
+}
+
 static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_RING] = ring_model,
     [ALGO_RD] = rd_model,
     [ALGO_DIRECT] = direct_model,
+    [ALGO_TREE] = tree_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

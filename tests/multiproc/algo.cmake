@@ -10,6 +10,21 @@ foreach(n 2 4 8)
                 ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rd")
 endforeach()
 
+# The double binary tree (issue 25): the all-reduce suites with it forced,
+# on powers of two and not, and its traffic per peer against its formula.
+foreach(n 2 3 5 8)
+  xccl_add_test(NAME mp_allreduce_tree_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:tree")
+endforeach()
+foreach(n 4 6 7)
+  xccl_add_test(NAME mp_allreduce_treebytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS treebytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=allreduce:tree")
+endforeach()
+xccl_add_test(NAME mp_allreduce_tree_repeat TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
+              ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:tree")
+xccl_add_test(NAME mp_allreduce_tree_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:tree;XCCL_TRANSPORT=socket")
+
 # XCCL_CHECK: mismatched calls are named on every rank (and what it costs).
 foreach(n 3 4)
   xccl_add_test(NAME mp_check TARGET test_check SOURCES ${mp}/test_check.c RANKS ${n}

@@ -268,6 +268,49 @@ static void mode_rdbytes(xcclComm_t comm) {
                         steps + (nranks > p2));
 }
 
+/* The in-order binary tree of 1..n, built here by brute force: the root of
+ * a range is its element with the most trailing zeros. parent[u] (0: none). */
+static void inorder_parents(int lo, int hi, int up, int *parent) {
+  if (lo > hi) return;
+  int root = lo;
+  for (int u = lo; u <= hi; u++)
+    if (__builtin_ctz((unsigned)u) > __builtin_ctz((unsigned)root)) root = u;
+  parent[root] = up;
+  inorder_parents(lo, root - 1, root, parent);
+  inorder_parents(root + 1, hi, root, parent);
+}
+
+/* The double binary tree (run with XCCL_ALGO=allreduce:tree): each tree
+ * carries half the buffer, rank r at u = r + 1 in tree 0 and u = (r + 1) mod
+ * k + 1 in tree 1; a rank sends its half once to its parent and once to
+ * each child, in each tree, and nothing to anyone else. */
+static void mode_treebytes(xcclComm_t comm) {
+  size_t count = 6000, half = 3000 * 4; /* two halves of one slot each */
+  xcclPeerCounters_t before[64], after[64];
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
+  run_one(comm, count, xcclFloat32, xcclSum, 0);
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
+  int parent[65] = {0};
+  inorder_parents(1, nranks, 0, parent);
+  uint64_t want[64] = {0};
+  for (int t = 0; t < 2; t++) {
+    int me = (rank + t) % nranks + 1; /* my u in tree t */
+    for (int q = 0; q < nranks; q++) {
+      int u = (q + t) % nranks + 1;
+      if (parent[me] == u || parent[u] == me) want[q] += half;
+    }
+  }
+  uint64_t total = 0;
+  for (int p = 0; p < nranks; p++) {
+    uint64_t sent = after[p].bytesSent - before[p].bytesSent;
+    total += sent;
+    CHECK(sent == want[p], "sent %llu bytes to rank %d, expected %llu", (unsigned long long)sent, p,
+          (unsigned long long)want[p]);
+  }
+  if (rank == 0) printf("treebytes: %d ranks: rank 0 sent %llu bytes of a %zu-byte buffer\n", nranks,
+                        (unsigned long long)total, count * 4);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   xcclComm_t comm;
@@ -280,6 +323,7 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "twocomm") == 0) mode_twocomm(comm);
   else if (strcmp(mode, "bytes") == 0) mode_bytes(comm);
   else if (strcmp(mode, "rdbytes") == 0) mode_rdbytes(comm);
+  else if (strcmp(mode, "treebytes") == 0) mode_treebytes(comm);
   else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;

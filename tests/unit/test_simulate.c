@@ -63,6 +63,21 @@ int main(void) {
     CHECK(fabs(ring_s - 14 * tuning_links[l].alpha_s) < 0.01 * ring_s, "ring 64 B: %g s", ring_s);
   }
 
+  /* Many ranks: the tree's small all-reduce is latency over 2 ceil(log2 k)
+   * levels, far below the ring's 2(k-1) steps; large, the ring's bandwidth. */
+  for (int k = 64; k <= 65536; k *= 16) {
+    int depth = 0;
+    while ((1 << depth) < k) depth++;
+    double tree_s = tuning_estimate_s(ALGO_TREE, COLL_ALLREDUCE, 8, k, SLOT, TUNING_LINK_NET);
+    double ring_s = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 8, k, SLOT, TUNING_LINK_NET);
+    CHECK(fabs(tree_s - 2 * depth * tuning_links[TUNING_LINK_NET].alpha_s) < 0.01 * tree_s, "tree 8 B on %d: %g s",
+          k, tree_s);
+    CHECK(tree_s * 10 < ring_s, "8 B on %d ranks: tree %g s not far below ring %g s", k, tree_s, ring_s);
+  }
+  CHECK(tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, 256u << 20, 8, SLOT, TUNING_LINK_NET) <
+            tuning_estimate_s(ALGO_TREE, COLL_ALLREDUCE, 256u << 20, 8, SLOT, TUNING_LINK_NET),
+        "256 MiB on 8 ranks: the ring should beat the tree");
+
   /* Shared memory below the network, everywhere. */
   for (size_t b = 8; b <= (64u << 20); b *= 16)
     CHECK(tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, 4, SLOT, TUNING_LINK_SHM) <
@@ -76,11 +91,14 @@ int main(void) {
                            .beta_bps = tuning_links[TUNING_LINK_NET].beta_bps};
   for (int k = 2; k <= 16; k++)
     for (size_t b = 8; b <= (64u << 20); b *= 8) {
-      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &net);
-      double ring = tuning_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
-      double rd = tuning_estimate_s(ALGO_RD, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
-      CHECK(pick == (rd < ring ? ALGO_RD : ALGO_RING), "k %d, %zu bytes: tuner picks %s, model says ring %g rd %g", k,
-            b, algo_name(pick), ring, rd);
+      algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &net), best = ALGO_RING;
+      double best_s = 1e30;
+      for (int a = 0; a < ALGO_COUNT; a++) { /* direct needs one host: not on the network */
+        double t = a == ALGO_DIRECT ? 1e30 : tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
+        if (t < best_s) best = (algo_t)a, best_s = t;
+      }
+      CHECK(pick == best, "k %d, %zu bytes: tuner picks %s, model's cheapest is %s", k, b, algo_name(pick),
+            algo_name(best));
     }
 
   /* Every rank on one host, reading each other's memory: the pick is still
