@@ -147,6 +147,10 @@ typedef struct {
  *    none).
  *  - timeoutSeconds: the per-operation timeout, as xcclCommSetTimeout (<= 0
  *    or unset: XCCL_TIMEOUT).
+ *  - algo: the algorithms this communicator runs, in XCCL_ALGO's words
+ *    ("tree", "allreduce:rd,broadcast:ring"), in place of XCCL_ALGO (copied;
+ *    NULL or "": XCCL_ALGO). Every rank must give the same; init fails on
+ *    every rank otherwise, and on a word XCCL_ALGO would refuse.
  */
 typedef struct {
   size_t size;           /* sizeof(xcclConfig_t); set by the initializer */
@@ -155,9 +159,10 @@ typedef struct {
   int blocking;
   const char *commName;
   double timeoutSeconds;
+  const char *algo;
 } xcclConfig_t;
 #define XCCL_CONFIG_INITIALIZER \
-  { sizeof(xcclConfig_t), XCCL_CONFIG_MAGIC, XCCL_VERSION_CODE, XCCL_CONFIG_UNDEF_INT, NULL, -1.0 }
+  { sizeof(xcclConfig_t), XCCL_CONFIG_MAGIC, XCCL_VERSION_CODE, XCCL_CONFIG_UNDEF_INT, NULL, -1.0, NULL }
 
 /* Color that puts a rank in no communicator of xcclCommSplit. */
 #define XCCL_SPLIT_NOCOLOR (-1)
@@ -331,6 +336,25 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError);
 
 /* Bytes exchanged with one peer (0 <= peer < nranks). */
 xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters);
+
+/*
+ * The algorithm comm runs for one collective of count elements of datatype
+ * on host buffers (device buffers run the ring): its name in XCCL_ALGO's
+ * words ("ring", "rd", "tree", "direct"), a static string, into *algorithm.
+ * collective is "allreduce", "allgather", "reducescatter", "broadcast" or
+ * "reduce"; count is per rank as the collective takes it (all-gather's
+ * sendcount, reduce-scatter's recvcount). The same answer on every rank.
+ * xcclInvalidArgument for another name, an unknown type or a NULL pointer.
+ */
+xcclResult_t xcclCommGetAlgorithm(xcclComm_t comm, const char *collective, size_t count, xcclDataType_t datatype,
+                                  const char **algorithm);
+
+/* The algorithms that serve collective (as for xcclCommGetAlgorithm), in
+ * the order the tuner prefers on a tie: the first min(*count, how many)
+ * names (static strings) into names, then *count = how many there are.
+ * names may be NULL when *count is 0. xcclInvalidArgument for another
+ * collective or a NULL count. */
+xcclResult_t xcclGetAlgorithms(const char *collective, const char **names, int *count);
 
 /* ---- Communicators from communicators, configured and non-blocking ----- */
 

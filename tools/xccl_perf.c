@@ -42,21 +42,14 @@
 #include <time.h>
 
 #include "config.h"
+#include "perf_algo.h"
 #include "perf_check.h"
 #include "perf_device.h"
+#include "perf_options.h"
 #include "xccl.h"
 
 /* ---- Context ------------------------------------------------------------ */
 
-typedef struct {
-  size_t min_bytes, max_bytes;
-  size_t factor;
-  int iters, warmup;
-  xcclDataType_t type;
-  xcclRedOp_t op;
-  int root;
-  int check, inplace, json, latency, device, memalloc;
-} options_t;
 
 typedef struct {
   options_t opt;
@@ -66,6 +59,8 @@ typedef struct {
   int sum_max; /* sum/avg inputs are 0..sum_max; 0: the 0/1 fallback */
   void *stream;   /* --device: the stream every call goes on; NULL otherwise */
   void *host_out; /* --device with -c 1: the output, copied back to check it */
+  xcclComm_t tuned; /* the launcher's communicator, whose tuner picks (comm is an --algo one's) */
+  const char *algo; /* --algo: the algorithm comm runs; NULL without --algo */
 } perf_t;
 
 /* ---- Collectives -------------------------------------------------------- */
@@ -290,6 +285,15 @@ static const coll_t collectives[] = {
 };
 #define N_COLLECTIVES (sizeof(collectives) / sizeof(collectives[0]))
 
+/* "allreduce allgather ...", for the help. */
+static const char *collective_names(void) {
+  static char names[256];
+  size_t n = 0;
+  for (size_t i = 0; i < N_COLLECTIVES && n < sizeof(names); i++)
+    n += (size_t)snprintf(names + n, sizeof(names) - n, " %s", collectives[i].name);
+  return names;
+}
+
 /* ---- Helpers ------------------------------------------------------------ */
 
 static double now_s(void) {
@@ -352,152 +356,6 @@ static size_t size_count(const perf_t *p, const coll_t *coll, size_t bytes) {
   size_t count = bytes / p->tsize;
   if (coll->flags & COLL_PER_RANK) count -= count % (size_t)p->nranks;
   return count;
-}
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: xccl-run -n N xccl-perf COLLECTIVE [options]\n"
-          "Measures the bandwidth of an xccl collective; rank 0 prints the results.\n"
-          "Collectives:");
-  for (size_t i = 0; i < N_COLLECTIVES; i++) fprintf(f, " %s", collectives[i].name);
-  fprintf(f,
-          "\n\n"
-          "  -b SIZE     smallest size in bytes (K, M, G suffixes: powers of 1024); default 8\n"
-          "  -e SIZE     largest size in bytes; default 64M\n"
-          "  -f FACTOR   multiply the size by this (an integer >= 2) each step; default 2\n"
-          "  -n ITERS    timed iterations per size; default 20 (1000 with -L)\n"
-          "  -w ITERS    warm-up iterations per size; default 5\n"
-          "  -d TYPE     int8 uint8 int32 uint32 int64 uint64 float16|half bfloat16\n"
-          "              float32|float float64|double fp8e4m3 fp8e5m2; default float32\n"
-          "  -o OP       sum prod max min avg; default sum (allreduce, reducescatter, reduce)\n"
-          "  -r ROOT     the root rank of broadcast, reduce, gather and scatter; default 0\n"
-          "  -c 0|1      check results; default 1\n"
-          "  -L, --latency  latency mode: 1000 timed iterations per size unless -n says\n"
-          "              otherwise, for small sizes (e.g. -b 8 -e 64K)\n"
-          "  --inplace   send and receive in the same buffer (default: out of place);\n"
-          "              not for alltoall and sendrecv, which have no in-place form\n"
-          "  --json      one JSON object per line instead of the table\n"
-          "  --memalloc  host buffers from xcclMemAlloc, each registered as a window on\n"
-          "              every rank (xcclCommWindowRegister): what zero-copy collectives read\n"
-          "  --device    buffers in GPU memory (CUDA device XCCL_LOCAL_RANK modulo the\n"
-          "              devices), calls on one stream, timed until it drains\n"
-          "  -h, --help  show this help\n"
-          "The size is the whole buffer of one call: the output of allgather and gather\n"
-          "(the root's), the input of reducescatter and scatter (the root's), each rank's\n"
-          "buffer for alltoall (size / nranks to each peer), for sendrecv what each rank\n"
-          "sends to rank + 1 and receives from rank - 1, the one buffer of the others.\n"
-          "Element counts are rounded down to a whole number of elements, and for\n"
-          "allgather, reducescatter, gather, scatter and alltoall to a multiple of the\n"
-          "number of ranks.\n");
-}
-
-static int parse_size(const char *opt, const char *text, size_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  unsigned shift = 0;
-  if (end != text && *end) {
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-  }
-  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || (v << shift) >> shift != v) {
-    fprintf(stderr, "xccl-perf: %s needs a size in bytes like 8, 1K, 64M or 1G, not '%s'\n", opt, text);
-    return -1;
-  }
-  *out = (size_t)(v << shift);
-  return 0;
-}
-
-static int parse_int(const char *opt, const char *text, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "xccl-perf: %s needs a whole number from %ld to %ld, not '%s'\n", opt, lo, hi, text);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_options(int argc, char **argv, options_t *o) {
-  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE, OPT_MEMALLOC };
-  static const struct option longopts[] = {{"inplace", no_argument, NULL, OPT_INPLACE},
-                                           {"device", no_argument, NULL, OPT_DEVICE},
-                                           {"memalloc", no_argument, NULL, OPT_MEMALLOC},
-                                           {"json", no_argument, NULL, OPT_JSON},
-                                           {"latency", no_argument, NULL, 'L'},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
-  *o = (options_t){.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 0, .warmup = 5,
-                   .type = xcclFloat32, .op = xcclSum, .check = 1};
-  int c;
-  long v;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:c:Lh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'b': if (parse_size("-b", optarg, &o->min_bytes)) return -1; break;
-    case 'e': if (parse_size("-e", optarg, &o->max_bytes)) return -1; break;
-    case 'f': if (parse_int("-f", optarg, 2, 1 << 20, &v)) return -1; o->factor = (size_t)v; break;
-    case 'n': if (parse_int("-n", optarg, 1, 1 << 30, &v)) return -1; o->iters = (int)v; break;
-    case 'w': if (parse_int("-w", optarg, 0, 1 << 30, &v)) return -1; o->warmup = (int)v; break;
-    case 'r': if (parse_int("-r", optarg, 0, INT_MAX, &v)) return -1; o->root = (int)v; break;
-    case 'c': if (parse_int("-c", optarg, 0, 1, &v)) return -1; o->check = (int)v; break;
-    case 'L': o->latency = 1; break;
-    case 'd': {
-      size_t i = 0;
-      while (i < perf_n_type_names && strcmp(perf_type_names[i].name, optarg) != 0) i++;
-      if (i == perf_n_type_names) {
-        fprintf(stderr, "xccl-perf: unknown type '%s'; known:", optarg);
-        for (i = 0; i < perf_n_type_names; i++) fprintf(stderr, " %s", perf_type_names[i].name);
-        fprintf(stderr, "\n");
-        return -1;
-      }
-      o->type = perf_type_names[i].type;
-      break;
-    }
-    case 'o': {
-      int i = 0;
-      while (i < xcclNumOps && strcmp(perf_op_names[i], optarg) != 0) i++;
-      if (i == xcclNumOps) {
-        fprintf(stderr, "xccl-perf: unknown op '%s'; known: sum prod max min avg\n", optarg);
-        return -1;
-      }
-      o->op = (xcclRedOp_t)i;
-      break;
-    }
-    case OPT_INPLACE: o->inplace = 1; break;
-    case OPT_JSON: o->json = 1; break;
-    case OPT_DEVICE: o->device = 1; break;
-    case OPT_MEMALLOC: o->memalloc = 1; break;
-    case 'h': usage(stdout); exit(0);
-    case ':':
-      fprintf(stderr, "xccl-perf: option '%s' needs a value; see xccl-perf --help\n", argv[optind - 1]);
-      return -1;
-    default:
-      fprintf(stderr, "xccl-perf: unknown option '%s'; see xccl-perf --help\n", argv[optind - 1]);
-      return -1;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "xccl-perf: unexpected argument '%s'; see xccl-perf --help\n", argv[optind]);
-    return -1;
-  }
-  if (o->max_bytes < o->min_bytes) {
-    fprintf(stderr, "xccl-perf: the largest size (-e %zu) is below the smallest (-b %zu)\n", o->max_bytes,
-            o->min_bytes);
-    return -1;
-  }
-  if (o->memalloc && o->device) {
-    fprintf(stderr, "xccl-perf: --memalloc and --device exclude each other\n");
-    return -1;
-  }
-  if (o->iters == 0) o->iters = o->latency ? 1000 : 20; /* -n not given */
-  return 0;
 }
 
 static void *alloc_buffer(size_t bytes) {
@@ -573,8 +431,9 @@ static void print_header(const perf_t *p, const coll_t *coll) {
       printf("# latency mode: time is the average of %d calls per size, in microseconds\n", o->iters);
     printf("# xccl version %d.%d.%d (code %d)\n#\n", version / 10000, version / 100 % 100,
            version % 100, version);
-    printf("# %12s %14s %9s %6s %5s %12s %10s %10s %8s\n", "size", "count", "type", "redop", "root",
-           "time", "algbw", "busbw", "#wrong");
+    if (o->algos) printf("# algo: the algorithm of the row; tuner: * where it is the one the tuner picks\n");
+    printf("# %12s %14s %9s %6s %5s %12s %10s %10s %8s%s\n", "size", "count", "type", "redop", "root",
+           "time", "algbw", "busbw", "#wrong", o->algos ? "     algo tuner" : "");
     printf("# %12s %14s %9s %6s %5s %12s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
            "(GB/s)");
   }
@@ -585,6 +444,15 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
                       double busbw, uint64_t wrong) {
   const options_t *o = &p->opt;
   size_t bytes = count * p->tsize;
+  /* The tuner's pick for this call, on the launcher's communicator. */
+  size_t sched = coll->send_count(count, p->nranks) < coll->recv_count(count, p->nranks)
+                     ? coll->send_count(count, p->nranks)
+                     : coll->recv_count(count, p->nranks);
+  int has_algos = perf_algo_has(coll->name);
+  const char *pick = has_algos ? perf_algo_chosen(p->tuned, coll->name, sched, o->type) : NULL;
+  const char *algo = p->algo ? p->algo : pick;
+  char algo_s[64] = "null";
+  if (algo) snprintf(algo_s, sizeof(algo_s), "\"%s\"", algo);
   char wrong_s[32];
   if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
   if (o->json) {
@@ -592,12 +460,15 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
     if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
     printf("{\"kind\":\"result\",\"collective\":\"%s\",\"size\":%zu,\"count\":%zu,\"type\":\"%s\","
            "\"op\":\"%s\",\"root\":%s,\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.4f,"
-           "\"busbw_gbps\":%.4f,\"wrong\":%s}\n",
+           "\"busbw_gbps\":%.4f,\"wrong\":%s,\"algo\":%s,\"chosen\":%s}\n",
            coll->name, bytes, count, perf_type_name(o->type), op_label(p, coll), root_s,
-           o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null");
+           o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null", algo_s,
+           algo && pick && strcmp(algo, pick) == 0 ? "true" : "false");
   } else {
-    printf("  %12zu %14zu %9s %6s %5d %12.2f %10.3f %10.3f %8s\n", bytes, count, perf_type_name(o->type),
+    printf("  %12zu %14zu %9s %6s %5d %12.2f %10.3f %10.3f %8s", bytes, count, perf_type_name(o->type),
            op_label(p, coll), root_label(p, coll), time_us, algbw, busbw, o->check ? wrong_s : "N/A");
+    if (p->algo) printf(" %8s %5s", p->algo, pick && strcmp(p->algo, pick) == 0 ? "*" : "");
+    printf("\n");
   }
   fflush(stdout);
 }
@@ -660,7 +531,7 @@ static uint64_t run_size(const perf_t *p, const coll_t *coll, size_t count, void
 
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-    usage(argc < 2 ? stderr : stdout);
+    perf_usage(argc < 2 ? stderr : stdout, collective_names());
     return argc < 2 ? 2 : 0;
   }
   const coll_t *coll = NULL;
@@ -675,7 +546,7 @@ int main(int argc, char **argv) {
   perf_t p;
   memset(&p, 0, sizeof(p));
   /* getopt sees the collective's name as the program name. */
-  if (parse_options(argc - 1, argv + 1, &p.opt) != 0) return 2;
+  if (perf_parse_options(argc - 1, argv + 1, collective_names(), &p.opt) != 0) return 2;
   p.tsize = xcclTypeSize(p.opt.type);
   if (p.tsize == 0 || p.tsize > 16) {
     fprintf(stderr, "xccl-perf: the library gives size %zu for type %s\n", p.tsize,
@@ -705,6 +576,13 @@ int main(int argc, char **argv) {
       fprintf(stderr, "xccl-perf: %s has no in-place form (%s); run it without --inplace\n", coll->name,
               strcmp(coll->name, "alltoall") == 0 ? "the library refuses overlapping send and receive buffers"
                                                   : "a rank would receive into the buffer it sends from");
+    (void)xcclCommDestroy(p.comm);
+    return 2;
+  }
+  p.tuned = p.comm;
+  perf_algo_t algos[PERF_MAX_ALGOS];
+  int nalgos = p.opt.algos ? perf_algo_open(p.comm, p.rank, coll->name, p.opt.algos, algos) : 0;
+  if (nalgos < 0) {
     (void)xcclCommDestroy(p.comm);
     return 2;
   }
@@ -753,9 +631,14 @@ int main(int argc, char **argv) {
   int nsizes = 0;
   for (size_t size = p.opt.min_bytes; size <= p.opt.max_bytes;) {
     double busbw = 0;
-    total_wrong += run_size(&p, coll, size_count(&p, coll, size), sendbuf, recvbuf, want, &busbw);
-    busbw_sum += busbw;
-    nsizes++;
+    /* --algo: each algorithm in turn on this size, each on its communicator. */
+    for (int a = 0; a < (nalgos ? nalgos : 1); a++) {
+      if (nalgos) p.comm = algos[a].comm, p.algo = algos[a].name;
+      total_wrong += run_size(&p, coll, size_count(&p, coll, size), sendbuf, recvbuf, want, &busbw);
+      busbw_sum += busbw;
+      nsizes++;
+    }
+    p.comm = p.tuned;
     if (size == 0) {
       size = 1;
     } else if (size > p.opt.max_bytes / p.opt.factor) {
@@ -780,6 +663,7 @@ int main(int argc, char **argv) {
               (unsigned long long)total_wrong);
   }
   perf_mem_deregister(p.comm, wins);
+  perf_algo_close(algos, nalgos);
   if ((res = xcclCommDestroy(p.comm)) != xcclSuccess) {
     fprintf(stderr, "xccl-perf: rank %d: xcclCommDestroy failed: %s: %s\n", p.rank,
             xcclGetErrorString(res), xcclGetLastError(NULL));

@@ -7,6 +7,7 @@
 #include "net_select.h"
 #include "tuning.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -307,6 +308,14 @@ xcclResult_t xcclCommAbort(xcclComm_t comm) {
 
 /* ---- Init ---- */
 
+/* config->algo's words, lower-cased, hashed for the peers' check; 0 for none. */
+static uint64_t comm_algo_hash(const char *text) {
+  if (!text[0]) return 0;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = text; *p; p++) h = (h ^ (uint8_t)tolower((unsigned char)*p)) * 1099511628211ull;
+  return h;
+}
+
 /* Every rank must agree on the settings config.h marks shared (channels, slot
  * size, transports, algorithms...). Each rank compares every rank with rank 0,
  * so all of them fail with the same sentence: the first shared setting in
@@ -325,7 +334,16 @@ static xcclResult_t comm_check_peers(struct xcclComm *comm) {
     config_id_t d = config_shared_diff(&p->shared, &comm->peers[0].shared);
     if (d < id) id = d, who = r;
   }
-  if (who < 0) return xcclSuccess;
+  if (who < 0) {
+    for (int r = 1; r < comm->nranks; r++)
+      if (comm->peers[r].algo_hash != comm->peers[0].algo_hash)
+        return err_set(xcclInvalidUsage, LOG_INIT,
+                       "%s and %s were made with different config->algo (this rank's: \"%s\"): every rank must "
+                       "give the same",
+                       comm_peer_desc(comm, r, dr, sizeof(dr)), comm_peer_desc(comm, 0, d0, sizeof(d0)),
+                       comm->algo_text);
+    return xcclSuccess;
+  }
   char vr[CONFIG_SHARED_TEXT + 32], v0[CONFIG_SHARED_TEXT + 32];
   const char *name = config_table[id].name;
   return err_set(
@@ -424,7 +442,7 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
     return err_set(xcclInvalidUsage, LOG_INIT,
                    "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
                    "and rebuild)");
-  TRY(tuning_parse(config_str(CFG_ALGO), comm->algo_forced));
+  TRY(tuning_parse(comm->algo_text[0] ? comm->algo_text : config_str(CFG_ALGO), comm->algo_forced));
   TRY(direct_check_config());
   return fault_check_config();
 }
@@ -444,6 +462,7 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
   comm->blocking = o->blocking;
   comm->cuda_dev = comm_cuda_built() ? o->cuda_dev : -1; /* (no CUDA call at a plain init: see comm_cuda_device) */
   snprintf(comm->name, sizeof(comm->name), "%s", o->name);
+  snprintf(comm->algo_text, sizeof(comm->algo_text), "%s", o->algo);
   atomic_init(&comm->init_result, xcclInProgress);
   atomic_init(&comm->life, COMM_INITIALIZING);
   comm->nchannels = nranks > 1 ? topo_comm_nchannels() : 0; /* XCCL_NCHANNELS within MIN/MAX */
@@ -497,6 +516,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->numa = nranks > 1 ? comm_process_numa() : -1;
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
+  me->algo_hash = comm_algo_hash(comm->algo_text);
   config_shared_pack(&me->shared);
   direct_before_allgather(comm, me);
   comm->check = config_bool(CFG_CHECK);

@@ -26,6 +26,7 @@
 #define COMM_HOST_BYTES 64
 #define COMM_REFUSAL_BYTES 240
 #define COMM_NAME_BYTES 64
+#define COMM_ALGO_BYTES 128 /* config->algo's words */
 #define COMM_BUSID_BYTES 24
 
 /* What each rank tells the others at init (bootstrap all-gather). */
@@ -39,6 +40,7 @@ typedef struct {
   int32_t numa;                 /* NUMA domain the process runs on, -1 when unknown */
   char busid[COMM_BUSID_BYTES]; /* PCI bus id of the CUDA device it drives, "" none (comm_cuda_busid) */
   uint64_t chunk_size;          /* this rank's XCCL_CHUNK_SIZE: its slots (equal on every rank: a shared setting) */
+  uint64_t algo_hash;           /* FNV-1a of its config->algo, lower-cased (0: none): equal on every rank */
   config_shared_t shared;       /* the settings every rank must share (S entries of config.h) */
   /* A rank whose own settings or machine refuse it (a malformed XCCL_ALGO,
    * XCCL_NET=ib without a device...) still joins, so that every rank fails
@@ -121,6 +123,7 @@ struct xcclComm {
   _Atomic int revoked;              /* set by xcclCommRevoke before it stops the calls in flight: their errors say so */
   int blocking;                     /* of its config: what xcclCommSplit's NULL config inherits */
   char name[COMM_NAME_BYTES];       /* config->commName, "" when none */
+  char algo_text[COMM_ALGO_BYTES];  /* config->algo, "" when none (XCCL_ALGO): what a NULL-config split inherits */
   int cuda_dev;                     /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
   pthread_mutex_t init_lock;        /* serialises joins of init_thread */
   pthread_t init_thread;
@@ -159,6 +162,7 @@ typedef struct {
   int blocking;
   double timeout_s; /* <= 0: XCCL_TIMEOUT */
   char name[COMM_NAME_BYTES];
+  char algo[COMM_ALGO_BYTES]; /* config->algo, "" when none: XCCL_ALGO */
   int cuda_dev; /* >= 0: made current on the init's thread first (xcclCommInitAll) */
 } comm_opts_t;
 

@@ -110,6 +110,60 @@ static int coll_in_windows(xcclComm_t comm, const coll_args_t *a) {
   return a->send_elems || a->recv_elems;
 }
 
+/* The algorithm for coll of `bytes` (the schedule's count), its buffers in
+ * windows every rank shares (in_windows) or not. */
+static algo_t coll_pick(const struct xcclComm *comm, coll_kind_t coll, size_t bytes, int in_windows) {
+  algo_site_t site = comm->site;
+  site.zero_agreed = in_windows;
+  return tuning_pick(comm->algo_forced, coll, bytes, comm->nranks, comm->peers[comm->rank].chunk_size, &site);
+}
+
+/* The sentence for a collective name the tuner does not know. */
+static const char *not_algo_coll(const char *collective) {
+  static _Thread_local char why[160];
+  snprintf(why, sizeof(why),
+           "collective \"%.40s\" is not one with algorithms (allreduce, allgather, reducescatter, broadcast, reduce)",
+           collective ? collective : "(NULL)");
+  return why;
+}
+
+xcclResult_t xcclCommGetAlgorithm(xcclComm_t comm, const char *collective, size_t count, xcclDataType_t datatype,
+                                  const char **algorithm) {
+  TRY(comm_acquire(comm));
+  int c = collective ? tuning_coll_lookup(collective) : -1;
+  size_t esize = xcclTypeSize(datatype);
+  xcclResult_t res = xcclSuccess;
+  if (!algorithm)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetAlgorithm: algorithm is NULL");
+  else if (c < 0)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetAlgorithm: %s", not_algo_coll(collective));
+  else if (esize == 0)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetAlgorithm: unknown datatype %d", (int)datatype);
+  else if (count > SIZE_MAX / esize)
+    res = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommGetAlgorithm: %zu elements of %zu bytes overflow", count,
+                  esize);
+  else
+    *algorithm = algo_name(coll_pick(comm, (coll_kind_t)c, count * esize, 0));
+  comm_release(comm);
+  return comm_record(comm, res);
+}
+
+xcclResult_t xcclGetAlgorithms(const char *collective, const char **names, int *count) {
+  int c = collective ? tuning_coll_lookup(collective) : -1;
+  if (!count) return err_set(xcclInvalidArgument, LOG_COLL, "xcclGetAlgorithms: count is NULL");
+  if (c < 0)
+    return err_set(xcclInvalidArgument, LOG_COLL, "xcclGetAlgorithms: %s", not_algo_coll(collective));
+  if (*count > 0 && !names) return err_set(xcclInvalidArgument, LOG_COLL, "xcclGetAlgorithms: names is NULL");
+  int n = 0;
+  for (int a = 0; a < ALGO_COUNT; a++) {
+    if (!algo_serves((algo_t)a, (coll_kind_t)c)) continue;
+    if (n < *count) names[n] = algo_name((algo_t)a);
+    n++;
+  }
+  *count = n;
+  return xcclSuccess;
+}
+
 static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *stream) {
   TRY(comm_acquire(comm));
   coll_args_t args = *user, *a = &args;
@@ -139,11 +193,10 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
     op.seq = ++comm->seq;
   }
   if (res == xcclSuccess) {
-    algo_site_t site = comm->site;
-    if (site.direct && !site.direct_forced && !on_device && atomic_load(&comm->windows_shared))
-      site.zero_agreed = coll_in_windows(comm, a);
-    op.coll.algo = tuning_pick(comm->algo_forced, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
-                               comm->peers[comm->rank].chunk_size, &site);
+    int in_windows =
+        comm->site.direct && !comm->site.direct_forced && !on_device && atomic_load(&comm->windows_shared) &&
+        coll_in_windows(comm, a);
+    op.coll.algo = coll_pick(comm, a->coll, a->count * xcclTypeSize(a->type), in_windows);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
     /* One rank: a copy, now; inside a group at xcclGroupEnd, like any

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "group.h"
 #include "log.h"
+#include "tuning.h"
 
 /* ---- Config ---- */
 
@@ -42,6 +43,16 @@ xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, c
     o.blocking = config->blocking == XCCL_CONFIG_UNDEF_INT ? config_bool(CFG_COMM_BLOCKING) : config->blocking != 0;
     o.timeout_s = config->timeoutSeconds > 0 ? config->timeoutSeconds : 0; /* also NaN: the default */
     if (config->commName) snprintf(o.name, sizeof(o.name), "%s", config->commName);
+    if (config->algo && config->algo[0]) {
+      int forced[COLL_NKINDS];
+      if (strlen(config->algo) >= sizeof(o.algo))
+        return err_set(xcclInvalidArgument, LOG_INIT, "%s: config->algo is %zu characters long, more than %zu", fn,
+                       strlen(config->algo), sizeof(o.algo) - 1);
+      xcclResult_t res = tuning_parse(config->algo, forced);
+      if (res != xcclSuccess)
+        return err_prefix(xcclInvalidArgument, "%s: config->algo = \"%s\" takes XCCL_ALGO's words", fn, config->algo);
+      snprintf(o.algo, sizeof(o.algo), "%s", config->algo);
+    }
   }
   *opts = o;
   return xcclSuccess;

@@ -14,6 +14,7 @@
 static xcclResult_t split_opts(const struct xcclComm *comm, const xcclConfig_t *config, comm_opts_t *o) {
   if (config) return comm_opts_from_config("xcclCommSplit", config, o);
   *o = (comm_opts_t){.blocking = comm->blocking, .timeout_s = comm->timeout_s, .cuda_dev = comm->cuda_dev};
+  snprintf(o->algo, sizeof(o->algo), "%s", comm->algo_text);
   snprintf(o->name, sizeof(o->name), "%s", comm->name);
   return xcclSuccess;
 }

@@ -21,7 +21,7 @@ static int algo_lookup(const char *name) {
   return -1;
 }
 
-static int coll_lookup(const char *name) {
+int tuning_coll_lookup(const char *name) {
   for (int c = 0; c < COLL_NKINDS; c++)
     if (strcasecmp(name, coll_names[c]) == 0) return c;
   return -1;
@@ -59,7 +59,7 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
     }
     if (colon) {
       *colon = '\0';
-      int c = coll_lookup(tok);
+      int c = tuning_coll_lookup(tok);
       if (c < 0) {
         coll_list(-1, list, sizeof(list));
         return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_ALGO=%s: '%s' is not a collective with algorithms (%s)",

@@ -17,6 +17,10 @@
  * as it was. */
 xcclResult_t tuning_parse(const char *text, int *forced);
 
+/* The collective named name ("allreduce", any case) as XCCL_ALGO names
+ * them, -1 for another. */
+int tuning_coll_lookup(const char *name);
+
 /* The algorithm for coll of `bytes` on nranks ranks with slots of `slot`
  * bytes: the forced one, else the cheapest that serves coll (the earlier in
  * algo_table on a tie), ALGO_RING on one rank. */

@@ -140,3 +140,13 @@ foreach(mode finalize revoke)
   xccl_add_test(NAME mp_life_${mode} TARGET test_lifecycle SOURCES ${life_src} ARGS ${mode}
                 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
 endforeach()
+
+# ---- Algorithms per communicator (issue 25): config->algo, what the tuner
+# runs (xcclCommGetAlgorithm), xccl-perf --algo ----
+foreach(n 4 8)
+  xccl_add_test(NAME mp_algo_config TARGET test_algo_config SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_algo_config.c
+                RANKS ${n} LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_NCHANNELS=1")
+endforeach()
+add_test(NAME mp_perf_algo COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_algo.sh $<TARGET_FILE:xccl-run>
+                                   $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_perf_algo PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=60")
