@@ -38,7 +38,10 @@ void *perf_dev_stream(void) { return stream; }
 
 void *perf_dev_alloc(size_t bytes) {
   void *p = NULL;
-  if (cudaMalloc(&p, bytes ? bytes : 64) != cudaSuccess || cudaMemset(p, 0, bytes ? bytes : 64) != cudaSuccess) {
+  /* The memset is queued on the legacy stream, which the non-blocking
+   * stream of the calls does not wait for: finish it here. */
+  if (cudaMalloc(&p, bytes ? bytes : 64) != cudaSuccess || cudaMemset(p, 0, bytes ? bytes : 64) != cudaSuccess ||
+      cudaStreamSynchronize(0) != cudaSuccess) {
     cudaGetLastError();
     if (p) cudaFree(p);
     return NULL;
@@ -51,7 +54,10 @@ void perf_dev_free(void *p) {
 }
 
 int perf_dev_copy(void *dst, const void *src, size_t bytes) {
-  if (cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess) return 0;
+  /* From pageable memory cudaMemcpy may return before its DMA lands: the
+   * legacy stream's sync waits for it (the calls' stream does not). */
+  if (cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess && cudaStreamSynchronize(0) == cudaSuccess)
+    return 0;
   cudaGetLastError();
   return -1;
 }

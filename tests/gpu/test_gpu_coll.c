@@ -68,6 +68,19 @@ static cudaStream_t stream, stream2;
     }                                                                                                       \
   } while (0)
 
+/* A copy into device memory or a memset, finished before the next call: from
+ * pageable memory cudaMemcpy may return before its DMA lands, and a memset
+ * is queued on the legacy stream, which the tests' non-blocking streams do
+ * not wait for. */
+static void dev_put(void *d, const void *h, size_t bytes) {
+  CU(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  CU(cudaStreamSynchronize(0));
+}
+static void dev_zero(void *d, size_t bytes) {
+  CU(cudaMemset(d, 0, bytes));
+  CU(cudaStreamSynchronize(0));
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -199,7 +212,7 @@ static void coll_case(int coll, xcclDataType_t t, xcclRedOp_t op, size_t count, 
   for (size_t i = 0; i < bytes; i++) h[i] = (unsigned char)mix(seed + (uint64_t)rank * 0x9E3779B97F4A7C15ull + i);
   unsigned char *d = NULL;
   CU(cudaMalloc((void **)&d, bytes));
-  CU(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  dev_put(d, h, bytes);
   for (int pass = 0; pass < 2; pass++) {
     unsigned char *base = (pass ? d : h) + CANARY;
     void *sb = base, *rb = inplace ? base : base + send_n * es + CANARY;
@@ -283,8 +296,8 @@ static void mode_coll(int quick) {
   for (size_t i = 0; i < n; i++) h1[i] = (float)(rank + 1), h2[i] = (float)(i % 7) * (float)(rank + 2);
   CU(cudaMalloc((void **)&d1, n * sizeof(float)));
   CU(cudaMalloc((void **)&d2, n * sizeof(float)));
-  CU(cudaMemcpy(d1, h1, n * sizeof(float), cudaMemcpyHostToDevice));
-  CU(cudaMemcpy(d2, h2, n * sizeof(float), cudaMemcpyHostToDevice));
+  dev_put(d1, h1, n * sizeof(float));
+  dev_put(d2, h2, n * sizeof(float));
   XCHECK(xcclGroupStart());
   XCHECK(xcclAllReduce(d1, d1, n, xcclFloat32, xcclSum, comm, stream));
   XCHECK(xcclAllReduce(d2, d2, n, xcclFloat32, xcclMax, comm, stream2));
@@ -329,7 +342,7 @@ static unsigned char *dev_filled(size_t bytes, int to_of_block, size_t block) {
   for (size_t i = 0; i < bytes; i++)
     h[i] = p2p_byte(rank, block ? (int)(i / block) : to_of_block, block ? i % block : i);
   CU(cudaMalloc((void **)&d, bytes ? bytes : 1));
-  CU(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  dev_put(d, h, bytes);
   free(h);
   return d;
 }
@@ -420,7 +433,7 @@ static void mode_p2p(int quick) {
 static float *start_lonely_allreduce(size_t n) {
   float *d = NULL;
   CU(cudaMalloc((void **)&d, n * sizeof(float)));
-  CU(cudaMemset(d, 0, n * sizeof(float)));
+  dev_zero(d, n * sizeof(float));
   double t0 = now_s();
   XCHECK(xcclAllReduce(d, d, n, xcclFloat32, xcclSum, comm, stream));
   double took = now_s() - t0;
@@ -498,7 +511,7 @@ static void mode_mixed(void) {
     for (int i = 0; i < N; i++) host[i] = p2p_byte(0, 1, (size_t)i);
     XCHECK(xcclSend(host, N, xcclUint8, 1, comm, NULL));
   } else {
-    CU(cudaMemset(d, 0, N));
+    dev_zero(d, N);
     XCHECK(xcclRecv(d, N, xcclUint8, 0, comm, stream));
     sync_ok("a device receive of a host send");
     CU(cudaMemcpy(host, d, N, cudaMemcpyDeviceToHost));
