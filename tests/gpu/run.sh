@@ -17,6 +17,9 @@
 # Logs stay in BUILD/gpu-logs. Exit 0 when every test passed or was skipped
 # and the benchmark ran; 1 otherwise (the summary says where it stopped).
 #
+# XCCL_GPU_PREBUILT=1 runs a build made elsewhere as it is (tests/gpu/pack.sh
+# packs one for a machine without xccl's build dependencies).
+#
 # usage: tests/gpu/run.sh [BUILD_DIR]      (default: build/gpu)
 set -uo pipefail
 
@@ -34,19 +37,28 @@ summary() { # summary RESULT TEXT
 tail_of() { tail -n 15 "$1" | sed 's/^/    /'; }
 
 command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
+# Every kernel loaded at start: a kernel loaded lazily while another of this
+# process spins on the GPU may wait for it.
+export CUDA_MODULE_LOADING=EAGER
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 echo "run.sh: source $src, build $build, GPU: ${gpu:-unknown (nvidia-smi gave nothing)}," \
   "nvcc: $(command -v nvcc || echo none)"
 
-echo "run.sh: configuring (XCCL_WITH_CUDA=ON) ..."
-if ! cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXCCL_WITH_CUDA=ON >"$logs/configure.log" 2>&1; then
-  tail_of "$logs/configure.log"
-  summary 1 "FAILED: configure with CUDA (see $logs/configure.log)"
-fi
-echo "run.sh: building the GPU suite with $jobs jobs ..."
-if ! cmake --build "$build" -j "$jobs" --target xccl_gpu_tests >"$logs/build.log" 2>&1; then
-  tail_of "$logs/build.log"
-  summary 1 "FAILED: build (see $logs/build.log)"
+if [ "${XCCL_GPU_PREBUILT:-0}" = 1 ]; then
+  # Built elsewhere and unpacked here (tests/gpu/pack.sh): no configure, no build.
+  echo "run.sh: XCCL_GPU_PREBUILT=1: running the build in $build as it is"
+  [ -x "$build/tests/test_gpu_coll" ] || summary 1 "FAILED: XCCL_GPU_PREBUILT=1 but $build/tests/test_gpu_coll is missing"
+else
+  echo "run.sh: configuring (XCCL_WITH_CUDA=ON) ..."
+  if ! cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DXCCL_WITH_CUDA=ON >"$logs/configure.log" 2>&1; then
+    tail_of "$logs/configure.log"
+    summary 1 "FAILED: configure with CUDA (see $logs/configure.log)"
+  fi
+  echo "run.sh: building the GPU suite with $jobs jobs ..."
+  if ! cmake --build "$build" -j "$jobs" --target xccl_gpu_tests >"$logs/build.log" 2>&1; then
+    tail_of "$logs/build.log"
+    summary 1 "FAILED: build (see $logs/build.log)"
+  fi
 fi
 
 echo "run.sh: ctest -L gpu ..."
