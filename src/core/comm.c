@@ -545,9 +545,15 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
                            .fault = &comm->fault};
   if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
-  INFO(INIT, "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s", rank, nranks,
-       (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name, comm->name[0] ? "\")" : "",
-       comm->nchannels, comm->prev, rank, comm->next, comm->net ? comm->net->name : "(none)");
+  int conns;
+  uint64_t slot_bytes;
+  comm_conn_memory(comm, &conns, &slot_bytes);
+  INFO(INIT,
+       "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s; %d connection(s), "
+       "%.1f MiB of receive slots",
+       rank, nranks, (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name,
+       comm->name[0] ? "\")" : "", comm->nchannels, comm->prev, rank, comm->next,
+       comm->net ? comm->net->name : "(none)", conns, (double)slot_bytes / (1 << 20));
   return xcclSuccess;
 fail:
   return err_prefix(res, "rank %d of %d%s%s%s: init failed", rank, nranks, comm->name[0] ? " (comm \"" : "", comm->name,

@@ -272,6 +272,9 @@ void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
  * send (producer = 1) and receive connection, and every point-to-point
  * connection made so far. */
 void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx);
+/* How many connections comm has made, and the bytes of the slots of their
+ * receive sides (each receiver's fifo: what a connection costs in memory). */
+void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes);
 
 /* Releases every connection of comm (teardown, once the proxy has stopped). */
 void comm_free_conns(struct xcclComm *comm);

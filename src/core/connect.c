@@ -237,6 +237,13 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
   n += p2p_reqs(comm, set, 1, send_peers, nsend, reqs + n);
   xcclResult_t res = conns_make(comm, reqs, n, "making point-to-point connections");
   free(reqs);
+  if (res == xcclSuccess && n > 0) {
+    int conns;
+    uint64_t bytes;
+    comm_conn_memory(comm, &conns, &bytes);
+    INFO(INIT, "rank %d: %d more connection(s) of set %d; now %d, %.1f MiB of receive slots", comm->rank, n, set,
+         conns, (double)bytes / (1 << 20));
+  }
   return res;
 }
 
@@ -253,6 +260,23 @@ void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_
       if (comm->p2p_recv[set][p].fifo) fn(ctx, &comm->p2p_recv[set][p].conn, 0);
     }
   }
+}
+
+typedef struct {
+  int conns;
+  uint64_t recv_bytes;
+} conn_tally_t;
+
+static void tally_one(void *ctx, transport_conn_t *conn, int producer) {
+  conn_tally_t *t = ctx;
+  t->conns++;
+  if (!producer && conn->fifo) t->recv_bytes += slot_fifo_bytes(conn->fifo->slot_size);
+}
+
+void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes) {
+  conn_tally_t t = {0, 0};
+  comm_each_conn(comm, tally_one, &t);
+  *nconns = t.conns, *recv_bytes = t.recv_bytes;
 }
 
 static void break_one(void *msg, transport_conn_t *conn, int producer) {
