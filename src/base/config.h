@@ -110,6 +110,10 @@
     "when set, also lowers XCCL_NCHANNELS to it. A larger XCCL_MIN_NCHANNELS is lowered to it.")  \
   S(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
+  S(ALGO_CHUNK_SIZE, SIZE, "64K", 4096, 1 << 30,                                                   \
+    "Bytes per slot of the connections the algorithms other than the ring make to their peers "    \
+    "(rd, tree, direct; made on first use): they carry small messages, or many at once, so a "     \
+    "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
   S(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce) or " \
     "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \

@@ -25,6 +25,10 @@ void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *pee
   if (!(comm->algo_connected & (1u << a))) algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
 }
 
+size_t algo_slot(algo_t a, size_t ring_slot, size_t peer_slot) {
+  return algo_table[a]->peers == algo_peers_none || peer_slot == 0 ? ring_slot : peer_slot;
+}
+
 int algo_peers_count(const algo_peers_t *p) {
   int n = 0;
   for (int s = 0; s < ALGO_PEER_SETS; s++) n += p->set[s].nsend + p->set[s].nrecv;

@@ -105,6 +105,8 @@ typedef struct {
   int zero_copy;            /* XCCL_SHM_COPY is not single: map peers' xcclMemAlloc buffers */
   int zero_agreed;          /* per operation: its buffers lie in windows that every rank registered in
                                xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
+  size_t peer_slot;         /* slot bytes of the algorithms' own connections (XCCL_ALGO_CHUNK_SIZE); 0: the
+                               ring's */
 } algo_site_t;
 
 typedef struct {
@@ -149,6 +151,9 @@ int algo_serves(algo_t a, coll_kind_t coll);
 void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_t **steps);
 /* The connections a needs on comm that are not made yet (none once made). */
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
+/* The slot bytes a's messages travel in: ring_slot on the ring channels,
+ * peer_slot (when not 0) on the algorithms' own connections. */
+size_t algo_slot(algo_t a, size_t ring_slot, size_t peer_slot);
 /* Connections in all sets of p. */
 int algo_peers_count(const algo_peers_t *p);
 /* Makes the connections a needs on comm that are not made yet, every set;

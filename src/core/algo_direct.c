@@ -273,7 +273,8 @@ xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
     local =
         comm->peers[r].host_hash == me->host_hash && comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
   comm->site = (algo_site_t){.alpha_s = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].alpha_s,
-                             .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps};
+                             .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps,
+                             .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};
   int forced_algo = 0;
   for (int c = 0; c < COLL_NKINDS; c++) forced_algo |= comm->algo_forced[c] == ALGO_DIRECT;
   if (!local || strcasecmp(mode, "slot") == 0 || k > DIRECT_MAX_RANKS) {

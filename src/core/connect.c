@@ -28,6 +28,7 @@ typedef struct {
   int *ready_p;         /* set to 1 once connected; NULL: none */
   int peer, is_send, dev;
   int channel; /* ring channel, -1: point-to-point */
+  size_t slot_size;
   uint32_t tag, ack_tag;
   int done, started;
   char desc[160]; /* the peer, for messages */
@@ -42,7 +43,7 @@ static transport_peer_t req_peer(struct xcclComm *comm, const conn_req_t *r) {
                             .peer_pidns = comm->peers[r->peer].pidns,
                             .uid = comm->peers[comm->rank].uid,
                             .peer_uid = comm->peers[r->peer].uid,
-                            .slot_size = comm->peers[comm->rank].chunk_size,
+                            .slot_size = r->slot_size,
                             .net_dev = r->dev,
                             .net = comm->net,
                             .proxy = comm->proxy,
@@ -167,6 +168,7 @@ xcclResult_t comm_connect_rings(struct xcclComm *comm) {
                                .is_send = 1,
                                .dev = comm->chan_send_dev[c],
                                .channel = c,
+                               .slot_size = comm->peers[comm->rank].chunk_size,
                                .tag = RING_TAG_WHERE + (uint32_t)c,
                                .ack_tag = RING_TAG_ACK + (uint32_t)c};
     reqs[2 * c + 1] = reqs[2 * c];
@@ -210,6 +212,10 @@ static int seen_before(const int *peers, int i) {
 /* A request for each connection of peers[0..np) the set does not have. */
 static int p2p_reqs(struct xcclComm *comm, int set, int is_send, const int *peers, int np, conn_req_t *reqs) {
   comm_p2p_t *d = is_send ? comm->p2p_send[set] : comm->p2p_recv[set];
+  /* The user's sends carry whatever they are given; the algorithms' own
+   * connections small messages or many at once (XCCL_ALGO_CHUNK_SIZE). */
+  size_t slot = set == COMM_P2P_USER || !comm->site.peer_slot ? comm->peers[comm->rank].chunk_size
+                                                               : comm->site.peer_slot;
   int k = 0;
   for (int i = 0; i < np; i++) {
     int p = peers[i];
@@ -221,6 +227,7 @@ static int p2p_reqs(struct xcclComm *comm, int set, int is_send, const int *peer
                            .is_send = is_send,
                            .dev = comm_p2p_dev(comm, p),
                            .channel = -1,
+                           .slot_size = slot,
                            .tag = P2P_TAG_WHERE + (uint32_t)set,
                            .ack_tag = P2P_TAG_ACK + (uint32_t)set};
     comm_peer_desc(comm, p, reqs[k].desc, sizeof(reqs[k].desc));

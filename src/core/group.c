@@ -419,7 +419,8 @@ double group_estimate_s(void) {
     if (op->kind == GROUP_COLL) {
       const coll_args_t *a = &op->coll;
       t += tuning_estimate_s(a->algo, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
-                             comm->peers[comm->rank].chunk_size, group_link(comm, -1));
+                             algo_slot(a->algo, comm->peers[comm->rank].chunk_size, comm->site.peer_slot),
+                             group_link(comm, -1));
     } else if (op->kind == GROUP_SEND || op->peer != comm->rank) { /* a send to itself is one copy, its receive none */
       t += op->peer == comm->rank ? tuning_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, TUNING_LINK_SHM)
                                   : tuning_p2p_estimate_s(op->bytes, group_link(comm, op->peer));

@@ -88,7 +88,7 @@ algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {
     if (!algo_serves((algo_t)a, coll)) continue;
-    double c = algo_table[a]->cost(coll, bytes, nranks, slot, site);
+    double c = algo_table[a]->cost(coll, bytes, nranks, algo_slot((algo_t)a, slot, site->peer_slot), site);
     if (c < best_cost) best = (algo_t)a, best_cost = c;
   }
   return best;

@@ -21,8 +21,8 @@ xcclResult_t tuning_parse(const char *text, int *forced);
  * them, -1 for another. */
 int tuning_coll_lookup(const char *name);
 
-/* The algorithm for coll of `bytes` on nranks ranks with slots of `slot`
- * bytes: the forced one, else the cheapest that serves coll (the earlier in
+/* The algorithm for coll of `bytes` on nranks ranks with ring slots of
+ * `slot` bytes (site->peer_slot on the algorithms' own connections): the forced one, else the cheapest that serves coll (the earlier in
  * algo_table on a tie), ALGO_RING on one rank. */
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site);
