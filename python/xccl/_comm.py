@@ -15,7 +15,7 @@ import ctypes
 from . import _lib
 from ._buffers import Held
 from ._errors import InvalidArgument, InvalidUsage, error_for
-from ._types import RedOp, UniqueId
+from ._types import DataType, RedOp, UniqueId
 
 _fn = _lib.fn
 
@@ -239,6 +239,18 @@ class Comm:
         c = _lib.PeerCountersStruct()
         _check(_fn["xcclCommGetPeerCounters"](h, peer, ctypes.byref(c)), h)
         return PeerCounters(c.bytesSent, c.bytesRecv)
+
+    def algorithm(self, collective, count, dtype=DataType.FLOAT32):
+        """The algorithm ("ring", "rd", "tree", ...) this communicator runs for
+        one collective ("allreduce", "allgather", "reducescatter", "broadcast"
+        or "reduce") of count elements of dtype per rank (xcclCommGetAlgorithm)."""
+        h = self._live("algorithm")
+        count = _int_arg(count, "count", "algorithm")
+        if count < 0:
+            raise InvalidArgument("algorithm: count=%d is negative" % count)
+        name = ctypes.c_char_p()
+        _check(_fn["xcclCommGetAlgorithm"](h, str(collective).encode(), count, int(dtype), ctypes.byref(name)), h)
+        return name.value.decode()
 
     def set_timeout(self, seconds):
         """Per-operation timeout for later operations on this communicator

@@ -125,6 +125,7 @@ _PROTOTYPES = {
     "xcclGroupEnd": [],
     "xcclBarrier": [comm_t],
     "xcclCommSetTimeout": [comm_t, ctypes.c_double],
+    "xcclCommGetAlgorithm": [comm_t, ctypes.c_char_p, _sz, _int, ctypes.POINTER(ctypes.c_char_p)],
     "xcclTypeSize": [_int],
 }
 _RESTYPES = {"xcclGetErrorString": ctypes.c_char_p, "xcclGetLastError": ctypes.c_char_p, "xcclTypeSize": _sz}

@@ -289,6 +289,14 @@ def test_peer_counters(comm):
         assert sent == 0
 
 
+def test_algorithm(comm):
+    small, large = comm.algorithm("allreduce", 2), comm.algorithm("allreduce", 1 << 26, xccl.FLOAT32)
+    assert small in ("ring", "rd", "tree", "direct", "rab") and large in ("ring", "tree", "direct", "rab")
+    assert comm.algorithm("broadcast", 1024) in ("ring", "direct")
+    with pytest.raises(xccl.InvalidArgument, match="not one with algorithms"):
+        comm.algorithm("alltoall", 8)
+
+
 # ---- buffers of several kinds ----
 
 def test_buffer_kinds(comm):
