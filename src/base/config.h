@@ -112,10 +112,11 @@
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
   S(ALGO_CHUNK_SIZE, SIZE, "64K", 4096, 1 << 30,                                                   \
     "Bytes per slot of the connections the algorithms other than the ring make to their peers "    \
-    "(rd, tree, direct; made on first use): they carry small messages, or many at once, so a "     \
+    "(rd, tree, rab, direct; made on first use): they carry small messages, or many at once, so a " \
     "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
   S(ALGO, STR, "", 0, 0,                                                                           \
-    "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce) or " \
+    "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce), "   \
+    "rab (Rabenseifner: reduce-scatter by halving, all-gather by doubling, all-reduce) or "        \
     "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
     "serves or per "                                                                              \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \

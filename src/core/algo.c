@@ -59,3 +59,37 @@ void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_
     if (r->ready) fifo[k + p] = r->fifo, steps[k + p] = &r->step;
   }
 }
+
+/* algo_partner_args' memory: the arguments, then their fifo tables. */
+typedef struct {
+  partner_args_t args;
+  slot_fifo_t *fifo[]; /* 2k: send, then receive; then 2k uint64_t *: their steps */
+} partner_mem_t;
+
+size_t algo_partner_args_bytes(const struct xcclComm *comm) {
+  return sizeof(partner_mem_t) + 2 * (size_t)comm->nranks * (sizeof(slot_fifo_t *) + sizeof(uint64_t *));
+}
+
+const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *comm, void *mem) {
+  partner_mem_t *m = mem;
+  int k = comm->nranks;
+  uint64_t **steps = (uint64_t **)&m->fifo[2 * k];
+  algo_peer_fifos(comm, 0, m->fifo, steps);
+  m->args = (partner_args_t){.sendbuff = a->sendbuff,
+                             .recvbuff = a->recvbuff,
+                             .count = a->count,
+                             .type = a->type,
+                             .op = a->op,
+                             .nranks = k,
+                             .rank = comm->rank,
+                             .send_fifo = m->fifo,
+                             .recv_fifo = m->fifo + k,
+                             .send_step = steps,
+                             .recv_step = steps + k};
+  return &m->args;
+}
+
+void algo_peer_set_both(algo_peer_set_t *s, int n) {
+  memcpy(s->recv, s->send, (size_t)n * sizeof(int));
+  s->nsend = s->nrecv = n;
+}

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "host_engine.h"
+#include "host_partners.h"
 #include "ring_schedule.h"
 #include "xccl.h"
 
@@ -39,7 +40,8 @@ struct xcclComm;
   X(RING, ring)           \
   X(RD, rd)               \
   X(DIRECT, direct)       \
-  X(TREE, tree)
+  X(TREE, tree)           \
+  X(RAB, rab)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -149,6 +151,14 @@ int algo_serves(algo_t a, coll_kind_t coll);
  * fifo[k + p] and steps[k + p] receive from it (k ranks; NULL where not
  * connected). */
 void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_t **steps);
+/* For an algorithm whose one item exchanges with partners on set 0 (rd,
+ * rab): the bytes of scratch its arguments take, and the arguments of
+ * all-reduce a on comm laid out in mem (that many bytes, aligned as
+ * malloc's, kept until the item is done). */
+size_t algo_partner_args_bytes(const struct xcclComm *comm);
+const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *comm, void *mem);
+/* A `peers` set of both directions with each of the n ranks in s->send. */
+void algo_peer_set_both(algo_peer_set_t *s, int n);
 /* The connections a needs on comm that are not made yet (none once made). */
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
 /* The slot bytes a's messages travel in: ring_slot on the ring channels,

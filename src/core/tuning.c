@@ -113,8 +113,9 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
 };
 
 /* Steps and bytes moved per rank, per algorithm: the formulas of the
- * algorithms' cost slots (algo_ring.c, algo_rd.c), split so that each link
- * can weigh them. A new algorithm adds its entry here. */
+ * algorithms' cost slots (algo_ring.c, algo_rd.c, algo_tree.c,
+ * algo_rab.c), split so that each link can weigh them. A new algorithm
+ * adds its entry here. */
 typedef void tuning_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p,
                              double *moved_p);
 
@@ -159,11 +160,25 @@ static void tree_model(coll_kind_t coll, double b, double k, double s, double *s
   *moved_p = 2 * b;
 }
 
+/* Rabenseifner (algo_rab.c), p2 the largest power of two <= k, the fold
+ * when k is not one:
+ *   steps = 2 log2(p2) [+2] + pieces - 1, pieces = ceil(B/(2S)) [ceil(B/S)]
+ *   moved = 2(p2-1)/p2 B [+2B: the folded partner's input in, its result out] */
+static void rab_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)coll;
+  int p2 = 1, levels = 0;
+  while (p2 <= (int)k / 2) p2 *= 2, levels++;
+  int folded = p2 != (int)k;
+  *steps_p = 2 * levels + (folded ? 2 : 0) + (b > 0 ? ceil(b / (folded ? s : 2 * s)) : 1) - 1;
+  *moved_p = 2.0 * (p2 - 1) / p2 * b + (folded ? 2 * b : 0);
+}
+
 static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_RING] = ring_model,
     [ALGO_RD] = rd_model,
     [ALGO_DIRECT] = direct_model,
     [ALGO_TREE] = tree_model,
+    [ALGO_RAB] = rab_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

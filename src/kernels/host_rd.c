@@ -30,7 +30,7 @@ int host_rd_partners(int nranks, int rank, int *peers) {
 }
 
 static void rd_plan(rd_item_t *r) {
-  const rd_args_t *a = r->args;
+  const partner_args_t *a = r->args;
   int k = a->nranks, me = a->rank, p2 = pow2_floor(k), n = 0;
 #define ACT(kd, pr) (r->act[n].kind = (kd), r->act[n].peer = (pr), n++)
   ACT(RD_INIT, -1);
@@ -51,7 +51,7 @@ static void rd_plan(rd_item_t *r) {
 }
 
 static void rd_start_piece(rd_item_t *r) {
-  const rd_args_t *a = r->args;
+  const partner_args_t *a = r->args;
   size_t esize = xcclTypeSize(a->type);
   size_t slot_elems = a->send_fifo[r->act[1].peer]->slot_size / esize;
   r->piece = a->count - r->off < slot_elems ? a->count - r->off : slot_elems;
@@ -60,7 +60,7 @@ static void rd_start_piece(rd_item_t *r) {
 
 static int rd_step(kern_item_t *it, kern_failure_t *fail) {
   rd_item_t *r = to_rd(it);
-  const rd_args_t *a = r->args;
+  const partner_args_t *a = r->args;
   size_t esize = xcclTypeSize(a->type), bytes = r->piece * esize;
   char *acc = (char *)a->recvbuff + r->off * esize;
   int kind = r->act[it->action].kind, peer = r->act[it->action].peer;
@@ -143,7 +143,7 @@ static int rd_drained(kern_item_t *it) {
 
 static const kern_item_ops_t rd_ops = {.step = rd_step, .waiting = rd_waiting, .drained = rd_drained};
 
-void host_rd_item(rd_item_t *it, const rd_args_t *a, const kern_env_t *env, int lane) {
+void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
   memset(it, 0, sizeof(*it));
   it->args = a;
   kern_item_init(&it->base, &rd_ops, env, lane);

@@ -11,25 +11,13 @@
 #define XCCL_KERNELS_HOST_RD_H
 
 #include "host_engine.h"
+#include "host_partners.h"
 
 #define RD_MAX_ACTIONS 72
 
 typedef struct {
-  const void *sendbuff;
-  void *recvbuff;
-  size_t count;
-  xcclDataType_t type;
-  xcclRedOp_t op;
-  int nranks, rank;
-  /* Per peer: the connection to send to it and to receive from it (only the
-   * partners' are used), with their persistent step counters. */
-  slot_fifo_t **send_fifo, **recv_fifo;
-  uint64_t **send_step, **recv_step;
-} rd_args_t;
-
-typedef struct {
   kern_item_t base;
-  const rd_args_t *args;
+  const partner_args_t *args;
   size_t off;   /* elements done by earlier pieces */
   size_t piece; /* elements in this piece */
   int nact;
@@ -40,6 +28,6 @@ typedef struct {
  * returns how many. Both directions are used with each. */
 int host_rd_partners(int nranks, int rank, int *peers);
 
-void host_rd_item(rd_item_t *it, const rd_args_t *a, const kern_env_t *env, int lane);
+void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
 
 #endif

@@ -78,6 +78,12 @@ add_test(NAME fault_dump_signal_rd COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_d
          $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_dump_rank> $<TARGET_FILE:xccl-stuck> 256)
 set_tests_properties(fault_dump_signal_rd PROPERTIES LABELS fault TIMEOUT 180
   ENVIRONMENT "${XCCL_TEST_ENV};XCCL_ALGO=allreduce:rd")
+# Rabenseifner, a rank stopped mid-way: each survivor names the partner whose
+# data its earliest exchange lacks, so the verdict still finds rank 2.
+add_test(NAME fault_dump_stall_rab COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh stall
+         $<TARGET_FILE:xccl-run> $<TARGET_FILE:fault_victim> $<TARGET_FILE:xccl-stuck>)
+set_tests_properties(fault_dump_stall_rab PROPERTIES LABELS fault TIMEOUT 180
+  ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TRANSPORT=shm;XCCL_ALGO=allreduce:rab")
 # And a group of sends and receives around the ring: waits on the user's peers.
 add_test(NAME fault_dump_signal_p2p COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_dump.sh signal
          $<TARGET_FILE:xccl-run> $<TARGET_FILE:test_dump_rank> $<TARGET_FILE:xccl-stuck> 1048576 p2p)

@@ -15,6 +15,8 @@
  *   repeat   100 all-reduces in a loop, sizes varying
  *   twocomm  two communicators used at once from two threads
  *   bytes    ring all-reduce sends 2(k-1)/k of the buffer to the next rank
+ *   rdbytes, treebytes, rabbytes  the same for recursive doubling, the
+ *            double binary tree, Rabenseifner: bytes per peer by formula
  */
 #include <math.h>
 #include <pthread.h>
@@ -244,26 +246,39 @@ static void mode_bytes(xcclComm_t comm) {
                         (unsigned long long)sent);
 }
 
+/* One float32 sum all-reduce of count, then the bytes this rank sent to
+ * each peer (xcclCommGetPeerCounters) checked against want[peer]; returns
+ * what it sent in all. */
+static uint64_t check_sent(xcclComm_t comm, size_t count, const uint64_t *want) {
+  xcclPeerCounters_t before[64], after[64];
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
+  run_one(comm, count, xcclFloat32, xcclSum, 0);
+  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
+  uint64_t total = 0;
+  for (int p = 0; p < nranks; p++) {
+    uint64_t sent = after[p].bytesSent - before[p].bytesSent;
+    total += sent;
+    CHECK(sent == want[p], "sent %llu bytes to rank %d, expected %llu", (unsigned long long)sent, p,
+          (unsigned long long)want[p]);
+  }
+  return total;
+}
+
 /* Recursive doubling (run with XCCL_ALGO=allreduce:rd): with p2 the largest
  * power of two <= k, rank r >= p2 sends the buffer once (to r - p2); rank
  * r < k - p2 sends it log2(p2) + 1 times (once back to r + p2); the others
  * log2(p2) times, each time to a different partner r ^ 2^s. */
 static void mode_rdbytes(xcclComm_t comm) {
   size_t count = 3000, bytes = count * 4; /* one slot */
-  xcclPeerCounters_t before[64], after[64];
-  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
-  run_one(comm, count, xcclFloat32, xcclSum, 0);
-  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
   int p2 = 1, steps = 0;
   while (p2 * 2 <= nranks) p2 *= 2, steps++;
+  uint64_t want[64] = {0};
   for (int p = 0; p < nranks; p++) {
-    uint64_t sent = after[p].bytesSent - before[p].bytesSent, want = 0;
-    if (rank >= p2) want = p == rank - p2 ? bytes : 0;
-    else if (p == rank + p2) want = bytes;
-    else if (p < p2 && p != rank && ((p ^ rank) & ((p ^ rank) - 1)) == 0) want = bytes; /* a partner r ^ 2^s */
-    CHECK(sent == want, "sent %llu bytes to rank %d, expected %llu", (unsigned long long)sent, p,
-          (unsigned long long)want);
+    if (rank >= p2) want[p] = p == rank - p2 ? bytes : 0;
+    else if (p == rank + p2) want[p] = bytes;
+    else if (p < p2 && p != rank && ((p ^ rank) & ((p ^ rank) - 1)) == 0) want[p] = bytes; /* a partner r ^ 2^s */
   }
+  check_sent(comm, count, want);
   if (rank == 0) printf("rdbytes: %d ranks: rank 0 sent the %zu-byte buffer to %d partners\n", nranks, bytes,
                         steps + (nranks > p2));
 }
@@ -286,10 +301,6 @@ static void inorder_parents(int lo, int hi, int up, int *parent) {
  * each child, in each tree, and nothing to anyone else. */
 static void mode_treebytes(xcclComm_t comm) {
   size_t count = 6000, half = 3000 * 4; /* two halves of one slot each */
-  xcclPeerCounters_t before[64], after[64];
-  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &before[p]));
-  run_one(comm, count, xcclFloat32, xcclSum, 0);
-  for (int p = 0; p < nranks; p++) XCHECK(xcclCommGetPeerCounters(comm, p, &after[p]));
   int parent[65] = {0};
   inorder_parents(1, nranks, 0, parent);
   uint64_t want[64] = {0};
@@ -300,15 +311,36 @@ static void mode_treebytes(xcclComm_t comm) {
       if (parent[me] == u || parent[u] == me) want[q] += half;
     }
   }
-  uint64_t total = 0;
-  for (int p = 0; p < nranks; p++) {
-    uint64_t sent = after[p].bytesSent - before[p].bytesSent;
-    total += sent;
-    CHECK(sent == want[p], "sent %llu bytes to rank %d, expected %llu", (unsigned long long)sent, p,
-          (unsigned long long)want[p]);
-  }
+  uint64_t total = check_sent(comm, count, want);
   if (rank == 0) printf("treebytes: %d ranks: rank 0 sent %llu bytes of a %zu-byte buffer\n", nranks,
                         (unsigned long long)total, count * 4);
+}
+
+/* Rabenseifner (run with XCCL_ALGO=allreduce:rab), p2 the largest power of
+ * two <= k and r = k - p2: rank 2i+1 (i < r) sends its whole buffer to rank
+ * 2i and nothing else; rank 2i sends it the whole result back. The p2
+ * others, numbered n (2i -> i, q >= 2r -> q - r), send their partner n ^ h
+ * (h = p2/2, p2/4, ..., 1) h blocks of B/p2 in the reduce-scatter and h again
+ * in the all-gather: 2h B/p2 per partner, 2(p2-1)/p2 B in all. */
+static void mode_rabbytes(xcclComm_t comm) {
+  int p2 = 1;
+  while (p2 * 2 <= nranks) p2 *= 2;
+  int r = nranks - p2;
+  size_t count = (size_t)p2 * 3 * 65536, bytes = count * 4; /* p2 blocks of 768 KiB: several slots each */
+  uint64_t want[64] = {0};
+  if (rank < 2 * r && rank % 2) {
+    want[rank - 1] = bytes;
+  } else {
+    int n = rank < 2 * r ? rank / 2 : rank - r;
+    if (rank < 2 * r) want[rank + 1] = bytes;
+    for (int h = p2 / 2; h >= 1; h /= 2) {
+      int m = n ^ h, q = m < r ? 2 * m : m + r;
+      want[q] += 2 * (uint64_t)h * (bytes / (size_t)p2);
+    }
+  }
+  uint64_t total = check_sent(comm, count, want);
+  if (rank == 0) printf("rabbytes: %d ranks: rank 0 sent %llu bytes of a %zu-byte buffer\n", nranks,
+                        (unsigned long long)total, bytes);
 }
 
 int main(int argc, char **argv) {
@@ -324,6 +356,7 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "bytes") == 0) mode_bytes(comm);
   else if (strcmp(mode, "rdbytes") == 0) mode_rdbytes(comm);
   else if (strcmp(mode, "treebytes") == 0) mode_treebytes(comm);
+  else if (strcmp(mode, "rabbytes") == 0) mode_rabbytes(comm);
   else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;

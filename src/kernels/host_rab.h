@@ -1,0 +1,81 @@
+/*
+ * host_rab.h — Rabenseifner's all-reduce, the algorithm of mid-sized
+ * buffers: a reduce-scatter by recursive halving, then an all-gather by
+ * recursive doubling, so that a rank moves 2(p2-1)/p2 of the buffer (as
+ * the ring does) in 2 log2(p2) exchanges (as against the ring's 2(k-1)).
+ *
+ * Ranks. p2 is the largest power of two <= k and r = k - p2. The first 2r
+ * ranks pair up: the odd one of each pair (2i+1) hands its whole input to
+ * its even partner (2i) first, takes no other part, and gets the result
+ * back from it at the end (the fold). The p2 others, numbered n = i for
+ * rank 2i (i < r) and n = q - r for rank q >= 2r, run the halving and
+ * doubling among themselves.
+ *
+ * Blocks. The buffer is p2 blocks (count/p2 elements, the first count % p2
+ * one longer); block b ends on the rank numbered b. At level s (0 .. L-1,
+ * L = log2 p2, h = p2 >> (s+1)) rank n exchanges with n ^ h: in the
+ * reduce-scatter it sends the blocks b whose distance d = b ^ n lies in
+ * [h, 2h) and reduces the partner's contribution into those in [0, h); in
+ * the all-gather it sends [0, h) (now final) and receives [h, 2h). The last
+ * reduce-scatter level finishes block n: xcclAvg divides there, once. Each
+ * block's result is computed on one rank and copied to all the others, so
+ * every rank ends with the same bits.
+ *
+ * Pipelining. Every exchange is a stream of slot-sized pieces, each side
+ * walking the blocks in one order both agree on: the reduce-scatter in
+ * falling distance from the receiver, the all-gather (and the fold's
+ * return) in rising distance from the sender. In those orders what level
+ * s+1 sends is the first part of what level s reduces (and in the
+ * all-gather, what a level sends is a prefix of what earlier levels made
+ * final), so a level's piece goes out as soon as the pieces it comes from
+ * are in: the levels overlap like the ring's hops instead of running one
+ * after the other. A piece may span several blocks; no empty message is
+ * ever sent (both sides skip a stream of no elements).
+ */
+#ifndef XCCL_KERNELS_HOST_RAB_H
+#define XCCL_KERNELS_HOST_RAB_H
+
+#include <stddef.h>
+
+#include "host_engine.h"
+#include "host_partners.h"
+
+/* One direction of one exchange: the pieces sent to, or received from, one
+ * partner, over the blocks base ^ (high | j') for j' in [0, width), walked
+ * with j' = j (rising) or width - 1 - j (falling). */
+typedef struct {
+  slot_fifo_t *f;
+  uint64_t *step;
+  int peer;  /* the partner's rank */
+  int kind;  /* what a piece does (host_rab.c) */
+  int level; /* s, -1 for the fold and its return */
+  int is_recv;
+  int base, high, width, falling;
+  size_t total, done; /* elements of the stream, and sent or received so far */
+  int blk;            /* cursor: the j of the block under way, and elements into it */
+  size_t within;
+} rab_stream_t;
+
+typedef struct {
+  kern_item_t base;
+  const partner_args_t *args;
+  int p2, levels;
+  int newrank; /* n, -1 for a rank that folds into its partner */
+  int fold;    /* 1: receives its partner's input and returns the result; -1: sends and gets; 0 */
+  size_t piece_elems;
+  int nst;
+  rab_stream_t st[]; /* 4 per level (two per exchange), 2 for the fold: host_rab_item_bytes */
+} rab_item_t;
+
+/* The partners rank talks to on nranks ranks, written to peers (at most
+ * 1 + log2 nranks); returns how many. Both directions are used with each. */
+int host_rab_partners(int nranks, int rank, int *peers);
+
+/* The bytes of a rab_item_t on nranks ranks (a multiple of 8). */
+size_t host_rab_item_bytes(int nranks);
+
+/* Sets up it (host_rab_item_bytes(a->nranks) of memory) for one all-reduce
+ * of a (which, like the fifos, outlives it). */
+void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
+
+#endif
