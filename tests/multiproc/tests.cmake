@@ -90,11 +90,11 @@ set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIR
 
 # Ranks killed at random moments (SIGKILL, SIGPIPE) over shared memory and
 # sockets, 200 jobs: no segment left in /dev/shm, no rank process left.
-# 200 random kills; 80 under a sanitizer, where each costs twice as much and
+# 200 random kills; 40 under a sanitizer, where each costs twice as much and
 # what it looks for (a bad free or read on a teardown path) shows in fewer.
 set(_kill_iters 200)
 if(XCCL_SANITIZE)
-  set(_kill_iters 80)
+  set(_kill_iters 40)
 endif()
 add_test(NAME mp_kill_leak COMMAND bash ${mp}/kill_leak.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf> ${_kill_iters})
 set_tests_properties(mp_kill_leak PROPERTIES LABELS multiproc TIMEOUT 900 ENVIRONMENT "${XCCL_TEST_ENV}")
