@@ -110,6 +110,11 @@
     "when set, also lowers XCCL_NCHANNELS to it. A larger XCCL_MIN_NCHANNELS is lowered to it.")  \
   S(CHUNK_SIZE, SIZE, "512K", 4096, 1 << 30,                                                       \
     "Bytes per slot: the unit a collective moves in one step. Each connection has 8 slots.")       \
+  S(TUNE, STR, "table", 0, 0,                                                                      \
+    "Where the cost model that picks each call's algorithm gets its per-step latency and "         \
+    "bandwidth: table (the documented constants of tuning.c, by link kind) or measure (once per "  \
+    "communicator at init: a 8-byte and a 4 MiB ring all-reduce, timed on every rank, the "          \
+    "medians taken by all; about 2(k-1) x 25 steps). Every rank must use the same value.")        \
   S(ALGO_CHUNK_SIZE, SIZE, "64K", 4096, 1 << 30,                                                   \
     "Bytes per slot of the connections the algorithms other than the ring make to their peers "    \
     "(rd, tree, rab, direct; made on first use): they carry small messages, or many at once, so a " \

@@ -6,6 +6,7 @@
 #include "algo.h"
 #include "net_select.h"
 #include "tuning.h"
+#include "tune_measure.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -444,6 +445,7 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
                    "and rebuild)");
   TRY(tuning_parse(comm->algo_text[0] ? comm->algo_text : config_str(CFG_ALGO), comm->algo_forced));
   TRY(direct_check_config());
+  TRY(tune_check_config());
   return fault_check_config();
 }
 
@@ -545,6 +547,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
                            .fault = &comm->fault};
   if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
+  if (nranks > 1) TRY_GOTO(tune_measure(comm), fail);
   int conns;
   uint64_t slot_bytes;
   comm_conn_memory(comm, &conns, &slot_bytes);

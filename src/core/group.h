@@ -36,6 +36,10 @@ xcclResult_t group_add(const group_op_t *op);
 /* The same, called while holding op->comm (comm_acquire): a call outside a
  * group runs without taking the registry lock again. */
 xcclResult_t group_add_held(const group_op_t *op);
+/* Runs n operations on one communicator now, as one launch, whether or not
+ * this thread has a group open: for the library's own operations during
+ * init (tune_measure.c), on a communicator not yet handed out. */
+xcclResult_t group_run_now(group_op_t *ops, int n);
 
 /* For operations made of several: the queue's length now, and dropping what
  * was queued after it (when a later part is refused, none of it runs). */

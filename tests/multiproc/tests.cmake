@@ -52,7 +52,7 @@ xccl_add_test(NAME mp_p2p_settimeout TARGET test_p2p SOURCES ${p2p_src} RANKS 2 
 # Rank 1 of 3 sets one of them (test_shared_cfg.c): init fails on every rank
 # within a second, naming it. Values as the message shows them (numbers as parsed).
 set(shared_cfg_mismatch NSOCKS=2 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
-    NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072 ALGO=allreduce:ring CHECKSUM=1 CHECK=1
+    NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072 ALGO=allreduce:ring TUNE=measure CHECKSUM=1 CHECK=1
     IB_QPS_PER_CONNECTION=2
     SHM_COPY=single)
 set(shared_cfg_names)
@@ -141,6 +141,13 @@ foreach(mode finalize revoke)
   xccl_add_test(NAME mp_life_${mode} TARGET test_lifecycle SOURCES ${life_src} ARGS ${mode}
                 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
 endforeach()
+
+# XCCL_TUNE=measure (issue 25): the cost model's constants timed at init,
+# the same on every rank; sockets slower a step than shared memory; a bad
+# value refused by every rank.
+add_test(NAME mp_tune_measure COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tune_measure.sh $<TARGET_FILE:xccl-run>
+         $<TARGET_FILE:test_allreduce>)
+set_tests_properties(mp_tune_measure PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=60")
 
 # ---- Algorithms per communicator (issue 25): config->algo, what the tuner
 # runs (xcclCommGetAlgorithm), xccl-perf --algo ----
