@@ -11,8 +11,8 @@ const algo_desc_t *const algo_table[ALGO_COUNT] = {
 #undef ALGO_TABLE_ENTRY
 };
 
-void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p) {
-  (void)nranks, (void)rank;
+void algo_peers_none(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)nranks, (void)rank, (void)site;
   memset(peers_p, 0, sizeof(*peers_p));
 }
 
@@ -22,7 +22,7 @@ int algo_serves(algo_t a, coll_kind_t coll) { return (algo_table[a]->colls >> co
 
 void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p) {
   memset(peers_p, 0, sizeof(*peers_p));
-  if (!(comm->algo_connected & (1u << a))) algo_table[a]->peers(comm->nranks, comm->rank, peers_p);
+  if (!(comm->algo_connected & (1u << a))) algo_table[a]->peers(comm->nranks, comm->rank, &comm->site, peers_p);
 }
 
 size_t algo_slot(algo_t a, size_t ring_slot, size_t peer_slot) {

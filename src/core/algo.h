@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "host_engine.h"
+#include "host_hier.h"
 #include "host_partners.h"
 #include "ring_schedule.h"
 #include "xccl.h"
@@ -41,7 +42,8 @@ struct xcclComm;
   X(RD, rd)               \
   X(DIRECT, direct)       \
   X(TREE, tree)           \
-  X(RAB, rab)
+  X(RAB, rab)             \
+  X(HIER, hier)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -109,6 +111,16 @@ typedef struct {
                                xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
   size_t peer_slot;         /* slot bytes of the algorithms' own connections (XCCL_ALGO_CHUNK_SIZE); 0: the
                                ring's */
+  /* The hosts (tuning_site_hosts), for ALGO_HIER; all 0 and NULL: unknown,
+   * as one host. */
+  int nhosts;
+  int local_min, local_max;         /* ranks on the host with the fewest, the most (local_max: hier's shards) */
+  int hier_owned;                   /* the most shards one rank owns (local_max / local_min, rounded up) */
+  double hier_local_frac;           /* the most a rank receives inside its host in hier's (1), over the buffer */
+  int hier_peers_ok;                /* no rank needs more than ALGO_MAX_PEERS connections for hier */
+  double local_alpha_s, local_beta_bps; /* a link inside a host: shared memory's where it is used, else the network's */
+  double net_alpha_s, net_beta_bps;     /* a link between hosts */
+  const hier_layout_t *layout;      /* the communicator's (freed with it) */
 } algo_site_t;
 
 typedef struct {
@@ -127,9 +139,10 @@ typedef struct {
    * to items; returns how many. a must outlive the items. */
   int (*build)(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items);
   /* The COMM_P2P_ALGO(2) connections it needs on a communicator of nranks,
-   * seen from rank, into a zeroed *peers_p. algo_peers_none: none, it runs on
-   * the ring channels. */
-  void (*peers)(int nranks, int rank, algo_peers_t *peers_p);
+   * seen from rank, into a zeroed *peers_p (site: where the ranks are, as
+   * the communicator's). algo_peers_none: none, it runs on the ring
+   * channels. */
+  void (*peers)(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
 } algo_desc_t;
 
 /* Indexed by algo_t; every slot filled. */
@@ -140,7 +153,7 @@ XCCL_ALGO_LIST(ALGO_DESC_DECL)
 #undef ALGO_DESC_DECL
 
 /* The `peers` of an algorithm that needs no connections of its own. */
-void algo_peers_none(int nranks, int rank, algo_peers_t *peers_p);
+void algo_peers_none(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
 
 /* The name of a (as XCCL_ALGO spells it), "?" when it is none. */
 const char *algo_name(algo_t a);

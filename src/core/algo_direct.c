@@ -206,7 +206,8 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
 }
 
 /* Every other rank, both ways. */
-static void direct_peers(int nranks, int rank, algo_peers_t *peers_p) {
+static void direct_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
   algo_peer_set_t *s = &peers_p->set[0];
   int n = 0;
   for (int i = 1; i < nranks && n < ALGO_MAX_PEERS; i++) s->send[n++] = (rank + i) % nranks;

@@ -46,7 +46,8 @@ static int rab_build(const coll_args_t *a, struct xcclComm *comm, int lane0, voi
 }
 
 /* Both directions with each partner: the fold's, and one per level. */
-static void rab_peers(int nranks, int rank, algo_peers_t *peers_p) {
+static void rab_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
   algo_peer_set_both(&peers_p->set[0], host_rab_partners(nranks, rank, peers_p->set[0].send));
 }
 

@@ -39,7 +39,8 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
 }
 
 /* Both directions with each partner. */
-static void rd_peers(int nranks, int rank, algo_peers_t *peers_p) {
+static void rd_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
   algo_peer_set_both(&peers_p->set[0], host_rd_partners(nranks, rank, peers_p->set[0].send));
 }
 

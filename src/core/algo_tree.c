@@ -81,7 +81,8 @@ static int tree_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
 }
 
 /* Both directions with the parent and the children, tree t in set t. */
-static void tree_peers(int nranks, int rank, algo_peers_t *peers_p) {
+static void tree_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
   for (int t = 0; t < 2; t++) {
     tree_links_t l;
     algo_peer_set_t *s = &peers_p->set[t];

@@ -265,6 +265,7 @@ static void comm_free(struct xcclComm *comm) {
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
+  tuning_site_free(&comm->site);
   free(comm->ring);
   free(comm->ring_pos);
   comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */
@@ -408,7 +409,10 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   if (res == xcclSuccess) res = comm_check_peers(comm);
   if (res == xcclSuccess) res = comm_plan_rings(comm, sys);
   TRY(res);
-  TRY(direct_setup(comm, transport_allows("shm") && !config_bool(CFG_SHM_DISABLE)));
+  int shm_used = transport_allows("shm") && !config_bool(CFG_SHM_DISABLE);
+  TRY(direct_setup(comm, shm_used));
+  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, sizeof(*comm->peers), shm_used,
+                        comm->algo_forced));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
 }

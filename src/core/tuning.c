@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -112,6 +113,49 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
     [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
 };
 
+xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, size_t stride, int shm_used,
+                               const int *forced) {
+  void *mem = malloc(hier_layout_bytes(nranks));
+  if (!mem) return err_set(xcclSystemError, LOG_INIT, "out of memory for the hosts' layout of %d ranks", nranks);
+  const hier_layout_t *l = hier_layout_make(nranks, host_hash, stride, mem);
+  int lmin = nranks, lmax = 0, owned = 0, peers = 0, worst = 0;
+  double frac = 0;
+  for (int h = 0; h < l->nhosts; h++) {
+    int g = hier_host_size(l, h);
+    lmin = g < lmin ? g : lmin, lmax = g > lmax ? g : lmax;
+  }
+  for (int r = 0; r < nranks; r++) {
+    int o = hier_owned(l, r), g = hier_host_size(l, l->host_of[r]);
+    int p = host_hier_partners(l, r, NULL, 0);
+    double f = (double)(g - 1) * o / l->shards;
+    owned = o > owned ? o : owned, frac = f > frac ? f : frac;
+    if (p > peers) peers = p, worst = r;
+  }
+  if (peers > ALGO_MAX_PEERS && forced[COLL_ALLREDUCE] == ALGO_HIER) {
+    free(mem);
+    return err_set(xcclInvalidUsage, LOG_INIT,
+                   "XCCL_ALGO forces hier, but rank %d would need %d connections for it (at most %d: %d hosts, "
+                   "%d to %d ranks per host)",
+                   worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax);
+  }
+  const tuning_link_cost_t *loc = &tuning_links[shm_used ? TUNING_LINK_SHM : TUNING_LINK_NET],
+                           *net = &tuning_links[TUNING_LINK_NET];
+  site->nhosts = l->nhosts;
+  site->local_min = lmin, site->local_max = lmax;
+  site->hier_owned = owned;
+  site->hier_local_frac = frac;
+  site->hier_peers_ok = peers <= ALGO_MAX_PEERS;
+  site->local_alpha_s = loc->alpha_s, site->local_beta_bps = loc->beta_bps;
+  site->net_alpha_s = net->alpha_s, site->net_beta_bps = net->beta_bps;
+  site->layout = l;
+  return xcclSuccess;
+}
+
+void tuning_site_free(algo_site_t *site) {
+  free((void *)site->layout);
+  site->layout = NULL;
+}
+
 /* Steps and bytes moved per rank, per algorithm: the formulas of the
  * algorithms' cost slots (algo_ring.c, algo_rd.c, algo_tree.c,
  * algo_rab.c), split so that each link can weigh them. A new algorithm
@@ -179,6 +223,9 @@ static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_DIRECT] = direct_model,
     [ALGO_TREE] = tree_model,
     [ALGO_RAB] = rab_model,
+    /* hier's price needs the hosts (algo_hier.c), which this estimate does
+     * not know: priced as the ring, an approximation. */
+    [ALGO_HIER] = ring_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

@@ -45,6 +45,17 @@ typedef struct {
 
 extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
 
+/* Fills site's hosts (algo.h: nhosts ... layout) for nranks ranks whose
+ * hosts are told apart by host_hash (one 64-bit value per rank, stride
+ * bytes apart; the peer info's), with shm_used: ranks of one host talk over
+ * shared memory. forced: XCCL_ALGO's (tuning_parse). site->layout is then
+ * the caller's, freed with tuning_site_free. Fails (site unchanged) when out
+ * of memory, or when hier is forced and some rank would need more than
+ * ALGO_MAX_PEERS connections for it, saying so. */
+xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, size_t stride, int shm_used,
+                               const int *forced);
+void tuning_site_free(algo_site_t *site);
+
 /* Seconds algo takes to run coll of `bytes` (the schedule's count times the
  * element size, as tuning_pick is given) on nranks ranks with slots of
  * `slot` bytes over link; grows with bytes and nranks. One rank: a copy. */

@@ -45,6 +45,20 @@ xccl_add_test(NAME mp_allreduce_rab_repeat TARGET test_allreduce SOURCES ${mp}/t
 xccl_add_test(NAME mp_allreduce_rab_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
               ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rab;XCCL_TRANSPORT=socket")
 
+# The hierarchical all-reduce (issue 25) on one host: its degenerate path
+# (a reduce-scatter and an all-gather over shared memory, no ring between
+# hosts), every type and op at 3 ranks, its bytes per peer at 3 and 4. The
+# layouts that span hosts, over sockets between them, run in
+# tests/netns/test_hier.sh.
+xccl_add_test(NAME mp_allreduce_hier_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:hier")
+foreach(n 3 4)
+  xccl_add_test(NAME mp_allreduce_hierbytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS hierbytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=allreduce:hier")
+endforeach()
+xccl_add_test(NAME mp_allreduce_hier_repeat TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
+              ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:hier")
+
 # XCCL_CHECK: mismatched calls are named on every rank (and what it costs).
 foreach(n 3 4)
   xccl_add_test(NAME mp_check TARGET test_check SOURCES ${mp}/test_check.c RANKS ${n}

@@ -17,6 +17,9 @@
  *   bytes    ring all-reduce sends 2(k-1)/k of the buffer to the next rank
  *   rdbytes, treebytes, rabbytes  the same for recursive doubling, the
  *            double binary tree, Rabenseifner: bytes per peer by formula
+ *   hierbytes  the same for the hierarchical all-reduce, on the hosts that
+ *            TEST_HIER_HOSTS names (a host label per rank, "0,1,1"; unset:
+ *            one host), and its bytes between hosts against 2(H-1)/H B/g
  */
 #include <math.h>
 #include <pthread.h>
@@ -343,6 +346,63 @@ static void mode_rabbytes(xcclComm_t comm) {
                         (unsigned long long)total, bytes);
 }
 
+/* The hierarchical all-reduce (run with XCCL_ALGO=allreduce:hier), hosts
+ * numbered by their lowest rank, G = the most ranks on a host, shard s of
+ * B/G owned on a host of g ranks by its local rank s % g: a rank sends each
+ * shard it does not own to its owner, each shard it owns to every other rank
+ * of its host, and 2(H-1)/H of each shard it owns to the owner on the next
+ * host (its ring). Counts are 2H slots per shard, so the ring's blocks are
+ * whole slots and its bytes exact. */
+static void mode_hierbytes(xcclComm_t comm) {
+  int host[64] = {0}, local[64] = {0}, size[64] = {0}, nhosts = 0, G = 0;
+  const char *env = getenv("TEST_HIER_HOSTS");
+  int label[64] = {0};
+  for (int r = 0; r < nranks; r++) {
+    label[r] = 0;
+    if (env && *env) {
+      label[r] = atoi(env);
+      env = strchr(env, ',');
+      env = env ? env + 1 : "";
+    }
+    host[r] = -1;
+    for (int q = 0; q < r && host[r] < 0; q++)
+      if (label[q] == label[r]) host[r] = host[q];
+    if (host[r] < 0) host[r] = nhosts++;
+    local[r] = size[host[r]]++;
+    if (size[host[r]] > G) G = size[host[r]];
+  }
+  int H = nhosts, h = host[rank], g = size[h];
+  size_t shard = (size_t)2 * (size_t)H * 16384, count = shard * (size_t)G, sb = shard * 4;
+  static int owner[64][64]; /* [host][shard] */
+  for (int r = 0; r < nranks; r++)
+    for (int s = 0; s < G; s++)
+      if (s % size[host[r]] == local[r]) owner[host[r]][s] = r;
+  uint64_t want[64] = {0}, cross = 0, owned = 0;
+  for (int s = 0; s < G; s++) {
+    if (owner[h][s] != rank) {
+      want[owner[h][s]] += sb;
+      continue;
+    }
+    owned++;
+    for (int q = 0; q < nranks; q++)
+      if (host[q] == h && q != rank) want[q] += sb;
+    if (H > 1) {
+      uint64_t ring = 2 * (uint64_t)(H - 1) * sb / (uint64_t)H;
+      want[owner[(h + 1) % H][s]] += ring;
+      cross += ring;
+    }
+  }
+  /* Per peer, so what crosses hosts is checked too: 2(H-1)/H of B/G per
+   * owned shard (2(H-1)/H B/g when the hosts are even), nothing else. */
+  check_sent(comm, count, want);
+  CHECK(cross == (H > 1 ? owned * 2 * (uint64_t)(H - 1) * (count * 4 / (uint64_t)G) / (uint64_t)H : 0),
+        "formula mismatch");
+  printf("hierbytes: rank %d on host %d of %d (%d of its ranks, %llu shards of %d): %llu bytes of %zu to other "
+         "hosts, 2(H-1)/H B/g = %.0f\n",
+         rank, h, H, g, (unsigned long long)owned, G, (unsigned long long)cross, count * 4,
+         H > 1 ? 2.0 * (H - 1) / H * (double)(count * 4) / g : 0.0);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "matrix";
   xcclComm_t comm;
@@ -357,6 +417,7 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "rdbytes") == 0) mode_rdbytes(comm);
   else if (strcmp(mode, "treebytes") == 0) mode_treebytes(comm);
   else if (strcmp(mode, "rabbytes") == 0) mode_rabbytes(comm);
+  else if (strcmp(mode, "hierbytes") == 0) mode_hierbytes(comm);
   else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;

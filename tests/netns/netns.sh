@@ -97,7 +97,9 @@ netns_down() {
 
 # netns_launch RANKS_PER_NODE TIMEOUT_S prog args...
 # Starts NODES x RANKS_PER_NODE ranks (rank = node * RANKS_PER_NODE + local,
-# or with NETNS_PLACEMENT=cyclic rank = local * NODES + node),
+# or with NETNS_PLACEMENT=cyclic rank = local * NODES + node), or with
+# NETNS_COUNTS="1 2 2" that many on each node in turn (uneven; a node not
+# named, or given 0, runs none; ranks numbered node by node),
 # rendezvous at node 0, and waits; each rank's output goes to
 # $NETNS_LOG.<rank>. Returns 0 if all ranks exit 0, else the first failure's
 # status (124 on timeout). Sets NETNS_PIDS (rank -> pid) while they run.
@@ -115,19 +117,29 @@ netns_start() {
   local per=$1 limit=$2 i l r
   shift 2
   local n=$((NETNS_NODES * per)) port=${NETNS_PORT:-$((20000 + $$ % 20000))}
+  local counts=() base=0 c
+  if [ -n "${NETNS_COUNTS:-}" ]; then
+    read -ra counts <<<"$NETNS_COUNTS"
+    n=0
+    for c in "${counts[@]}"; do n=$((n + c)); done
+  fi
   local secret
   secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
   NETNS_LOG=${NETNS_LOG:-$(mktemp -d)/rank}
   NETNS_PIDS=()
   for ((i = 0; i < NETNS_NODES; i++)); do
-    for ((l = 0; l < per; l++)); do
+    c=$per
+    [ ${#counts[@]} -gt 0 ] && c=${counts[i]:-0}
+    for ((l = 0; l < c; l++)); do
       r=$((i * per + l))
+      [ ${#counts[@]} -gt 0 ] && r=$((base + l))
       [ "${NETNS_PLACEMENT:-block}" = cyclic ] && r=$((l * NETNS_NODES + i))
       netns_exec "$i" env XCCL_RANK=$r XCCL_NRANKS=$n XCCL_LOCAL_RANK=$l \
         XCCL_ROOT="$(netns_addr 0):$port" XCCL_SECRET="$secret" \
         XCCL_SOCKET_IFNAME="=$(netns_dev "$i")" timeout -k 2 "$limit" "$@" >"$NETNS_LOG.$r" 2>&1 &
       NETNS_PIDS[r]=$!
     done
+    base=$((base + c))
   done
 }
 

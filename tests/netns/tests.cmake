@@ -31,3 +31,10 @@ set_tests_properties(netns_ifpick PROPERTIES LABELS "netns;topo" TIMEOUT 120 SKI
 add_test(NAME netns_rails COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_rails.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(netns_rails PROPERTIES LABELS "netns;multiproc" TIMEOUT 300 SKIP_RETURN_CODE 77
   ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
+
+# The hierarchical all-reduce (issue 25) across namespace nodes, even and
+# uneven (2x2, 1+2+2, 2+1+3, 4x2): bytes per peer and between nodes against
+# its formula, results bit for bit. Needs root (skipped otherwise).
+add_test(NAME netns_hier COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_hier.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(netns_hier PROPERTIES LABELS "netns;multiproc" TIMEOUT 300 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
