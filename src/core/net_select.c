@@ -119,8 +119,15 @@ xcclResult_t comm_pick_net_devs(struct xcclComm *comm) {
 
 /* Both ends must take the same channel's device, as a ring channel's two
  * ends do: with a network per rail (NIC i of every node on subnet i), NIC 0
- * of one rank cannot reach NIC 1 of another. (rank + peer) is the same
- * number on both sides and still spreads the peers over the channels. */
+ * of one rank cannot reach NIC 1 of another. The lower rank's channel is the
+ * same number on both sides; where hosts hold G ranks each and G channels,
+ * partners G apart (rd, Rabenseifner, hier's shard rings: the same GPU of
+ * two hosts) then meet on that GPU's own rail, every rail carrying one pair,
+ * where (rank + peer) put them all on even rails. */
+int net_p2p_channel(int rank, int peer, int nchannels) {
+  return nchannels > 0 ? (rank < peer ? rank : peer) % nchannels : 0;
+}
+
 int comm_p2p_dev(const struct xcclComm *comm, int peer) {
-  return comm->nchannels > 0 ? comm->chan_dev[(comm->rank + peer) % comm->nchannels] : 0;
+  return comm->nchannels > 0 ? comm->chan_dev[net_p2p_channel(comm->rank, peer, comm->nchannels)] : 0;
 }

@@ -40,8 +40,11 @@ int net_dev_numa(const topo_system_t *sys, const net_props_t *p);
  * devices (comm->net set), logging the choice at INFO when there is one. */
 xcclResult_t comm_pick_net_devs(struct xcclComm *comm);
 
-/* The device for point-to-point connections with peer: the one both ends
- * use for channel (rank + peer) % nchannels. */
+/* The channel whose device a point-to-point connection between rank and
+ * peer takes, the same at both ends: min(rank, peer) % nchannels. */
+int net_p2p_channel(int rank, int peer, int nchannels);
+/* The device for point-to-point connections with peer: this rank's device
+ * of channel net_p2p_channel(rank, peer). */
 int comm_p2p_dev(const struct xcclComm *comm, int peer);
 
 #endif

@@ -50,8 +50,23 @@ static void test_topology_names(const char *file) {
   topo_system_free(sys);
 }
 
+/* Point-to-point rails: both ends agree, and on 2 hosts of 8 ranks with 8
+ * channels the 8 pairs of the same GPU (r, r + 8) take 8 different rails. */
+static void test_p2p_channel(void) {
+  for (int a = 0; a < 16; a++)
+    for (int b = 0; b < 16; b++) {
+      int c = net_p2p_channel(a, b, 8);
+      CHECK(c == net_p2p_channel(b, a, 8) && c >= 0 && c < 8, "ranks %d and %d: channel %d", a, b, c);
+    }
+  unsigned used = 0;
+  for (int r = 0; r < 8; r++) used |= 1u << net_p2p_channel(r, r + 8, 8);
+  CHECK(used == 0xff, "pairs 8 apart use rails %#x, not all 8", used);
+  CHECK(net_p2p_channel(3, 5, 0) == 0, "no channels: not channel 0");
+}
+
 int main(int argc, char **argv) {
   test_pick();
+  test_p2p_channel();
   test_topology_names(argc > 1 ? argv[1] : XCCL_TEST_TOPO_DIR "/hwloc/psmgmt-juwels-cluster-gpu-4xV100-2xEDR.xml");
   return test_finish("net_select");
 }
