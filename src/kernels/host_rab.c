@@ -125,6 +125,8 @@ static int stream_may(const rab_item_t *r, const rab_stream_t *st, size_t n) {
   }
 }
 
+int host_rab_stream_may(const rab_item_t *it, int i, size_t n) { return stream_may(it, &it->st[i], n); }
+
 /* Moves the next n elements of st between the buffers and slot. */
 static void stream_move(rab_item_t *r, rab_stream_t *st, char *slot, size_t n) {
   const partner_args_t *a = r->args;

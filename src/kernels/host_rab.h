@@ -78,4 +78,9 @@ size_t host_rab_item_bytes(int nranks);
  * of a (which, like the fifos, outlives it). */
 void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
 
+/* 1 if the next n elements of stream it->st[i] may move: what they are made
+ * of is done (the rule rab_step applies before it looks at a fifo). Reads
+ * only the streams' counters; for tools that replay the schedule (xccl-sim). */
+int host_rab_stream_may(const rab_item_t *it, int i, size_t n);
+
 #endif

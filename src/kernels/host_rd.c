@@ -8,8 +8,6 @@
 
 #include "reduce.h"
 
-enum { RD_INIT, RD_SEND, RD_RECV_REDUCE, RD_RECV_COPY, RD_FINAL };
-
 static rd_item_t *to_rd(kern_item_t *it) { return (rd_item_t *)((char *)it - offsetof(rd_item_t, base)); }
 
 static int pow2_floor(int k) {

@@ -15,6 +15,9 @@
 
 #define RD_MAX_ACTIONS 72
 
+/* What an action of act[] does (kind), per piece in order. */
+enum { RD_INIT, RD_SEND, RD_RECV_REDUCE, RD_RECV_COPY, RD_FINAL };
+
 typedef struct {
   kern_item_t base;
   const partner_args_t *args;

@@ -1,0 +1,123 @@
+#!/bin/sh
+# xccl-sim (issue 25) on small shapes: what could go wrong with its model or
+# its replay of xccl's schedules.
+#   sim.sh XCCL_SIM
+sim=$1
+fail=0
+say() { echo "FAIL: $*"; fail=1; }
+tmp=${TMPDIR:-/tmp}/xccl-sim-test.$$
+mkdir -p "$tmp" || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# The JSON parses, every row has its fields, at most one chosen per size
+# (none where the tuner picks an algorithm xccl-sim does not replay),
+# time grows with bytes for every algorithm.
+"$sim" --hosts 8 --gpus 8 allreduce -b 8 -e 64M -f 8 --json > "$tmp/a.json" || say "xccl-sim exited $?"
+python3 - "$tmp/a.json" <<'PY' || fail=1
+import json, sys
+rows = json.load(open(sys.argv[1]))
+bad = []
+for r in rows:
+    for f in ("algo", "bytes", "time_us", "busbw", "chosen", "method"):
+        if f not in r: bad.append("row %r lacks %s" % (r, f))
+algos = sorted({r["algo"] for r in rows})
+for a in ("ring", "rd", "tree", "rab", "hier"):
+    if a not in algos: bad.append("no %s rows" % a)
+for a in algos:
+    ts = [r["time_us"] for r in sorted((r for r in rows if r["algo"] == a), key=lambda r: r["bytes"])]
+    # never less for more bytes (8 and 64 B are the same messages), more at 64 MiB than at 8 B
+    if any(t2 < t1 for t1, t2 in zip(ts, ts[1:])) or ts[-1] <= 1.5 * ts[0]:
+        bad.append("%s: time does not grow with bytes: %r" % (a, ts))
+for b in sorted({r["bytes"] for r in rows}):
+    n = sum(1 for r in rows if r["bytes"] == b and r["chosen"])
+    if n > 1: bad.append("%d B: %d rows chosen" % (b, n))
+for m in bad: print("FAIL:", m)
+sys.exit(1 if bad else 0)
+PY
+
+# Tree beats the ring at 8 B on 64 ranks (log2 k hops against 2(k-1)).
+"$sim" --hosts 8 --gpus 8 allreduce -b 8 -e 8 --algo ring,tree --json > "$tmp/b.json" || say "xccl-sim exited $?"
+python3 -c '
+import json, sys
+t = {r["algo"]: r["time_us"] for r in json.load(open(sys.argv[1]))}
+ok = t["tree"] < t["ring"]
+print(("" if ok else "FAIL: ") + "8 B on 64 ranks: tree %.2f us, ring %.2f us" % (t["tree"], t["ring"]))
+sys.exit(0 if ok else 1)' "$tmp/b.json" || fail=1
+
+# The ring at 1 GiB on one host runs at the link's bandwidth: within 10 %
+# of the modelled 1000 Gb/s (125 GB/s).
+"$sim" --hosts 1 --gpus 8 --nvlink-gbps 1000 allreduce -b 1G -e 1G --algo ring --json > "$tmp/c.json" ||
+  say "xccl-sim exited $?"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+ok = abs(r["busbw"] - 125) <= 12.5
+print(("" if ok else "FAIL: ") + "ring, 1 GiB, 1 host x 8: busbw %.2f GB/s of 125" % r["busbw"])
+sys.exit(0 if ok else 1)' "$tmp/c.json" || fail=1
+
+# The folded ring gives the event-by-event ring's time on a uniform cluster.
+"$sim" --hosts 4 --gpus 4 allreduce -b 1M -e 1M --algo ring --json > "$tmp/d.json" || say "xccl-sim exited $?"
+"$sim" --hosts 4 --gpus 4 --max-msgs 1000 allreduce -b 1M -e 1M --algo ring --json > "$tmp/e.json" ||
+  say "xccl-sim exited $?"
+python3 -c '
+import json, sys
+a, b = (json.load(open(f))[0] for f in sys.argv[1:3])
+ok = a["method"] == "event" and b["method"] == "symmetric" and abs(a["time_us"] - b["time_us"]) <= 0.01 * a["time_us"]
+print(("" if ok else "FAIL: ") + "ring 1 MiB on 16 ranks: %s %.2f us, %s %.2f us" % (a["method"], a["time_us"], b["method"], b["time_us"]))
+sys.exit(0 if ok else 1)' "$tmp/d.json" "$tmp/e.json" || fail=1
+
+# hier (host_hier.c) on 4 hosts x 8 GPUs sharing one 100 Gb/s NIC per host:
+# at 64 MiB it sends 2(H-1)/H B per host where the flat ring sends
+# 2(k-1)/k B, so it beats the ring, the tuner picks it, and its bytes
+# between hosts per rank are 2(H-1)/H * B/G (3/4 of 8 MiB).
+"$sim" --hosts 4 --gpus 8 --nics 1 --nic-gbps 100 allreduce -b 64M -e 64M --algo ring,hier --json > "$tmp/h.json" ||
+  say "xccl-sim exited $?"
+python3 -c '
+import json, sys
+r = {x["algo"]: x for x in json.load(open(sys.argv[1]))}
+h, g = r["hier"], r["ring"]
+want = 2 * 3 / 4 * (64 << 20) / 8
+ok = h["time_us"] < g["time_us"] and h["chosen"] and abs(h["net_bytes"] - want) <= 0.01 * want
+print(("" if ok else "FAIL: ") + "4x8, one NIC per host, 64 MiB: hier %.0f us (%s, %.0f B/rank between hosts, want %.0f), ring %.0f us"
+      % (h["time_us"], "chosen" if h["chosen"] else "not chosen", h["net_bytes"], want, g["time_us"]))
+sys.exit(0 if ok else 1)' "$tmp/h.json" || fail=1
+
+# The slot window: a tree that may fill one slot per connection waits a
+# round trip per piece (20 us NICs: the round trip dwarfs a piece's time),
+# slower than with XCCL_STEPS slots. (Unlimited is not
+# always faster: senders that run ahead queue the messages others wait on.)
+for w in 1 8 0; do
+  "$sim" --hosts 4 --gpus 4 --nic-us 20 --window $w allreduce -b 16M -e 16M --algo tree --json > "$tmp/w$w.json" ||
+    say "xccl-sim exited $?"
+done
+python3 -c '
+import json, sys
+t = [json.load(open(f))[0]["time_us"] for f in sys.argv[1:4]]
+ok = t[0] > 2 * t[1]
+print(("" if ok else "FAIL: ") + "tree 16 MiB on 16 ranks: window 1 %.0f us, 8 %.0f us, unlimited %.0f us" % tuple(t))
+sys.exit(0 if ok else 1)' "$tmp/w1.json" "$tmp/w8.json" "$tmp/w0.json" || fail=1
+
+# Bootstrap on 65,536 ranks: the ring takes k-1 steps, Bruck 16 rounds and
+# less than a tenth of the ring's time, both moving k-1 blocks per rank.
+"$sim" --hosts 8192 --gpus 8 --bootstrap --json > "$tmp/boot.json" || say "xccl-sim --bootstrap exited $?"
+python3 -c '
+import json, sys
+r = {x["algo"]: x for x in json.load(open(sys.argv[1]))}
+g, b = r["bootstrap_ring"], r["bootstrap_bruck"]
+ok = g["steps"] == 65535 and b["steps"] == 16 and 0 < b["time_us"] < g["time_us"] / 10 and g["bytes_per_rank"] == b["bytes_per_rank"]
+print(("" if ok else "FAIL: ") + "bootstrap, 65536 ranks: ring %.1f ms, bruck %.2f ms" % (g["time_us"] / 1e3, b["time_us"] / 1e3))
+sys.exit(0 if ok else 1)' "$tmp/boot.json" || fail=1
+
+# 65,536 ranks, 8 B, the tree event by event: under 60 s.
+start=$(date +%s)
+"$sim" --hosts 8192 --gpus 8 allreduce -b 8 -e 8 --algo tree --json > "$tmp/f.json" || say "xccl-sim exited $?"
+secs=$(($(date +%s) - start))
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+ok = r["method"] == "event" and r["time_us"] > 0 and int(sys.argv[2]) < 60
+print(("" if ok else "FAIL: ") + "tree, 8 B, 65536 ranks: %s, %.2f us simulated in %s s" % (r["method"], r["time_us"], sys.argv[2]))
+sys.exit(0 if ok else 1)' "$tmp/f.json" "$secs" || fail=1
+
+[ $fail = 0 ] && echo "xccl-sim: all checks passed"
+exit $fail

@@ -1,0 +1,135 @@
+/*
+ * sim.h — xccl-sim's event engine and its schedule table.
+ *
+ * A modelled cluster: `hosts` hosts of `gpus` ranks each (rank = host *
+ * gpus + gpu). Inside a host every rank has one port to the NVLink fabric,
+ * between hosts one NIC per GPU (rail). Every port is full duplex: a
+ * direction (tx or rx) carries one message at a time, and a message holds
+ * its sender's tx and its receiver's rx from the moment both are free for
+ * bytes / bandwidth, then arrives one latency later. Messages that cross a
+ * busy direction queue behind it in the order they were sent.
+ *
+ * A schedule (sim_sched_t) replays one of xccl's algorithms over the
+ * engine: it keeps per-rank state, sends with sim_send when the project's
+ * own schedule says a message may go, and is told of each arrival through
+ * deliver. Reductions and copies take no time.
+ *
+ * The slot window: each connection has c.window slots (XCCL_STEPS of
+ * slots.h; 0: unlimited). A schedule sends only while fewer than window of
+ * its messages on that connection are unconsumed (sim_room), and when a
+ * receiver consumes a message it frees the slot with sim_credit, which the
+ * sender learns one link latency later (a credit event: e->credit set).
+ *
+ * Adding an algorithm: a file sim_<name>.c defining `const sim_sched_t
+ * sim_<name>` and one entry in SIM_SCHED_LIST.
+ */
+#ifndef XCCL_TOOLS_SIM_H
+#define XCCL_TOOLS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring_schedule.h"
+#include "slots.h"
+
+/* The algorithms xccl-sim replays, in output order; X(name) is the
+ * schedule sim_<name>, named as XCCL_ALGO spells the algorithm. */
+#define SIM_SCHED_LIST(X) \
+  X(ring)                 \
+  X(rd)                   \
+  X(tree)                 \
+  X(rab)                  \
+  X(hier)
+
+/* One arrival: deliver's argument. */
+typedef struct {
+  double t;
+  uint64_t seq; /* ties broken in send order: deterministic */
+  int32_t dst;  /* the schedule's index of the receiver (a rank, or a ring position) */
+  int32_t src;  /* the sender's rank */
+  int32_t tag;  /* the schedule's: which stream of the receiver it feeds */
+  uint32_t bytes;
+  int credit;   /* 1: not a message but a freed slot, from src (the consumer) to its sender dst */
+} sim_ev_t;
+
+/* The modelled cluster (sim_main.c fills it from the flags). */
+typedef struct {
+  int hosts, gpus, nranks;
+  int nchannels;           /* ring channels of the communicator (rails) */
+  double nvl_bps, nvl_lat; /* a GPU's NVLink port, per direction: bytes/s and seconds */
+  double nic_bps, nic_lat; /* a NIC */
+  int nics;                /* NICs per host (<= gpus): NIC n carries channel n, n + nics, ... */
+  int window;              /* slots per connection (XCCL_STEPS), 0: unlimited */
+} sim_cluster_t;
+
+typedef struct sim {
+  sim_cluster_t c;
+  /* The operation. */
+  coll_kind_t coll;
+  size_t bytes, count, esize; /* the schedule's count (per rank block for all-gather, reduce-scatter) */
+  size_t ring_slot, peer_slot; /* XCCL_CHUNK_SIZE, XCCL_ALGO_CHUNK_SIZE */
+  int symmetric;               /* run one host's ranks and fold the next host onto it (sim_ring.c) */
+  /* Progress. */
+  double now, end;
+  uint64_t nmsgs, ndone, expect; /* messages sent; items finished of expect */
+  double net_bytes;              /* bytes sent between hosts */
+  /* Link directions: when each is next free. nvl_*: per rank; nic_*: per
+   * host * gpus + NIC. */
+  double *nvl_tx, *nvl_rx, *nic_tx, *nic_rx;
+  sim_ev_t *heap;
+  size_t nheap, capheap;
+  uint64_t seq;
+  void *state; /* the schedule's */
+} sim_t;
+
+typedef struct {
+  const char *name; /* as XCCL_ALGO spells it */
+  /* 1 if it can run the reduced instance of one host (s->symmetric). */
+  int (*can_fold)(const sim_t *s);
+  /* Messages a run of s's operation sends (an estimate, to choose the method). */
+  double (*msgs)(const sim_t *s);
+  /* Makes the per-rank state in s->state and sets s->expect; 0 on success,
+   * -1 (with a message on stderr) when memory runs out. */
+  int (*setup)(sim_t *s);
+  /* At time 0: every rank starts. */
+  void (*start)(sim_t *s);
+  void (*deliver)(sim_t *s, const sim_ev_t *e);
+  void (*teardown)(sim_t *s);
+} sim_sched_t;
+
+#define SIM_SCHED_DECL(n) extern const sim_sched_t sim_##n;
+SIM_SCHED_LIST(SIM_SCHED_DECL)
+#undef SIM_SCHED_DECL
+
+/* Sends `bytes` from rank src to rank dst now, delivered to the schedule's
+ * index `to` with tag. nic: the NIC index (of both hosts) when the two are
+ * on different hosts; -1: the point-to-point rule of connect.c's
+ * comm_p2p_dev, the NIC of channel net_p2p_channel(src, dst). */
+void sim_send(sim_t *s, int src, int dst, int to, int tag, size_t bytes, int nic);
+/* sim_send, but the message waits `delay` seconds before it takes the links
+ * (a handshake), and takes rx_rank's receive side instead of dst's (a folded
+ * replay receives on the host it runs; dst still says which kind of link). */
+void sim_send_via(sim_t *s, int src, int dst, int rx_rank, int to, int tag, size_t bytes, int nic, double delay);
+/* Rank `from` consumed a message of the connection from rank to_rank: a
+ * credit event for the schedule's index `to` with tag, one latency of the
+ * link between them later. Nothing when the window is unlimited. */
+void sim_credit(sim_t *s, int from, int to_rank, int to, int tag);
+/* May a connection with `sent` messages of which `freed` were consumed take
+ * one more? */
+static inline int sim_room(const sim_t *s, uint32_t sent, uint32_t freed) {
+  return s->c.window <= 0 || sent - freed < (uint32_t)s->c.window;
+}
+/* One item of s->expect finished now. */
+void sim_finish(sim_t *s);
+
+/* Runs sched on s (cluster and operation set, the rest zero): returns 0 and
+ * the operation's time in s->end, or -1 (with a message) when it could not
+ * run or stopped with items not finished. Frees what it made. */
+int sim_run(sim_t *s, const sim_sched_t *sched);
+
+static inline int sim_host(const sim_t *s, int rank) { return rank / s->c.gpus; }
+/* The host hash of a modelled rank, as the peer info carries one: what
+ * tuning_site_hosts and hier_layout_make tell hosts apart by. */
+static inline uint64_t sim_host_hash(int gpus, int rank) { return 0x9e3779b97f4a7c15ull * (uint64_t)(rank / gpus + 1); }
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * sim_hier.c — the hierarchical all-reduce (host_hier.h), replayed: the
+ * layout is hier_layout_make's over the modelled ranks' host hashes
+ * (sim_host_hash, the ones sim_main gives tuning_site_hosts), each rank's
+ * streams of phases (1) and (3) are the ones host_hier_item builds (peers,
+ * shards' lengths, and the `after` / `reduce_after` order between them), and
+ * phase (2) runs, per owned shard in rising order, ring_schedule.h's
+ * iterator on the ring of that shard's owners (hier_owner on the next and
+ * previous host), as host_hier.c's ring_start sets it up.
+ *
+ * Per rank, as host_hier.c's hier_step: (1)'s streams until all are done;
+ * then (3)'s receives whenever they can, (2)'s rings one after the other,
+ * and once they are done (3)'s sends. A stream's piece may move when
+ * host_hier.c's rule (stream_may, mirrored here: the stream before it on
+ * the fifo is complete, and the receive that reduces the same shard before
+ * it is ahead) allows and its connection has a message in (receives) or a
+ * free slot (sends). Every connection is one per partner (COMM_P2P_ALGO,
+ * NIC of channel net_p2p_channel), its messages counted per partner.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_hier.h"
+#include "sim.h"
+#include "sim_stand_in.h"
+
+typedef struct {
+  size_t total, done; /* elements */
+  int32_t after, reduce_after; /* indices among the rank's streams, as host_hier_item made them */
+  int16_t pidx;                /* the peer's index among the rank's partners */
+  int16_t is_recv;
+} hs_t;
+
+typedef struct {
+  int sfirst, n1, n3r, n3s; /* streams: (1) sends and receives, (3) receives, (3) sends */
+  int pfirst, npart;
+  int phase, cur, ring_on, nown, host, me, g;
+  int next_p, prev_p; /* the current ring's neighbours, as partner indices */
+  ring_iter_t it;
+} hrank_t;
+
+typedef struct {
+  void *layout_mem;
+  const hier_layout_t *l;
+  hrank_t *rank;
+  hs_t *st;
+  int *part;                  /* [pfirst + i]: partner ranks */
+  uint32_t *in, *sent, *freed; /* [pfirst + i] */
+  size_t piece;               /* elements per piece: a slot of XCCL_ALGO_CHUNK_SIZE */
+} hier_state_t;
+
+static int hier_can_fold(const sim_t *s) {
+  (void)s;
+  return 0;
+}
+
+static int hier_make_layout(const sim_t *s, void **mem_p, const hier_layout_t **l_p) {
+  int k = s->c.nranks;
+  uint64_t *hash = malloc((size_t)k * sizeof(*hash));
+  void *mem = malloc(hier_layout_bytes(k));
+  if (!hash || !mem) return free(hash), free(mem), -1;
+  for (int r = 0; r < k; r++) hash[r] = sim_host_hash(s->c.gpus, r);
+  *l_p = hier_layout_make(k, hash, sizeof(*hash), mem);
+  *mem_p = mem;
+  free(hash);
+  return 0;
+}
+
+/* host_hier.c's shard_off: G shards, the first count % G one longer. */
+static size_t shard_off(const sim_t *s, int shards, int sh) {
+  size_t q = s->count / (size_t)shards, rem = s->count % (size_t)shards;
+  return (size_t)sh * q + ((size_t)sh < rem ? (size_t)sh : rem);
+}
+
+static double hier_msgs(const sim_t *s) {
+  double H = s->c.hosts, G = s->c.gpus, k = s->c.nranks, slot = (double)s->peer_slot / (double)s->esize;
+  double shard = (double)s->count / G, pieces = shard > slot ? shard / slot + 1 : 1;
+  double loops = shard / (H * slot) + 1;
+  return k * (2 * (G - 1) * pieces + (H > 1 ? 2 * (H - 1) * loops : 0));
+}
+
+static void hier_teardown(sim_t *s) {
+  hier_state_t *st = s->state;
+  if (!st) return;
+  free(st->layout_mem), free(st->rank), free(st->st), free(st->part);
+  free(st->in), free(st->sent), free(st->freed);
+  free(st);
+  s->state = NULL;
+}
+
+static int pidx_of(const hier_state_t *st, int r, int peer) {
+  const hrank_t *q = &st->rank[r];
+  for (int i = 0; i < q->npart; i++)
+    if (st->part[q->pfirst + i] == peer) return i;
+  return -1;
+}
+
+static int hier_setup(sim_t *s) {
+  int k = s->c.nranks;
+  hier_state_t *st = calloc(1, sizeof(*st));
+  stand_in_t si;
+  hier_item_t *item = NULL;
+  size_t item_cap = 0;
+  s->state = st;
+  if (!st || hier_make_layout(s, &st->layout_mem, &st->l) != 0) goto oom;
+  if (stand_in_make(&si, s) != 0) goto oom;
+  const hier_layout_t *l = st->l;
+  st->rank = calloc((size_t)k, sizeof(hrank_t));
+  if (!st->rank) goto oom_si;
+  size_t nst = 0, npart = 0;
+  for (int r = 0; r < k; r++) {
+    size_t b = host_hier_item_bytes(l, r);
+    item_cap = b > item_cap ? b : item_cap;
+    nst += (b - sizeof(hier_item_t)) / sizeof(hier_stream_t);
+    npart += (size_t)host_hier_partners(l, r, NULL, 0);
+  }
+  item = malloc(item_cap);
+  st->st = malloc((nst ? nst : 1) * sizeof(hs_t));
+  st->part = malloc((npart ? npart : 1) * sizeof(int));
+  st->in = calloc(npart ? npart : 1, sizeof(uint32_t));
+  st->sent = calloc(npart ? npart : 1, sizeof(uint32_t));
+  st->freed = calloc(npart ? npart : 1, sizeof(uint32_t));
+  if (!item || !st->st || !st->part || !st->in || !st->sent || !st->freed) goto oom_si;
+  size_t sat = 0, pat = 0;
+  for (int r = 0; r < k; r++) {
+    hrank_t *q = &st->rank[r];
+    q->pfirst = (int)pat;
+    q->npart = host_hier_partners(l, r, &st->part[pat], (int)(npart - pat));
+    pat += (size_t)q->npart;
+    si.a.rank = r;
+    host_hier_item(item, &si.a, l, &si.env, 0);
+    q->sfirst = (int)sat;
+    q->n1 = item->n1s + item->n1r, q->n3s = item->n3s, q->n3r = item->n3r;
+    q->nown = item->nown, q->host = item->host, q->me = item->me, q->g = item->g;
+    /* the kernel's order: (1) sends, (1) receives, (3) sends, (3) receives */
+    int n = item->n1s + item->n1r + item->n3s + item->n3r;
+    for (int i = 0; i < n; i++) {
+      const hier_stream_t *x = &item->st[i];
+      st->st[sat + (size_t)i] = (hs_t){.total = x->total,
+                                       .after = x->after,
+                                       .reduce_after = x->reduce_after,
+                                       .pidx = (int16_t)pidx_of(st, r, x->peer),
+                                       .is_recv = (int16_t)x->is_recv};
+    }
+    sat += (size_t)n;
+    st->piece = item->piece_elems;
+  }
+  free(item);
+  stand_in_free(&si);
+  s->expect = (uint64_t)k;
+  return 0;
+oom_si:
+  stand_in_free(&si);
+oom:
+  free(item);
+  fprintf(stderr, "xccl-sim: hier: out of memory for %d ranks\n", k);
+  hier_teardown(s);
+  return -1;
+}
+
+/* One piece of stream x of rank r, if it may move: 1 if it did. */
+static int stream_step(sim_t *s, hier_state_t *st, int r, hs_t *all, hs_t *x) {
+  if (x->done == x->total) return 0;
+  size_t n = x->total - x->done < st->piece ? x->total - x->done : st->piece;
+  if (x->after >= 0 && all[x->after].done != all[x->after].total) return 0;
+  if (x->reduce_after >= 0 && all[x->reduce_after].done < x->done + n) return 0;
+  const hrank_t *q = &st->rank[r];
+  size_t at = (size_t)q->pfirst + (size_t)x->pidx;
+  int peer = st->part[at];
+  if (x->is_recv) {
+    if (st->in[at] == 0) return 0;
+    st->in[at]--;
+    sim_credit(s, r, peer, peer, 0);
+  } else {
+    if (!sim_room(s, st->sent[at], st->freed[at])) return 0;
+    st->sent[at]++;
+    sim_send(s, r, peer, peer, 0, n * s->esize, -1);
+  }
+  x->done += n;
+  return 1;
+}
+
+static int streams_step(sim_t *s, hier_state_t *st, int r, int from, int n, int *left_p) {
+  hs_t *all = &st->st[st->rank[r].sfirst];
+  int moved = 0;
+  for (int i = from; i < from + n; i++) {
+    moved |= stream_step(s, st, r, all, &all[i]);
+    *left_p |= all[i].done != all[i].total;
+  }
+  return moved;
+}
+
+/* (2): the rings of r's owned shards, one after the other; phase 2 once all
+ * are done. 1 if a message moved. */
+static int rings_step(sim_t *s, hier_state_t *st, int r) {
+  hrank_t *q = &st->rank[r];
+  const hier_layout_t *l = st->l;
+  int H = l->nhosts, moved = 0;
+  while (H > 1 && q->cur < q->nown) {
+    int sh = q->me + q->cur * q->g;
+    if (!q->ring_on) {
+      size_t len = shard_off(s, l->shards, sh + 1) - shard_off(s, l->shards, sh);
+      ring_iter_init(&q->it, COLL_ALLREDUCE, H, q->host, 0, len, s->esize, s->peer_slot, 1, 0);
+      q->next_p = pidx_of(st, r, hier_owner(l, (q->host + 1) % H, sh));
+      q->prev_p = pidx_of(st, r, hier_owner(l, (q->host + H - 1) % H, sh));
+      q->ring_on = 1;
+    }
+    size_t nx = (size_t)q->pfirst + (size_t)q->next_p, pv = (size_t)q->pfirst + (size_t)q->prev_p;
+    while (!q->it.done) {
+      size_t in, out, n;
+      int flags = ring_iter_action(&q->it, NULL, &in, &out, &n);
+      if ((flags & RING_RECV) && st->in[pv] == 0) return moved;
+      if ((flags & RING_SEND) && !sim_room(s, st->sent[nx], st->freed[nx])) return moved;
+      if (flags & RING_RECV) {
+        st->in[pv]--;
+        sim_credit(s, r, st->part[pv], st->part[pv], 0);
+      }
+      if (flags & RING_SEND) {
+        st->sent[nx]++;
+        sim_send(s, r, st->part[nx], st->part[nx], 0, n * s->esize, getenv("RAIL") ? r % s->c.gpus : -1);
+      }
+      ring_iter_next(&q->it);
+      moved = 1;
+    }
+    q->cur++, q->ring_on = 0;
+  }
+  q->phase = 2;
+  return 1;
+}
+
+static void hier_advance(sim_t *s, hier_state_t *st, int r) {
+  hrank_t *q = &st->rank[r];
+  for (int moved = 1; moved && q->phase < 3;) {
+    int left = 0;
+    moved = 0;
+    if (q->phase == 0) {
+      moved |= streams_step(s, st, r, 0, q->n1, &left);
+      if (left) continue;
+      q->phase = 1;
+    }
+    left = 0;
+    moved |= streams_step(s, st, r, q->n1 + q->n3s, q->n3r, &left);
+    if (q->phase == 1) moved |= rings_step(s, st, r);
+    if (q->phase == 2) {
+      moved |= streams_step(s, st, r, q->n1, q->n3s, &left);
+      if (!left) q->phase = 3, sim_finish(s);
+    }
+  }
+}
+
+static void hier_start(sim_t *s) {
+  hier_state_t *st = s->state;
+  for (int r = 0; r < s->c.nranks; r++) {
+    if (s->count == 0) {
+      st->rank[r].phase = 3, sim_finish(s);
+      continue;
+    }
+    hier_advance(s, st, r);
+  }
+}
+
+static void hier_deliver(sim_t *s, const sim_ev_t *e) {
+  hier_state_t *st = s->state;
+  size_t at = (size_t)st->rank[e->dst].pfirst + (size_t)pidx_of(st, e->dst, e->src);
+  if (e->credit)
+    st->freed[at]++;
+  else
+    st->in[at]++;
+  hier_advance(s, st, e->dst);
+}
+
+const sim_sched_t sim_hier = {
+    .name = "hier",
+    .can_fold = hier_can_fold,
+    .msgs = hier_msgs,
+    .setup = hier_setup,
+    .start = hier_start,
+    .deliver = hier_deliver,
+    .teardown = hier_teardown,
+};
