@@ -1,6 +1,7 @@
 /*
- * bootstrap.c — the root's admission loop, the ranks' side of it, and the
- * bootstrap ring. Message formats and checks live in bootstrap_msg.c.
+ * bootstrap.c — the root's admission loop and the ranks' side of it.
+ * Message formats and checks live in bootstrap_msg.c, point-to-point
+ * messages in bootstrap_p2p.c, the all-gather in bootstrap_allgather.c.
  */
 #include "bootstrap.h"
 #include "bootstrap_conn.h"
@@ -241,8 +242,6 @@ void bootstrap_close(bootstrap_t *bs) {
   if (!bs) return;
   bootstrap_p2p_close(bs);
   sock_close(&bs->listen_fd);
-  conn_close(&bs->next);
-  conn_close(&bs->prev);
   free(bs->addrs);
   free(bs);
 }
@@ -291,107 +290,6 @@ fail:
   return res;
 }
 
-/* Checks a candidate's RING_HELLO: it must be the previous rank of this job. */
-static int ring_hello_ok(const bootstrap_t *bs, const bs_conn_t *c, char *why, size_t wl) {
-  bs_hello_t h;
-  if (c->h.type != BS_RING_HELLO) return snprintf(why, wl, "expected a ring hello"), 0;
-  if (bs_hello_decode(c->frame + BS_HDR_BYTES, c->h.len, &h, why, wl) != 0) return 0;
-  int prev = (bs->rank + bs->nranks - 1) % bs->nranks;
-  if (h.job != bs->id.job || h.nranks != bs->nranks || h.rank != prev)
-    return snprintf(why, wl, "ring hello from rank %d of %d, expected rank %d of %d", h.rank, h.nranks, prev,
-                    bs->nranks),
-           0;
-  return 1;
-}
-
-/* Connects to the next rank and accepts the previous one, both at once (each
- * side's handshake needs the other's first step). Strays are refused. */
-static xcclResult_t rank_form_ring(bootstrap_t *bs, int listen_fd, const sock_addr_t *my_addr, uint64_t deadline) {
-  int next = (bs->rank + 1) % bs->nranks;
-  char s[SOCK_ADDR_STRLEN], why[512], peer[128];
-  snprintf(peer, sizeof(peer), "rank %d at %s", next, sock_addr_str(&bs->addrs[next], s, sizeof(s)));
-  enum { MAX_CANDS = 16 };
-  bs_conn_t cands[MAX_CANDS];
-  int ncands = 0, next_done = 0;
-  char who[48];
-  snprintf(who, sizeof(who), "bootstrap rank %d", bs->rank);
-  xcclResult_t res = xcclSuccess;
-  TRY(sock_connect_retry(&bs->addrs[next], &bs->next.fd, deadline, (const volatile int *)bs->abort_flag));
-  while (!next_done || bs->prev.fd < 0) {
-    struct pollfd pf[MAX_CANDS + 2];
-    int np = 0;
-    /* A full table leaves new connections in the kernel's backlog until one
-     * of ours completes or goes stale (conn_table_room). */
-    int room = bs->prev.fd < 0 && conn_table_room(cands, &ncands, MAX_CANDS, who);
-    pf[np++] = (struct pollfd){.fd = room ? listen_fd : -1, .events = POLLIN};
-    pf[np++] = (struct pollfd){.fd = next_done ? -1 : bs->next.fd, .events = POLLIN};
-    for (int k = 0; k < ncands; k++) pf[np++] = (struct pollfd){.fd = cands[k].fd, .events = POLLIN};
-    if (bs->abort_flag && atomic_load(bs->abort_flag)) {
-      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while forming the ring");
-      break;
-    }
-    if (clock_expired(deadline)) {
-      res = err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s within XCCL_TIMEOUT=%g s",
-                    !next_done ? "no answer from the next rank" : "the previous rank never connected",
-                    config_double(CFG_TIMEOUT));
-      break;
-    }
-    if (poll(pf, (nfds_t)np, clock_ms_left(deadline, 200)) <= 0) continue;
-    if (!next_done && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      int ready;
-      if (conn_read(&bs->next, bs->id.secret, NULL, &ready, why, sizeof(why)) != 0) {
-        res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s: %s", peer, why);
-        break;
-      }
-      if (ready) {
-        if (bs->next.h.type != BS_CHALLENGE || bs->next.h.len != BS_NONCE_BYTES) {
-          res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s did not start with a challenge", peer);
-          break;
-        }
-        memcpy(bs->next.nonce, bs->next.frame + BS_HDR_BYTES, BS_NONCE_BYTES);
-        conn_reset_frame(&bs->next);
-        bs_hello_t h = {.job = bs->id.job, .rank = bs->rank, .nranks = bs->nranks, .addr = *my_addr,
-                        .pid = (uint32_t)getpid()};
-        gethostname(h.host, sizeof(h.host) - 1);
-        uint8_t hello[BS_HELLO_BYTES];
-        bs_hello_encode(&h, hello);
-        res = send_frame(bs->next.fd, BS_RING_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, bs->next.nonce, deadline,
-                         bs->abort_flag);
-        if (res != xcclSuccess) break;
-        next_done = 1;
-      }
-    }
-    for (int k = ncands - 1; k >= 0; k--) {
-      if (!(pf[2 + k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      int ready;
-      int bad = conn_read(&cands[k], bs->id.secret, cands[k].nonce, &ready, why, sizeof(why)) != 0;
-      if (!bad && !ready) continue;
-      if (!bad && ring_hello_ok(bs, &cands[k], why, sizeof(why))) {
-        conn_reset_frame(&cands[k]);
-        bs->prev = cands[k];
-      } else {
-        WARN(BOOTSTRAP, "bootstrap rank %d refused a connection from %s: %s", bs->rank,
-             sock_addr_str(&cands[k].from, s, sizeof(s)), why);
-        conn_close(&cands[k]);
-      }
-      cands[k] = cands[--ncands];
-    }
-    if (bs->prev.fd < 0 && (pf[0].revents & POLLIN) && ncands < MAX_CANDS) {
-      bs_conn_t c = {.fd = -1, .accepted_ns = clock_ns()};
-      if (sock_accept(listen_fd, &c.fd, &c.from) == xcclSuccess && c.fd >= 0) {
-        err_quiet(1);
-        if (send_challenge(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)
-          cands[ncands++] = c;
-        else
-          conn_close(&c);
-        err_quiet(0);
-      }
-    }
-  }
-  for (int k = 0; k < ncands; k++) conn_close(&cands[k]);
-  return res;
-}
-
 xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s, const _Atomic int *abort_flag,
                             bootstrap_t **bs_p) {
   bootstrap_t *bs = calloc(1, sizeof(*bs));
@@ -399,7 +297,7 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
   bs->rank = rank;
   bs->nranks = nranks;
   bs->id = *id;
-  bs->next.fd = bs->prev.fd = bs->listen_fd = -1;
+  bs->listen_fd = -1;
   bs->deadline_s_ns = (uint64_t)(timeout_s * 1e9);
   bs->abort_flag = abort_flag;
   bs->addrs = calloc((size_t)nranks, sizeof(*bs->addrs));
@@ -414,36 +312,15 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
   }
   TRY_GOTO(sock_pick_interface(&my_addr, ifname, sizeof(ifname)), fail);
   TRY_GOTO(sock_listen(&my_addr, &listen_fd), fail);
+  /* Listening before the hello: once the root has answered, any rank may
+   * send to this one, and the connection waits in the kernel's backlog until
+   * this rank serves its listener (bootstrap_p2p.c). */
   TRY_GOTO(rank_join_root(bs, &my_addr, deadline), fail);
-  if (nranks > 1) TRY_GOTO(rank_form_ring(bs, listen_fd, &my_addr, deadline), fail);
-  bs->listen_fd = listen_fd; /* kept for point-to-point messages */
+  bs->listen_fd = listen_fd; /* kept for point-to-point messages and the all-gather */
   *bs_p = bs;
   return xcclSuccess;
 fail:
   sock_close(&listen_fd);
   bootstrap_close(bs);
   return res;
-}
-
-xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size) {
-  int n = bs->nranks, r = bs->rank;
-  uint8_t *base = all;
-  char peer[64];
-  snprintf(peer, sizeof(peer), "rank %d (previous in the bootstrap ring)", (r + n - 1) % n);
-  for (int step = 0; step < n - 1; step++) {
-    uint64_t deadline = clock_ns() + bs->deadline_s_ns;
-    int send_block = (r - step + n) % n, recv_block = (r - step - 1 + n) % n;
-    TRY(send_frame(bs->next.fd, BS_DATA, base + (size_t)send_block * size, (uint32_t)size, bs->id.secret,
-                   bs->next.nonce, deadline, bs->abort_flag));
-    TRY(conn_read_frame(&bs->prev, bs->id.secret, bs->prev.nonce, BS_DATA, deadline, bs->abort_flag, peer));
-    if (bs->prev.h.len != size) {
-      conn_reset_frame(&bs->prev);
-      return err_set(xcclRemoteError, LOG_BOOTSTRAP,
-                     "bootstrap all-gather: %s sent %u bytes where %zu were expected (mismatched xccl builds?)", peer,
-                     bs->prev.h.len, size);
-    }
-    memcpy(base + (size_t)recv_block * size, bs->prev.frame + BS_HDR_BYTES, size);
-    conn_reset_frame(&bs->prev);
-  }
-  return xcclSuccess;
 }

@@ -3,11 +3,12 @@
  *
  * The root (a thread in the process that called xcclGetUniqueId, or rank 0
  * for jobs started from XCCL_ROOT) admits ranks that prove knowledge of the
- * secret, then tells each one every rank's bootstrap address. Ranks then form
- * a ring of authenticated TCP connections, over which bootstrap_allgather
- * exchanges whatever the communicator needs (transport handles, host names).
- * Every wait has a deadline; a rank that never shows up is named in the error
- * every other rank gets.
+ * secret, then tells each one every rank's bootstrap address. From then on
+ * ranks talk by authenticated point-to-point messages, each on its own TCP
+ * connection to the receiver's bootstrap listener; bootstrap_allgather
+ * exchanges over them whatever the communicator needs (transport handles,
+ * host names) in ceil(log2 nranks) rounds. Every wait has a deadline; a rank
+ * that never shows up is named in the error every other rank gets.
  */
 #ifndef XCCL_CORE_BOOTSTRAP_H
 #define XCCL_CORE_BOOTSTRAP_H
@@ -30,11 +31,21 @@ int bootstrap_roots_wait(double timeout_s);
 xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s,
                             const _Atomic int *abort_flag, bootstrap_t **bs_p);
 
-/* all holds nranks blocks of `size` bytes; this rank's block is filled in;
- * on return every block is. */
 /* The deadline of later sends, receives and allgathers (init's was timeout_s). */
 void bootstrap_set_timeout(bootstrap_t *bs, double timeout_s);
+
+/* Collective: every rank calls it, in the same order as its other
+ * all-gathers, with the same size. all holds nranks blocks of `size` bytes;
+ * this rank's block is filled in; on success every block is. Bruck's
+ * algorithm over point-to-point messages: ceil(log2 nranks) rounds, in each
+ * of which a rank sends to one rank and receives from another, the whole
+ * exchange moving (nranks - 1) * size bytes into each rank. Each round waits
+ * at most the bootstrap's timeout and stops when its abort flag is set. On
+ * failure the error names the peer (and says so when ranks passed different
+ * sizes); the blocks not yet received are left as they were. */
 xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
+/* Rounds the last bootstrap_allgather of bs completed (for tests and logs). */
+int bootstrap_allgather_rounds(const bootstrap_t *bs);
 
 /*
  * Point-to-point: bootstrap_send delivers size bytes to peer under tag (it
@@ -61,10 +72,10 @@ void bootstrap_serve(bootstrap_t *bs);
 
 /*
  * The agreement behind xcclCommShrink, over point-to-point messages of bs
- * only (neither the ring nor any data connection, so it works after those
- * failed): the ranks not in exclude (ascending, distinct, n < nranks, this
- * rank not among them) check that they all pass the same list and get the
- * id of a new bootstrap for themselves. The lowest of them leads: it
+ * only (no data connection, so it works after those failed): the ranks
+ * not in exclude (ascending, distinct, n < nranks, this rank not among
+ * them) check that they all pass the same list and get the id of a new
+ * bootstrap for themselves. The lowest of them leads: it
  * collects every other's list, starts a fresh root (as xcclGetUniqueId does,
  * on the address of its own bootstrap listener) and answers each with the
  * root's address, a new job and a salt; the new secret is derived from the

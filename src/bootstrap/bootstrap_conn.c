@@ -1,7 +1,7 @@
 /*
  * bootstrap_conn.c — one authenticated bootstrap connection: reading frames
- * as they arrive, checking them, and writing them. Used by the root, the
- * ring, and point-to-point messages.
+ * as they arrive, checking them, and writing them. Used by the root and by
+ * point-to-point messages.
  */
 #include "bootstrap_conn.h"
 

@@ -61,16 +61,23 @@ struct bootstrap {
   int rank, nranks;
   bs_id_t id;
   sock_addr_t *addrs; /* every rank's bootstrap address */
-  bs_conn_t next, prev;
   uint64_t deadline_s_ns; /* XCCL_TIMEOUT in ns, for each later wait */
   const _Atomic int *abort_flag;
   int listen_fd;             /* stays open for point-to-point messages */
   bs_conn_t incoming[BS_MAX_INCOMING]; /* accepted, message not yet read */
   int nincoming;
   bs_msg_t *unexpected;      /* arrived before bootstrap_recv asked */
+  uint32_t ag_calls;         /* bootstrap_allgather calls so far: part of their tags */
+  int ag_rounds;             /* rounds the last one took (bootstrap_allgather_rounds) */
+  size_t ag_chunk_max;       /* most bytes of blocks in one message (tests lower it) */
 };
 
 /* bootstrap_p2p.c: frees the queued messages and pending connections. */
 void bootstrap_p2p_close(bootstrap_t *bs);
+/* bootstrap_recv without a size: waits until deadline for peer's message
+ * under tag and hands it over, *data_p malloc'ed (the caller frees it) of
+ * *size_p bytes. Errors name the peer. */
+xcclResult_t bootstrap_recv_msg(bootstrap_t *bs, int peer, uint32_t tag, uint64_t deadline, void **data_p,
+                               size_t *size_p);
 
 #endif

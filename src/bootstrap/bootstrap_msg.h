@@ -35,8 +35,8 @@ typedef enum {
   BS_HELLO = 2,     /* rank -> root: who I am */
   BS_WELCOME = 3,   /* root -> rank: every rank's bootstrap address */
   BS_FAIL = 4,      /* root -> rank: why the job cannot start (text) */
-  BS_RING_HELLO = 5,/* rank -> next rank */
-  BS_DATA = 6,      /* all-gather payloads */
+  BS_RING_HELLO = 5,/* rank -> next rank: no longer sent (the ring is gone), still parsed */
+  BS_DATA = 6,      /* all-gather payloads: no longer sent (they travel as BS_P2P) */
   BS_P2P = 7,       /* point-to-point: {from rank, tag, bytes} */
   BS_TYPE_MAX = 7
 } bs_type_t;

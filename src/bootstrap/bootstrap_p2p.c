@@ -1,6 +1,6 @@
 /*
- * bootstrap_p2p.c — point-to-point bootstrap messages between any two ranks,
- * used to exchange transport handles for connections outside the ring.
+ * bootstrap_p2p.c — point-to-point bootstrap messages between any two ranks:
+ * transport handles, the all-gather's rounds (bootstrap_allgather.c).
  *
  * A message travels on its own connection to the receiver's bootstrap port:
  * the receiver sends a challenge, the sender answers with one BS_P2P frame
@@ -102,8 +102,9 @@ static xcclResult_t p2p_check_wait(bootstrap_t *bs, uint64_t deadline, const cha
   if (bs->abort_flag && atomic_load(bs->abort_flag))
     return err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: aborted while %s rank %d", what, peer);
   if (clock_expired(deadline))
-    return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s rank %d took longer than the timeout (%g s, XCCL_TIMEOUT or xcclCommSetTimeout)", what,
-                   peer, (double)bs->deadline_s_ns / 1e9);
+    return err_set(xcclTimeout, LOG_BOOTSTRAP,
+                   "bootstrap: %s rank %d took longer than the timeout (%g s, XCCL_TIMEOUT or xcclCommSetTimeout)",
+                   what, peer, (double)bs->deadline_s_ns / 1e9);
   return xcclSuccess;
 }
 
@@ -154,27 +155,35 @@ out:
   return res;
 }
 
-xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data, size_t size) {
-  uint64_t deadline = clock_ns() + bs->deadline_s_ns;
+xcclResult_t bootstrap_recv_msg(bootstrap_t *bs, int peer, uint32_t tag, uint64_t deadline, void **data_p,
+                               size_t *size_p) {
   for (;;) {
     for (bs_msg_t **mp = &bs->unexpected; *mp; mp = &(*mp)->next) {
       bs_msg_t *m = *mp;
       if (m->peer != peer || m->tag != tag) continue;
       *mp = m->next;
-      xcclResult_t res = xcclSuccess;
-      if (m->size != size)
-        res = err_set(xcclInternalError, LOG_BOOTSTRAP,
-                      "bootstrap: rank %d sent %zu bytes under tag %u where %zu were expected", peer, m->size, tag,
-                      size);
-      else if (size)
-        memcpy(data, m->data, size);
-      free(m->data);
+      *data_p = m->data;
+      *size_p = m->size;
       free(m);
-      return res;
+      return xcclSuccess;
     }
     TRY(p2p_check_wait(bs, deadline, "waiting for a message from", peer));
     p2p_poll(bs, -1, 0, clock_ms_left(deadline, 100));
   }
+}
+
+xcclResult_t bootstrap_recv(bootstrap_t *bs, int peer, uint32_t tag, void *data, size_t size) {
+  void *got = NULL;
+  size_t got_size = 0;
+  TRY(bootstrap_recv_msg(bs, peer, tag, clock_ns() + bs->deadline_s_ns, &got, &got_size));
+  xcclResult_t res = xcclSuccess;
+  if (got_size != size)
+    res = err_set(xcclInternalError, LOG_BOOTSTRAP,
+                  "bootstrap: rank %d sent %zu bytes under tag %u where %zu were expected", peer, got_size, tag, size);
+  else if (size)
+    memcpy(data, got, size);
+  free(got);
+  return res;
 }
 
 xcclResult_t bootstrap_recv_any(bootstrap_t *bs, const uint32_t *tags, int ntags, uint64_t deadline, int *peer_p,
