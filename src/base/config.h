@@ -121,7 +121,8 @@
     "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
   S(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce), "   \
-    "rab (Rabenseifner: reduce-scatter by halving, all-gather by doubling, all-reduce) or "        \
+    "rab (Rabenseifner: reduce-scatter by halving, all-gather by doubling, all-reduce), hier "     \
+    "(hierarchical: inside hosts, then across them; all-reduce) or "                               \
     "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
     "serves or per "                                                                              \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
