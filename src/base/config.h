@@ -117,7 +117,7 @@
     "medians taken by all; about 2(k-1) x 25 steps). Every rank must use the same value.")        \
   S(ALGO_CHUNK_SIZE, SIZE, "64K", 4096, 1 << 30,                                                   \
     "Bytes per slot of the connections the algorithms other than the ring make to their peers "    \
-    "(rd, tree, rab, direct; made on first use): they carry small messages, or many at once, so a " \
+    "(rd, tree, rab, hier, direct; made on first use): they carry small messages, or many at once, so a " \
     "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
   S(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce), "   \
