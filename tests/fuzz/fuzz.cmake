@@ -34,6 +34,6 @@ set(_seeds_hwloc ${_d}/hwloc/hwloc-ibm-power8-minsky-4xP100-nvlink-v2fmt.xml
   ${_d}/hwloc/hwloc-supermicro-x9drg-gpus-mlx5-v2fmt.xml ${_d}/hwloc/psmgmt-deep-est-esb-1xV100-EDR.xml)
 foreach(kind nccl hwloc)
   add_test(NAME topo_fuzz_${kind} COMMAND ${XCCL_SH_EXECUTABLE} ${_fz_dir}/run_fuzz.sh
-    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_topo_${kind} 20 ${_seeds_${kind}})
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_topo_${kind} ${XCCL_FUZZ_SECONDS} ${_seeds_${kind}})
   set_tests_properties(topo_fuzz_${kind} PROPERTIES LABELS "topo;unit;fuzz" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()

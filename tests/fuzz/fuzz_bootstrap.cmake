@@ -41,6 +41,6 @@ target_link_libraries(fuzz_gen_corpus PRIVATE xccl_testlib)
 foreach(kind bootstrap_msg unique_id)
   file(GLOB _fzb_seeds CONFIGURE_DEPENDS ${_fzb_dir}/corpus/${kind}/*)
   add_test(NAME fuzz_${kind} COMMAND ${XCCL_SH_EXECUTABLE} ${_fzb_dir}/run_fuzz.sh
-    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_${kind} 15 ${_fzb_seeds})
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_${kind} ${XCCL_FUZZ_SECONDS} ${_fzb_seeds})
   set_tests_properties(fuzz_${kind} PROPERTIES LABELS "fuzz;fault" TIMEOUT 90 SKIP_RETURN_CODE 77)
 endforeach()

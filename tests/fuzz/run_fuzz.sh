@@ -10,7 +10,7 @@ fuzzer=$1
 secs=$2
 shift 2
 if [ ! -x "$fuzzer" ]; then
-  echo "run_fuzz: SKIP: $fuzzer not built (needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev)"
+  echo "run_fuzz: SKIP: $fuzzer not built (needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev; sanitizer builds leave it out)"
   exit 77
 fi
 seeds=
