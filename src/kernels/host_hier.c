@@ -124,8 +124,9 @@ static int complete(const hier_stream_t *st) { return st->done == st->total; }
 
 /* 1 if the next n elements of st may move. */
 static int stream_may(const hier_item_t *r, const hier_stream_t *st, size_t n) {
-  if (st->after >= 0 && !complete(&r->st[st->after])) return 0;
-  return st->reduce_after < 0 || r->st[st->reduce_after].done >= st->done + n;
+  const hier_stream_t *prior = st->reduce_after >= 0 ? &r->st[st->reduce_after] : NULL;
+  int after_complete = st->after < 0 || complete(&r->st[st->after]);
+  return hier_stream_may(after_complete, prior != NULL, prior ? prior->done : 0, st->done, n);
 }
 
 /* Moves the next n elements of st between the buffers and slot. kind: 1, a
@@ -153,15 +154,8 @@ static int stream_step(hier_item_t *r, hier_stream_t *st, int reduce, kern_failu
   size_t n = st->total - st->done < r->piece_elems ? st->total - st->done : r->piece_elems;
   size_t bytes = n * xcclTypeSize(r->args->type);
   if (!stream_may(r, st, n)) return 0;
-  if (st->is_recv) {
-    if (!slot_fifo_ready(st->f, *st->step)) return 0;
-    if (!kern_recv_check(st->f, *st->step, bytes, fail)) {
-      fail->peer = st->peer;
-      return -1;
-    }
-  } else if (!slot_fifo_room(st->f, *st->step)) {
-    return 0;
-  }
+  int gate = kern_fifo_gate(st->f, *st->step, st->is_recv, bytes, st->peer, fail);
+  if (gate <= 0) return gate;
   stream_move(r, st, slot_fifo_slot(st->f, *st->step), n, reduce);
   if (st->is_recv)
     slot_fifo_release(st->f, (*st->step)++);

@@ -87,6 +87,16 @@ typedef struct {
   size_t off, total, done; /* the shard's first element; its elements; moved so far */
 } hier_stream_t;
 
+/* The order between a rank's streams: the next n elements of a stream that
+ * has moved `done` may move once the stream before it on its fifo is
+ * complete (after_complete; 1 when there is none) and, when one reduces the
+ * same shard before it (has_prior), that one has moved prior_done >= done +
+ * n. host_hier.c's stream_step and xccl-sim's replay (tools/sim/sim_hier.c)
+ * both ask this. */
+static inline int hier_stream_may(int after_complete, int has_prior, size_t prior_done, size_t done, size_t n) {
+  return after_complete && (!has_prior || prior_done >= done + n);
+}
+
 typedef struct {
   kern_item_t base;
   const partner_args_t *args;

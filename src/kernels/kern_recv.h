@@ -37,4 +37,17 @@ static inline int kern_recv_check(slot_fifo_t *f, uint64_t step, size_t want, ke
   }
 }
 
+/* The gate of a stream's next message, step of f, of `bytes` data bytes: a
+ * receive waits for it to be ready and checks it (kern_recv_check; on a bad
+ * one fail also names peer, the rank at the other end), a send waits for
+ * room. 1: the message may move now; 0: not yet; -1: a bad message. */
+static inline int kern_fifo_gate(slot_fifo_t *f, uint64_t step, int is_recv, size_t bytes, int peer,
+                                 kern_failure_t *fail) {
+  if (!is_recv) return slot_fifo_room(f, step) ? 1 : 0;
+  if (!slot_fifo_ready(f, step)) return 0;
+  if (kern_recv_check(f, step, bytes, fail)) return 1;
+  fail->peer = peer;
+  return -1;
+}
+
 #endif

@@ -119,5 +119,47 @@ ok = r["method"] == "event" and r["time_us"] > 0 and int(sys.argv[2]) < 60
 print(("" if ok else "FAIL: ") + "tree, 8 B, 65536 ranks: %s, %.2f us simulated in %s s" % (r["method"], r["time_us"], sys.argv[2]))
 sys.exit(0 if ok else 1)' "$tmp/f.json" "$secs" || fail=1
 
+# --topo: a host is the machine of a topology file (sim_topo.c). An NCCL
+# dump of an 8 x H100 NVSwitch VM with 8 CX7 200G NICs, and an hwloc export
+# of a 4 x A100 PCIe node with 4 mlx5 HDR (speed not in the file: 100 Gb/s
+# for an RDMA NIC) and two Ethernet ports that no channel uses. The line
+# that says what was taken is on stdout (text) or stderr (--json, which
+# stays a plain list).
+topos=$(dirname "$0")/../data/topologies
+h100=$topos/nccl/ibmcloud-gx3d-160x1792x8h100-vsi-topo.xml
+a100=$topos/hwloc/psmgmt-jureca-dc-gpu-4xA100-4xHDR-hwloc22.xml
+topo_check() { # name, output file, then grep -E patterns that must all match
+  name=$1 out=$2
+  shift 2
+  for pat; do grep -Eq -- "$pat" "$out" || say "--topo $name: no '$pat' in: $(cat "$out")"; done
+}
+"$sim" --hosts 2 --topo "$h100" allreduce -b 1M -e 1M --algo ring > "$tmp/t1.txt" || say "--topo h100 exited $?"
+topo_check h100 "$tmp/t1.txt" '^# xccl-sim: --topo .*: 8 of its 8 GPUs per host, GPU link NVLink 3600 Gb/s, 8 rail NIC\(s\) mlx5_7,.*,mlx5_0 of 200 Gb/s, 8 channel\(s\)$' \
+  '2 hosts x 8 GPUs = 16 ranks.* 8 NIC\(s\) per host of 200 Gb/s .*; 8 channels' '^ +1048576 +ring'
+"$sim" --hosts 2 --topo "$a100" allreduce -b 1M -e 1M --algo ring > "$tmp/t2.txt" || say "--topo a100 exited $?"
+topo_check a100 "$tmp/t2.txt" '^# xccl-sim: --topo .*: 4 of its 4 GPUs per host, GPU link PHB 252 Gb/s, [1-4] rail NIC\(s\) mlx5_[0-3](,mlx5_[0-3])* of 100 Gb/s' \
+  '2 hosts x 4 GPUs = 8 ranks, allreduce \(float\); NVLink 252 Gb/s .*, [1-4] NIC\(s\) per host of 100 Gb/s' '^ +1048576 +ring'
+# Flags win, given before or after --topo; --json keeps its rows.
+"$sim" --nic-gbps 50 --hosts 2 --topo "$h100" --gpus 4 --channels 2 allreduce -b 1M -e 1M --json > "$tmp/t3.json" 2> "$tmp/t3.err" ||
+  say "--topo with flags exited $?"
+topo_check flags "$tmp/t3.err" ': 4 of its 8 GPUs per host, .*4 rail NIC\(s\) .*\(--nic-gbps kept\), 4 channel\(s\) \(--channels kept\)'
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+ok = rows and all(set(("algo", "bytes", "time_us", "busbw", "chosen")) <= set(r) for r in rows)
+print(("" if ok else "FAIL: ") + "--topo --json: %d rows" % len(rows))
+sys.exit(0 if ok else 1)' "$tmp/t3.json" || fail=1
+# A file that is not a topology, and one without a GPU: one sentence, exit 2.
+echo "not a topology" > "$tmp/bad.xml"
+"$sim" --hosts 2 --topo "$tmp/bad.xml" allreduce > "$tmp/t4.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$tmp/t4.out")" = 1 ] && grep -q "^xccl-sim: --topo: .*bad.xml: neither an hwloc XML export" "$tmp/t4.out" ||
+  say "--topo on a bad file: exit $rc, $(cat "$tmp/t4.out")"
+"$sim" --hosts 2 --topo "$topos/nccl/aws-g5.48xlarge-a10g-topo.xml" allreduce > "$tmp/t5.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$tmp/t5.out")" = 1 ] && grep -q "^xccl-sim: --topo .*: the topology has no GPU" "$tmp/t5.out" ||
+  say "--topo on a file without GPUs: exit $rc, $(cat "$tmp/t5.out")"
+[ $fail = 0 ] && echo "--topo: H100 and A100 files read, flags kept, bad files refused"
+
 [ $fail = 0 ] && echo "xccl-sim: all checks passed"
 exit $fail

@@ -52,7 +52,7 @@ typedef struct {
   int credit;   /* 1: not a message but a freed slot, from src (the consumer) to its sender dst */
 } sim_ev_t;
 
-/* The modelled cluster (sim_main.c fills it from the flags). */
+/* The modelled cluster (sim_main.c fills it from the flags and --topo's file). */
 typedef struct {
   int hosts, gpus, nranks;
   int nchannels;           /* ring channels of the communicator (rails) */
@@ -119,6 +119,48 @@ void sim_credit(sim_t *s, int from, int to_rank, int to, int tag);
 static inline int sim_room(const sim_t *s, uint32_t sent, uint32_t freed) {
   return s->c.window <= 0 || sent - freed < (uint32_t)s->c.window;
 }
+
+/* One connection between two ranks over the algorithms' own fifos
+ * (COMM_P2P_ALGO), as one end counts it: messages arrived and not consumed
+ * (in), messages sent (sent) and, of those, consumed at the other end
+ * (freed). rd, rab and hier keep one per partner (or level) and move a piece
+ * over it with the three calls below, the same way for every schedule. */
+typedef struct {
+  uint32_t in, sent, freed;
+} sim_conn_t;
+
+/* Can a piece move now: a receive has a message in, a send a free slot? */
+static inline int sim_conn_ready(const sim_t *s, const sim_conn_t *cn, int is_recv) {
+  return is_recv ? cn->in > 0 : sim_room(s, cn->sent, cn->freed);
+}
+/* Moves it (sim_conn_ready said so): rank r consumes a message from peer
+ * and frees its slot there, or sends `bytes` to peer, on the NIC of
+ * net_p2p_channel (sim_send's -1) or `nic`; the event goes to the
+ * schedule's index `peer` with tag. */
+static inline void sim_conn_take(sim_t *s, sim_conn_t *cn, int r, int peer, int tag, int is_recv, size_t bytes,
+                                 int nic) {
+  if (is_recv) {
+    cn->in--;
+    sim_credit(s, r, peer, peer, tag);
+  } else {
+    cn->sent++;
+    sim_send(s, r, peer, peer, tag, bytes, nic);
+  }
+}
+/* Both: 1 if the piece moved, 0 if it waits. */
+static inline int sim_conn_move(sim_t *s, sim_conn_t *cn, int r, int peer, int tag, int is_recv, size_t bytes) {
+  if (!sim_conn_ready(s, cn, is_recv)) return 0;
+  sim_conn_take(s, cn, r, peer, tag, is_recv, bytes, -1);
+  return 1;
+}
+/* An event on the connection: a credit frees a slot, a message is one in. */
+static inline void sim_conn_arrive(sim_conn_t *cn, const sim_ev_t *e) {
+  if (e->credit)
+    cn->freed++;
+  else
+    cn->in++;
+}
+
 /* One item of s->expect finished now. */
 void sim_finish(sim_t *s);
 
@@ -126,6 +168,23 @@ void sim_finish(sim_t *s);
  * the operation's time in s->end, or -1 (with a message) when it could not
  * run or stopped with items not finished. Frees what it made. */
 int sim_run(sim_t *s, const sim_sched_t *sched);
+
+/* xccl-sim --topo (sim_topo.c): what one host of the cluster takes from a
+ * topology file, every host being that machine. */
+typedef struct {
+  int file_gpus;       /* GPUs in the file */
+  int gpus;            /* GPUs per host: the file's first `gpus` (all unless --gpus said fewer) */
+  int nchannels;       /* the planner's channels for a job across hosts */
+  int nics;            /* distinct NICs those channels use (rails); 0: the file has none */
+  double nic_bps;      /* the slowest of them, bytes/s per direction (0 without NICs) */
+  double local_bps;    /* a GPU's link inside the host, bytes/s per direction (0: one GPU) */
+  char local_kind[16]; /* "NVLink", or the path kind of the narrowest GPU pair ("PIX", "SYS"...) */
+  char nic_names[256]; /* the rail NICs, comma-separated (truncated) */
+} sim_topo_t;
+/* Reads path (hwloc or NCCL XML) into *out; gpus > 0 takes the file's first
+ * gpus GPUs, 0 all. 0 on success; -1 with one sentence on stderr when the
+ * file does not load, has no GPU or fewer than gpus. */
+int sim_topo_read(const char *path, int gpus, sim_topo_t *out);
 
 static inline int sim_host(const sim_t *s, int rank) { return rank / s->c.gpus; }
 /* The host hash of a modelled rank, as the peer info carries one: what

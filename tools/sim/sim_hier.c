@@ -11,11 +11,11 @@
  * Per rank, as host_hier.c's hier_step: (1)'s streams until all are done;
  * then (3)'s receives whenever they can, (2)'s rings one after the other,
  * and once they are done (3)'s sends. A stream's piece may move when
- * host_hier.c's rule (stream_may, mirrored here: the stream before it on
- * the fifo is complete, and the receive that reduces the same shard before
- * it is ahead) allows and its connection has a message in (receives) or a
- * free slot (sends). Every connection is one per partner (COMM_P2P_ALGO,
- * NIC of channel net_p2p_channel), its messages counted per partner.
+ * hier_stream_may (host_hier.h: the kernel's own rule, that the stream
+ * before it on the fifo is complete and the receive that reduces the same
+ * shard before it is ahead) allows and its connection has a message in
+ * (receives) or a free slot (sends). Every connection is one per partner
+ * (COMM_P2P_ALGO, NIC of channel net_p2p_channel), a sim_conn_t.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +45,8 @@ typedef struct {
   const hier_layout_t *l;
   hrank_t *rank;
   hs_t *st;
-  int *part;                  /* [pfirst + i]: partner ranks */
-  uint32_t *in, *sent, *freed; /* [pfirst + i] */
+  int *part;       /* [pfirst + i]: partner ranks */
+  sim_conn_t *conn; /* [pfirst + i]: the connection with each */
   size_t piece;               /* elements per piece: a slot of XCCL_ALGO_CHUNK_SIZE */
 } hier_state_t;
 
@@ -83,8 +83,7 @@ static double hier_msgs(const sim_t *s) {
 static void hier_teardown(sim_t *s) {
   hier_state_t *st = s->state;
   if (!st) return;
-  free(st->layout_mem), free(st->rank), free(st->st), free(st->part);
-  free(st->in), free(st->sent), free(st->freed);
+  free(st->layout_mem), free(st->rank), free(st->st), free(st->part), free(st->conn);
   free(st);
   s->state = NULL;
 }
@@ -118,10 +117,8 @@ static int hier_setup(sim_t *s) {
   item = malloc(item_cap);
   st->st = malloc((nst ? nst : 1) * sizeof(hs_t));
   st->part = malloc((npart ? npart : 1) * sizeof(int));
-  st->in = calloc(npart ? npart : 1, sizeof(uint32_t));
-  st->sent = calloc(npart ? npart : 1, sizeof(uint32_t));
-  st->freed = calloc(npart ? npart : 1, sizeof(uint32_t));
-  if (!item || !st->st || !st->part || !st->in || !st->sent || !st->freed) goto oom_si;
+  st->conn = calloc(npart ? npart : 1, sizeof(sim_conn_t));
+  if (!item || !st->st || !st->part || !st->conn) goto oom_si;
   size_t sat = 0, pat = 0;
   for (int r = 0; r < k; r++) {
     hrank_t *q = &st->rank[r];
@@ -163,20 +160,11 @@ oom:
 static int stream_step(sim_t *s, hier_state_t *st, int r, hs_t *all, hs_t *x) {
   if (x->done == x->total) return 0;
   size_t n = x->total - x->done < st->piece ? x->total - x->done : st->piece;
-  if (x->after >= 0 && all[x->after].done != all[x->after].total) return 0;
-  if (x->reduce_after >= 0 && all[x->reduce_after].done < x->done + n) return 0;
-  const hrank_t *q = &st->rank[r];
-  size_t at = (size_t)q->pfirst + (size_t)x->pidx;
-  int peer = st->part[at];
-  if (x->is_recv) {
-    if (st->in[at] == 0) return 0;
-    st->in[at]--;
-    sim_credit(s, r, peer, peer, 0);
-  } else {
-    if (!sim_room(s, st->sent[at], st->freed[at])) return 0;
-    st->sent[at]++;
-    sim_send(s, r, peer, peer, 0, n * s->esize, -1);
-  }
+  const hs_t *prior = x->reduce_after >= 0 ? &all[x->reduce_after] : NULL;
+  int after_complete = x->after < 0 || all[x->after].done == all[x->after].total;
+  if (!hier_stream_may(after_complete, prior != NULL, prior ? prior->done : 0, x->done, n)) return 0;
+  size_t at = (size_t)st->rank[r].pfirst + (size_t)x->pidx;
+  if (!sim_conn_move(s, &st->conn[at], r, st->part[at], 0, x->is_recv, n * s->esize)) return 0;
   x->done += n;
   return 1;
 }
@@ -207,19 +195,14 @@ static int rings_step(sim_t *s, hier_state_t *st, int r) {
       q->ring_on = 1;
     }
     size_t nx = (size_t)q->pfirst + (size_t)q->next_p, pv = (size_t)q->pfirst + (size_t)q->prev_p;
+    sim_conn_t *next = &st->conn[nx], *prev = &st->conn[pv];
     while (!q->it.done) {
       size_t in, out, n;
       int flags = ring_iter_action(&q->it, NULL, &in, &out, &n);
-      if ((flags & RING_RECV) && st->in[pv] == 0) return moved;
-      if ((flags & RING_SEND) && !sim_room(s, st->sent[nx], st->freed[nx])) return moved;
-      if (flags & RING_RECV) {
-        st->in[pv]--;
-        sim_credit(s, r, st->part[pv], st->part[pv], 0);
-      }
-      if (flags & RING_SEND) {
-        st->sent[nx]++;
-        sim_send(s, r, st->part[nx], st->part[nx], 0, n * s->esize, getenv("RAIL") ? r % s->c.gpus : -1);
-      }
+      if ((flags & RING_RECV) && !sim_conn_ready(s, prev, 1)) return moved;
+      if ((flags & RING_SEND) && !sim_conn_ready(s, next, 0)) return moved;
+      if (flags & RING_RECV) sim_conn_take(s, prev, r, st->part[pv], 0, 1, 0, -1);
+      if (flags & RING_SEND) sim_conn_take(s, next, r, st->part[nx], 0, 0, n * s->esize, -1);
       ring_iter_next(&q->it);
       moved = 1;
     }
@@ -262,11 +245,7 @@ static void hier_start(sim_t *s) {
 
 static void hier_deliver(sim_t *s, const sim_ev_t *e) {
   hier_state_t *st = s->state;
-  size_t at = (size_t)st->rank[e->dst].pfirst + (size_t)pidx_of(st, e->dst, e->src);
-  if (e->credit)
-    st->freed[at]++;
-  else
-    st->in[at]++;
+  sim_conn_arrive(&st->conn[(size_t)st->rank[e->dst].pfirst + (size_t)pidx_of(st, e->dst, e->src)], e);
   hier_advance(s, st, e->dst);
 }
 

@@ -3,9 +3,13 @@
  * prints each one's time and bus bandwidth per size, marking the one the
  * tuner (tuning_pick, src/core/tuning.h) would run.
  *
- *   xccl-sim --hosts H --gpus G [--nvlink-gbps N --nic-gbps N --nvlink-us N
- *            --nic-us N --channels N --max-msgs N] COLL -b MIN -e MAX [-f F]
- *            [--algo LIST|all] [--json]
+ *   xccl-sim --hosts H (--gpus G | --topo FILE) [--nvlink-gbps N --nic-gbps N
+ *            --nvlink-us N --nic-us N --nics N --channels N --max-msgs N]
+ *            COLL -b MIN -e MAX [-f F] [--algo LIST|all] [--json]
+ *
+ * --topo FILE makes every host the machine of an hwloc or NCCL topology
+ * file (sim_topo.c): GPUs, channels, rail NICs and their speed, a GPU's
+ * link inside the host; a flag given, before or after it, wins.
  *
  * Method per row: "event" replays every rank message by message;
  * "symmetric" replays one host of a uniform cluster (sim_ring.c's fold);
@@ -43,12 +47,25 @@ typedef struct {
   int bootstrap; /* --bootstrap: init's all-gather instead of a collective */
   double max_msgs;
   size_t ring_slot, peer_slot;
+  const char *topo; /* --topo FILE */
+  unsigned given;   /* GIVEN_* bits: the flags given, which a --topo file does not override */
+  sim_topo_t t;     /* what the file gave */
 } opts_t;
+
+enum { GIVEN_GPUS = 1, GIVEN_NICS = 2, GIVEN_CHANNELS = 4, GIVEN_LOCAL_BPS = 8, GIVEN_NIC_BPS = 16 };
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xccl-sim --hosts H --gpus G [options] COLL -b MIN -e MAX [-f F] [--algo LIST|all] [--json]\n"
-          "       xccl-sim --hosts H --gpus G [options] --bootstrap [--json]\n"
+          "usage: xccl-sim --hosts H (--gpus G | --topo FILE) [options] COLL -b MIN -e MAX [-f F]\n"
+          "                [--algo LIST|all] [--json]\n"
+          "       xccl-sim --hosts H (--gpus G | --topo FILE) [options] --bootstrap [--json]\n"
+          "  --topo FILE     every host is the machine of this topology file (hwloc or NCCL XML, as\n"
+          "                  XCCL_TOPO_FILE): its GPUs; the channels, and the NICs they use (rails), of\n"
+          "                  xccl's planner for a job across hosts; the slowest rail NIC's speed; a GPU's\n"
+          "                  link inside the host (its NVLink bandwidth where all GPUs are joined by\n"
+          "                  NVLink, else the narrowest GPU-to-GPU path). --gpus N (the file's first N\n"
+          "                  GPUs), --nics, --channels, --nic-gbps, --nvlink-gbps and --local-gbps win\n"
+          "                  over it, before or after --topo; latencies are the flags' (or defaults)\n"
           "  --bootstrap     init's all-gather of the peer info: a ring of k-1 steps and Bruck's ceil(log2 k) rounds\n"
           "  COLL            allreduce, allgather, reducescatter, broadcast or reduce\n"
           "  -b, -e          smallest and largest size in bytes (K, M, G suffixes: powers of 1024)\n"
@@ -112,6 +129,32 @@ static int parse_algos(const char *list, int *want) {
   return 0;
 }
 
+/* --topo: the file's figures where no flag gave them. */
+static int apply_topo(opts_t *o) {
+  if (sim_topo_read(o->topo, o->given & GIVEN_GPUS ? o->c.gpus : 0, &o->t) != 0) return -1;
+  o->c.gpus = o->t.gpus;
+  if (!(o->given & GIVEN_CHANNELS) && o->t.nchannels > 0) o->c.nchannels = o->t.nchannels;
+  if (!(o->given & GIVEN_NICS) && o->t.nics > 0) o->c.nics = o->t.nics;
+  if (!(o->given & GIVEN_NIC_BPS) && o->t.nic_bps > 0) o->c.nic_bps = o->t.nic_bps;
+  if (!(o->given & GIVEN_LOCAL_BPS) && o->t.local_bps > 0) o->c.nvl_bps = o->t.local_bps;
+  return 0;
+}
+
+/* The line that says what --topo took from the file (and what flags kept). */
+static void topo_say(const opts_t *o, FILE *f) {
+  const sim_topo_t *t = &o->t;
+  fprintf(f, "# xccl-sim: --topo %s: %d of its %d GPUs per host", o->topo, t->gpus, t->file_gpus);
+  if (t->local_bps > 0)
+    fprintf(f, ", GPU link %s %.0f Gb/s%s", t->local_kind, t->local_bps * 8 / 1e9,
+            o->given & GIVEN_LOCAL_BPS ? " (--nvlink-gbps/--local-gbps kept)" : "");
+  if (t->nics > 0)
+    fprintf(f, ", %d rail NIC(s) %s of %.0f Gb/s%s%s", t->nics, t->nic_names, t->nic_bps * 8 / 1e9,
+            o->given & GIVEN_NICS ? " (--nics kept)" : "", o->given & GIVEN_NIC_BPS ? " (--nic-gbps kept)" : "");
+  else
+    fprintf(f, ", no NIC (NICs from the flags)");
+  fprintf(f, ", %d channel(s)%s\n", t->nchannels, o->given & GIVEN_CHANNELS ? " (--channels kept)" : "");
+}
+
 static int parse_args(int argc, char **argv, opts_t *o) {
   int coll = -1;
   *o = (opts_t){.c = {.nvl_bps = 3600e9 / 8, .nvl_lat = 1e-6, .nic_bps = 400e9 / 8, .nic_lat = 3e-6, .window = XCCL_STEPS},
@@ -139,21 +182,26 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--gpus") == 0) {
       if (parse_double(val, 1, &v) || v > 1024) BAD();
       o->c.gpus = (int)v;
+      o->given |= GIVEN_GPUS;
     } else if (strcmp(a, "--channels") == 0) {
       if (parse_double(val, 1, &v) || v > 32) BAD();
       o->c.nchannels = (int)v;
+      o->given |= GIVEN_CHANNELS;
     } else if (strcmp(a, "--nics") == 0) {
       if (parse_double(val, 1, &v) || v > 1024) BAD();
       o->c.nics = (int)v;
+      o->given |= GIVEN_NICS;
     } else if (strcmp(a, "--window") == 0) {
       if (parse_double(val, 0, &v) || v > 1 << 20) BAD();
       o->c.window = (int)v;
     } else if (strcmp(a, "--nvlink-gbps") == 0 || strcmp(a, "--local-gbps") == 0) {
       if (parse_double(val, 1e-3, &v)) BAD();
       o->c.nvl_bps = v * 1e9 / 8;
+      o->given |= GIVEN_LOCAL_BPS;
     } else if (strcmp(a, "--nic-gbps") == 0) {
       if (parse_double(val, 1e-3, &v)) BAD();
       o->c.nic_bps = v * 1e9 / 8;
+      o->given |= GIVEN_NIC_BPS;
     } else if (strcmp(a, "--nvlink-us") == 0 || strcmp(a, "--local-us") == 0) {
       if (parse_double(val, 0, &v)) BAD();
       o->c.nvl_lat = v * 1e-6;
@@ -171,7 +219,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--algo") == 0) {
       if (parse_algos(val, o->want)) return -1;
     } else if (strcmp(a, "--topo") == 0) {
-      return fprintf(stderr, "xccl-sim: --topo is not supported yet: give the links with the flags\n"), -1;
+      o->topo = val;
     } else if (a[0] != '-' && coll < 0) {
       coll = tuning_coll_lookup(a);
       if (coll < 0) return fprintf(stderr, "xccl-sim: '%s' is not a collective\n", a), -1;
@@ -183,8 +231,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     i++;
   }
   if (o->bootstrap && coll < 0) coll = COLL_ALLREDUCE;
+  if (o->topo && apply_topo(o) != 0) return -1;
   if (!o->c.hosts || !o->c.gpus || coll < 0)
-    return fprintf(stderr, "xccl-sim: --hosts, --gpus and a collective are needed\n"), usage(stderr), -1;
+    return fprintf(stderr, "xccl-sim: --hosts, --gpus (or --topo) and a collective are needed\n"), usage(stderr), -1;
   if ((double)o->c.hosts * o->c.gpus > 1 << 24) return fprintf(stderr, "xccl-sim: too many ranks\n"), -1;
   if (o->maxb < o->minb) return fprintf(stderr, "xccl-sim: -e is smaller than -b\n"), -1;
   o->coll = (coll_kind_t)coll;
@@ -278,6 +327,7 @@ static int run_row(const opts_t *o, const sim_sched_t *sched, size_t bytes, row_
 int main(int argc, char **argv) {
   opts_t o;
   if (parse_args(argc, argv, &o) != 0) return 2;
+  if (o.topo) topo_say(&o, o.json ? stderr : stdout);
   if (o.bootstrap) return sim_bootstrap(&o.c, o.json);
   const sim_cluster_t *c = &o.c;
   int k = c->nranks, forced[COLL_NKINDS];

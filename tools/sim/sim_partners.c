@@ -12,7 +12,8 @@
  *
  * The window: a send waits for a free slot on its connection (per partner
  * for rd, per level for rab, whose levels each have one partner), and a
- * receive frees the sender's slot (sim_credit, the same tag).
+ * receive frees the sender's slot (sim_credit, the same tag): sim.h's
+ * sim_conn_t and sim_conn_move, which sim_hier.c's streams use too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +59,7 @@ static size_t piece_elems(const sim_t *s) { return s->peer_slot / s->esize ? s->
 typedef struct {
   rd_item_t *item;  /* [rank] */
   uint32_t *piece;  /* [rank]: the piece under way */
-  uint32_t *in;     /* [rank * RD_MAX_PARTNERS + partner index]: messages in, not used */
-  uint32_t *sent, *freed; /* [as in]: messages to the partner, and consumed there */
+  sim_conn_t *conn; /* [rank * RD_MAX_PARTNERS + partner index]: the connection with each */
   int *npart;       /* [rank] */
   int *part;        /* [rank * RD_MAX_PARTNERS + i]: host_rd_partners' list */
   uint32_t npieces;
@@ -76,8 +76,7 @@ static double rd_msgs(const sim_t *s) {
 static void rd_teardown(sim_t *s) {
   rd_state_t *st = s->state;
   if (!st) return;
-  free(st->item), free(st->piece), free(st->in), free(st->npart), free(st->part);
-  free(st->sent), free(st->freed);
+  free(st->item), free(st->piece), free(st->conn), free(st->npart), free(st->part);
   stand_in_free(&st->si);
   free(st);
   s->state = NULL;
@@ -90,12 +89,10 @@ static int rd_setup(sim_t *s) {
   if (!st || stand_in_make(&st->si, s) != 0) goto fail;
   st->item = malloc(k * sizeof(rd_item_t));
   st->piece = calloc(k, sizeof(uint32_t));
-  st->in = calloc(k * RD_MAX_PARTNERS, sizeof(uint32_t));
-  st->sent = calloc(k * RD_MAX_PARTNERS, sizeof(uint32_t));
-  st->freed = calloc(k * RD_MAX_PARTNERS, sizeof(uint32_t));
+  st->conn = calloc(k * RD_MAX_PARTNERS, sizeof(sim_conn_t));
   st->npart = calloc(k, sizeof(int));
   st->part = calloc(k * RD_MAX_PARTNERS, sizeof(int));
-  if (!st->item || !st->piece || !st->in || !st->sent || !st->freed || !st->npart || !st->part) goto fail;
+  if (!st->item || !st->piece || !st->conn || !st->npart || !st->part) goto fail;
   st->npieces = (uint32_t)((s->count + piece_elems(s) - 1) / piece_elems(s));
   for (size_t r = 0; r < k; r++) {
     st->si.a.rank = (int)r;
@@ -125,16 +122,9 @@ static void rd_advance(sim_t *s, rd_state_t *st, int r) {
     size_t off = (size_t)st->piece[r] * pe, n = s->count - off < pe ? s->count - off : pe;
     while (it->base.action < it->nact) {
       int kind = it->act[it->base.action].kind, peer = it->act[it->base.action].peer;
-      size_t at = (size_t)r * RD_MAX_PARTNERS + (size_t)rd_partner_index(st, r, peer);
-      if (kind == RD_SEND) {
-        if (!sim_room(s, st->sent[at], st->freed[at])) return;
-        st->sent[at]++;
-        sim_send(s, r, peer, peer, 0, n * s->esize, -1);
-      } else if (kind == RD_RECV_REDUCE || kind == RD_RECV_COPY) {
-        if (st->in[at] == 0) return;
-        st->in[at]--;
-        sim_credit(s, r, peer, peer, 0);
-      }
+      sim_conn_t *cn = &st->conn[(size_t)r * RD_MAX_PARTNERS + (size_t)rd_partner_index(st, r, peer)];
+      int is_recv = kind == RD_RECV_REDUCE || kind == RD_RECV_COPY;
+      if ((is_recv || kind == RD_SEND) && !sim_conn_move(s, cn, r, peer, 0, is_recv, n * s->esize)) return;
       it->base.action++;
     }
     st->piece[r]++;
@@ -156,11 +146,7 @@ static void rd_start(sim_t *s) {
 
 static void rd_deliver(sim_t *s, const sim_ev_t *e) {
   rd_state_t *st = s->state;
-  size_t at = (size_t)e->dst * RD_MAX_PARTNERS + (size_t)rd_partner_index(st, e->dst, e->src);
-  if (e->credit)
-    st->freed[at]++;
-  else
-    st->in[at]++;
+  sim_conn_arrive(&st->conn[(size_t)e->dst * RD_MAX_PARTNERS + (size_t)rd_partner_index(st, e->dst, e->src)], e);
   rd_advance(s, st, e->dst);
 }
 
@@ -181,8 +167,7 @@ const sim_sched_t sim_rd = {
 typedef struct {
   char *items;       /* k items of item_bytes */
   size_t item_bytes;
-  uint32_t *in;      /* [rank * RAB_MAX_TAGS + tag]: messages in, not used */
-  uint32_t *sent, *freed; /* [as in]: messages to the tag's partner, and consumed there */
+  sim_conn_t *conn;  /* [rank * RAB_MAX_TAGS + tag]: the connection with the tag's partner */
   unsigned char *finished;
   unsigned char *lo; /* [rank]: its streams before this one are complete */
   stand_in_t si;
@@ -200,8 +185,7 @@ static double rab_msgs(const sim_t *s) {
 static void rab_teardown(sim_t *s) {
   rab_state_t *st = s->state;
   if (!st) return;
-  free(st->items), free(st->in), free(st->finished), free(st->lo);
-  free(st->sent), free(st->freed);
+  free(st->items), free(st->conn), free(st->finished), free(st->lo);
   stand_in_free(&st->si);
   free(st);
   s->state = NULL;
@@ -214,12 +198,10 @@ static int rab_setup(sim_t *s) {
   if (!st || stand_in_make(&st->si, s) != 0) goto fail;
   st->item_bytes = host_rab_item_bytes((int)k);
   st->items = malloc(k * st->item_bytes);
-  st->in = calloc(k * RAB_MAX_TAGS, sizeof(uint32_t));
-  st->sent = calloc(k * RAB_MAX_TAGS, sizeof(uint32_t));
-  st->freed = calloc(k * RAB_MAX_TAGS, sizeof(uint32_t));
+  st->conn = calloc(k * RAB_MAX_TAGS, sizeof(sim_conn_t));
   st->finished = calloc(k, 1);
   st->lo = calloc(k, 1);
-  if (!st->items || !st->in || !st->sent || !st->freed || !st->finished || !st->lo) goto fail;
+  if (!st->items || !st->conn || !st->finished || !st->lo) goto fail;
   for (size_t r = 0; r < k; r++) {
     st->si.a.rank = (int)r;
     host_rab_item(rab_at(st, (int)r), &st->si.a, &st->si.env, 0);
@@ -247,16 +229,8 @@ static void rab_advance(sim_t *s, rab_state_t *st, int r) {
       size_t n = x->total - x->done < it->piece_elems ? x->total - x->done : it->piece_elems;
       if (!host_rab_stream_may(it, i, n)) continue;
       int tag = x->level + 1;
-      size_t at = (size_t)r * RAB_MAX_TAGS + (size_t)tag;
-      if (x->is_recv) {
-        if (st->in[at] == 0) continue;
-        st->in[at]--;
-        sim_credit(s, r, x->peer, x->peer, tag);
-      } else {
-        if (!sim_room(s, st->sent[at], st->freed[at])) continue;
-        st->sent[at]++;
-        sim_send(s, r, x->peer, x->peer, tag, n * s->esize, -1);
-      }
+      sim_conn_t *cn = &st->conn[(size_t)r * RAB_MAX_TAGS + (size_t)tag];
+      if (!sim_conn_move(s, cn, r, x->peer, tag, x->is_recv, n * s->esize)) continue;
       x->done += n;
       moved = 1;
     }
@@ -274,11 +248,7 @@ static void rab_start(sim_t *s) {
 
 static void rab_deliver(sim_t *s, const sim_ev_t *e) {
   rab_state_t *st = s->state;
-  size_t at = (size_t)e->dst * RAB_MAX_TAGS + (size_t)e->tag;
-  if (e->credit)
-    st->freed[at]++;
-  else
-    st->in[at]++;
+  sim_conn_arrive(&st->conn[(size_t)e->dst * RAB_MAX_TAGS + (size_t)e->tag], e);
   rab_advance(s, st, e->dst);
 }
 
