@@ -120,8 +120,9 @@
     "(rd, tree, rab, hier, direct; made on first use): they carry small messages, or many at once, so a " \
     "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
   S(ALGO, STR, "", 0, 0,                                                                           \
-    "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree, all-reduce), "   \
-    "rab (Rabenseifner: reduce-scatter by halving, all-gather by doubling, all-reduce), hier "     \
+    "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree: all-reduce, "    \
+    "broadcast, reduce), "                                                                          \
+    "rab (Rabenseifner: all-reduce; reduce-scatter by halving, all-gather by doubling), hier "     \
     "(hierarchical: inside hosts, then across them; all-reduce) or "                               \
     "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
     "serves or per "                                                                              \

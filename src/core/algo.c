@@ -20,9 +20,28 @@ const char *algo_name(algo_t a) { return (unsigned)a < ALGO_COUNT ? algo_table[a
 
 int algo_serves(algo_t a, coll_kind_t coll) { return (algo_table[a]->colls >> coll) & 1u; }
 
-void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p) {
+/* Keeps the peers of v[0..*n) whose connection d[peer] is not ready. */
+static void keep_unready(int *v, int *n, const comm_p2p_t *d) {
+  int k = 0;
+  for (int i = 0; i < *n; i++)
+    if (!d[v[i]].ready) v[k++] = v[i];
+  *n = k;
+}
+
+void algo_peers_missing(const struct xcclComm *comm, algo_t a, const coll_args_t *op, algo_peers_t *peers_p) {
+  const algo_desc_t *d = algo_table[a];
   memset(peers_p, 0, sizeof(*peers_p));
-  if (!(comm->algo_connected & (1u << a))) algo_table[a]->peers(comm->nranks, comm->rank, &comm->site, peers_p);
+  if (!d->op_peers) {
+    if (!(comm->algo_connected & (1u << a))) d->peers(comm->nranks, comm->rank, &comm->site, peers_p);
+    return;
+  }
+  if (op == NULL && (comm->algo_connected & (1u << a))) return;
+  d->op_peers(op, comm->nranks, comm->rank, &comm->site, peers_p);
+  for (int s = 0; s < ALGO_PEER_SETS; s++) {
+    algo_peer_set_t *ps = &peers_p->set[s];
+    keep_unready(ps->send, &ps->nsend, comm->p2p_send[COMM_P2P_ALGO + s]);
+    keep_unready(ps->recv, &ps->nrecv, comm->p2p_recv[COMM_P2P_ALGO + s]);
+  }
 }
 
 size_t algo_slot(algo_t a, size_t ring_slot, size_t peer_slot) {
@@ -35,17 +54,23 @@ int algo_peers_count(const algo_peers_t *p) {
   return n;
 }
 
-xcclResult_t algo_connect(struct xcclComm *comm, algo_t a) {
+xcclResult_t algo_connect(struct xcclComm *comm, algo_t a, const coll_args_t *op) {
   algo_peers_t p;
-  algo_peers_missing(comm, a, &p);
-  if (algo_peers_count(&p) == 0) return xcclSuccess;
+  algo_peers_missing(comm, a, op, &p);
+  /* An operation's connections are not all the algorithm's: only `peers`
+   * (op_peers NULL) or op_peers' union (op NULL) sets the bit. */
+  int all = !algo_table[a]->op_peers || op == NULL;
+  if (algo_peers_count(&p) == 0) {
+    if (all) comm->algo_connected |= 1u << a;
+    return xcclSuccess;
+  }
   for (int s = 0; s < ALGO_PEER_SETS; s++) {
     const algo_peer_set_t *ps = &p.set[s];
     if (ps->nsend + ps->nrecv == 0) continue;
     xcclResult_t res = comm_connect_p2p(comm, COMM_P2P_ALGO + s, ps->send, ps->nsend, ps->recv, ps->nrecv);
     if (res != xcclSuccess) return res;
   }
-  comm->algo_connected |= 1u << a;
+  if (all) comm->algo_connected |= 1u << a;
   return xcclSuccess;
 }
 
@@ -75,7 +100,8 @@ const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *c
   int k = comm->nranks;
   uint64_t **steps = (uint64_t **)&m->fifo[2 * k];
   algo_peer_fifos(comm, 0, m->fifo, steps);
-  m->args = (partner_args_t){.sendbuff = a->sendbuff,
+  m->args = (partner_args_t){.coll = a->coll,
+                             .sendbuff = a->sendbuff,
                              .recvbuff = a->recvbuff,
                              .count = a->count,
                              .type = a->type,
@@ -92,4 +118,13 @@ const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *c
 void algo_peer_set_both(algo_peer_set_t *s, int n) {
   memcpy(s->recv, s->send, (size_t)n * sizeof(int));
   s->nsend = s->nrecv = n;
+}
+
+int algo_peer_set_add(algo_peer_set_t *s, int peer) {
+  for (int i = 0; i < s->nsend; i++)
+    if (s->send[i] == peer) return 1;
+  if (s->nsend == ALGO_MAX_PEERS) return 0;
+  s->send[s->nsend++] = peer;
+  s->recv[s->nrecv++] = peer;
+  return 1;
 }

@@ -19,6 +19,9 @@
  *   before the communicator's first operation that runs the algorithm; the
  *   connections are kept until the communicator is destroyed, and build may
  *   use them.
+ * - op_peers (optional): for an algorithm whose connections depend on the
+ *   operation (the tree's on broadcast's and reduce's root), what the launch
+ *   connects before each operation, of which only those not yet made count.
  */
 #ifndef XCCL_CORE_ALGO_H
 #define XCCL_CORE_ALGO_H
@@ -143,6 +146,14 @@ typedef struct {
    * the communicator's). algo_peers_none: none, it runs on the ring
    * channels. */
   void (*peers)(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
+  /* Optional; NULL: every operation needs `peers`, made once (a bit in
+   * comm->algo_connected). Otherwise the COMM_P2P_ALGO(2) connections
+   * operation a needs, as `peers` gives them; a NULL: every operation's at
+   * once (what a communicator whose ranks share a process makes at init),
+   * which `peers` must give too. The launch connects what is not made yet
+   * (`ready` at both ends alike, so both ranks of a pair agree) before each
+   * operation. */
+  void (*op_peers)(const coll_args_t *a, int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
 } algo_desc_t;
 
 /* Indexed by algo_t; every slot filled. */
@@ -172,15 +183,20 @@ size_t algo_partner_args_bytes(const struct xcclComm *comm);
 const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *comm, void *mem);
 /* A `peers` set of both directions with each of the n ranks in s->send. */
 void algo_peer_set_both(algo_peer_set_t *s, int n);
-/* The connections a needs on comm that are not made yet (none once made). */
-void algo_peers_missing(const struct xcclComm *comm, algo_t a, algo_peers_t *peers_p);
+/* The connections a needs on comm for operation op (NULL: for every
+ * operation) that are not made yet (none once made). */
+void algo_peers_missing(const struct xcclComm *comm, algo_t a, const coll_args_t *op, algo_peers_t *peers_p);
 /* The slot bytes a's messages travel in: ring_slot on the ring channels,
  * peer_slot (when not 0) on the algorithms' own connections. */
 size_t algo_slot(algo_t a, size_t ring_slot, size_t peer_slot);
 /* Connections in all sets of p. */
 int algo_peers_count(const algo_peers_t *p);
-/* Makes the connections a needs on comm that are not made yet, every set;
- * collective over the peers involved (comm_connect_p2p). */
-xcclResult_t algo_connect(struct xcclComm *comm, algo_t a);
+/* Makes the connections a needs on comm for operation op (NULL: for every
+ * operation) that are not made yet, every set; collective over the peers
+ * involved (comm_connect_p2p), which ask for the same connections: every
+ * rank connects its collectives' in their (common) order. */
+xcclResult_t algo_connect(struct xcclComm *comm, algo_t a, const coll_args_t *op);
+/* Adds peer to s (both directions) unless it is there; 0 when s is full. */
+int algo_peer_set_add(algo_peer_set_t *s, int peer);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * algo_rab.c — Rabenseifner's all-reduce (host_rab.h): a reduce-scatter by
  * recursive halving and an all-gather by recursive doubling, over the
- * algorithms' own connections (COMM_P2P_ALGO), one work item.
+ * algorithms' own connections (COMM_P2P_ALGO), one work item. Each half
+ * alone serves the reduce-scatter and the all-gather.
  */
 #include <math.h>
 
@@ -10,36 +11,47 @@
 #include "host_rab.h"
 
 /*
- * For k ranks, B bytes and slots of S bytes, p2 the largest power of two
- * <= k: 2 log2(p2) exchanges (+2 for the fold when k is not a power of two)
- * whose pieces overlap from level to level, pipelined over the pieces of
- * the largest stream, ceil(B/(2S)) (the first level's half; ceil(B/S) when
- * the whole buffer folds in):
- *   (2 log2(p2) [+2] + pieces - 1) ALPHA + (2(p2-1)/p2 [+2]) B / BETA
- * the bytes those of a rank that takes a folded partner: 2(p2-1)/p2 B in
- * the halving and doubling, B in and B back out for the fold.
+ * For k ranks, slots of S bytes, p2 the largest power of two <= k and a
+ * buffer of T bytes (all-reduce: B, the bytes given; reduce-scatter and
+ * all-gather: kB, B one rank's share): log2(p2) exchanges per half (+2 for
+ * the fold when k is not a power of two) whose pieces overlap from level to
+ * level, pipelined over the pieces of the largest stream, ceil(T/(2S)) (the
+ * first level's half; ceil(T/S) when the whole buffer folds in or goes
+ * back):
+ *   all-reduce      (2 log2(p2) [+2] + pieces - 1) ALPHA + (2(p2-1)/p2 T [+2T]) / BETA
+ *   reduce-scatter  (log2(p2) [+2] + pieces - 1) ALPHA + ((p2-1)/p2 T [+T+B]) / BETA
+ *   all-gather      (log2(p2) [+2] + pieces - 1) ALPHA + ((p2-1)/p2 T [+T]) / BETA
+ * the bytes those of a rank that takes a folded partner: (p2-1)/p2 T per
+ * half, and for the fold the partner's input in (T, or B for the
+ * all-gather) and its result out (T, B for the reduce-scatter, (k-1)B for
+ * the all-gather).
  */
 static double rab_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  (void)coll;
   int p2 = 1, levels = 0;
   while (p2 <= nranks / 2) p2 *= 2, levels++;
-  int folded = p2 != nranks;
-  double b = (double)bytes, s = (double)(slot ? slot : 1);
-  double pieces = b > 0 ? ceil(b / (folded ? s : 2 * s)) : 1;
-  double steps = 2 * levels + (folded ? 2 : 0) + pieces - 1;
-  double moved = 2.0 * (p2 - 1) / p2 * b + (folded ? 2 * b : 0);
+  int folded = p2 != nranks, halves = coll == COLL_ALLREDUCE ? 2 : 1;
+  double b = (double)bytes, t = coll == COLL_ALLREDUCE ? b : b * nranks, s = (double)(slot ? slot : 1);
+  double pieces = t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1;
+  double steps = halves * levels + (folded ? 2 : 0) + pieces - 1;
+  double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
+  double moved = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
   return steps * site->alpha_s + moved / site->beta_bps;
 }
 
-/* One operation's scratch: the item, then its arguments (algo_partner_args). */
+/* The item with its working memory (host_rab_item). */
+static size_t rab_item_all(const coll_args_t *a, const struct xcclComm *comm) {
+  return host_rab_item_bytes(comm->nranks) + host_rab_work_bytes(a->coll, a->count, a->type, comm->nranks, comm->rank);
+}
+
+/* One operation's scratch: the item and its working memory, then its
+ * arguments (algo_partner_args). */
 static size_t rab_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm) {
-  (void)a;
-  return host_rab_item_bytes(comm->nranks) + algo_partner_args_bytes(comm);
+  return rab_item_all(a, comm) + algo_partner_args_bytes(comm);
 }
 
 static int rab_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
   rab_item_t *it = scratch;
-  void *args_mem = (char *)scratch + host_rab_item_bytes(comm->nranks);
+  void *args_mem = (char *)scratch + rab_item_all(a, comm);
   host_rab_item(it, algo_partner_args(a, comm, args_mem), &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &it->base;
   return 1;
@@ -53,7 +65,7 @@ static void rab_peers(int nranks, int rank, const algo_site_t *site, algo_peers_
 
 const algo_desc_t algo_rab = {
     .name = "rab",
-    .colls = 1u << COLL_ALLREDUCE,
+    .colls = 1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER,
     .cost = rab_cost,
     .max_items = 1,
     .scratch_bytes = rab_scratch_bytes,

@@ -1,11 +1,18 @@
 /*
  * algo_tree.c — the double binary tree (host_tree.h): all-reduce in
- * 2 log2(k) hops instead of the ring's 2(k-1), each of the two trees on its
- * own set of connections (COMM_P2P_ALGO, COMM_P2P_ALGO2), one work item each.
+ * 2 log2(k) hops instead of the ring's 2(k-1), broadcast and reduce in
+ * log2(k) instead of k-1, each of the two trees on its own set of
+ * connections (COMM_P2P_ALGO, COMM_P2P_ALGO2), one work item each.
  *
- * Broadcast and reduce need a tree rooted at their root, whose connections
- * depend on it; the algorithms' connections are made once per communicator
- * (algo.h), so only all-reduce, whose trees are fixed, runs here for now.
+ * Broadcast and reduce run on trees rooted at their root, so their
+ * connections depend on it: op_peers gives one operation's, and the launch
+ * makes those not made yet before the operation (algo.h), per root as it
+ * comes. A communicator whose ranks share a process cannot connect lazily
+ * (comm.c's comm_connect_algos): there it makes at init the union over
+ * every root and all-reduce, which is small: in every one of these trees
+ * a rank's parent and children lie 2^j away in index, and the maps of
+ * host_tree_links shift or mirror the index, so the union is the ranks
+ * r +- 2^j (mod k), at most 2 ceil(log2 k) per set.
  */
 #include <math.h>
 #include <string.h>
@@ -16,18 +23,30 @@
 
 /*
  * For k ranks, B bytes and slots of S bytes: each tree carries B/2 in
- * ceil(B/(2S)) pieces that climb depth = ceil(log2 k) levels and come back
- * down, pipelined: (2 depth + pieces - 1) ALPHA. A rank interior in one
- * tree and a leaf in the other sends 3 + 1 pieces for every piece of each
- * tree: 2B in all, 2B / BETA.
+ * ceil(B/(2S)) pieces over depth = ceil(log2 k) levels, pipelined.
+ *   all-reduce: up and back down, (2 depth + pieces - 1) ALPHA; a rank
+ *     interior in one tree and a leaf in the other sends 3 + 1 pieces for
+ *     every piece of each tree: 2B / BETA.
+ *   broadcast (the descent), reduce (the climb): the root is the top of
+ *     both trees and one thread runs both, so it takes every piece of
+ *     both, ceil(B/S), one after the other: (depth + ceil(B/S) - 1) ALPHA.
+ *     It has two children in each tree (one on 2 ranks) and sends them
+ *     (broadcast) or receives from them (reduce) 2B in all, B on 2 ranks;
+ *     no other rank moves more. Against the ring's chain of k-1 hops and B
+ *     (algo_ring.c): the same on 2 ranks (the ring, the earlier entry,
+ *     keeps them), the ring on 3, the tree for small buffers from 4 ranks
+ *     on, the ring for large ones.
  */
 static double tree_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  (void)coll;
   double b = (double)bytes, s = (double)(slot ? slot : 1);
-  double pieces = b > 0 ? ceil(b / (2 * s)) : 1;
   int depth = 0;
   for (int d = 1; d < nranks; d *= 2) depth++;
-  return (2 * depth + pieces - 1) * site->alpha_s + 2 * b / site->beta_bps;
+  if (coll == COLL_ALLREDUCE) {
+    double pieces = b > 0 ? ceil(b / (2 * s)) : 1; /* per tree */
+    return (2 * depth + pieces - 1) * site->alpha_s + 2 * b / site->beta_bps;
+  }
+  double pieces = b > 0 ? ceil(b / s) : 1; /* both trees' through the root */
+  return (depth + pieces - 1) * site->alpha_s + (nranks > 2 ? 2 : 1) * b / site->beta_bps;
 }
 
 typedef struct {
@@ -55,6 +74,9 @@ static void tree_fifos(struct xcclComm *comm, int set, tree_args_t *ta) {
   }
 }
 
+/* The trees' root: broadcast's and reduce's, -1 for all-reduce. */
+static int tree_root(const coll_args_t *a) { return a->coll == COLL_ALLREDUCE ? -1 : a->root; }
+
 static int tree_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
   tree_launch_t *l = scratch;
   /* Tree 0 takes the larger half: a single element climbs one tree only. */
@@ -70,8 +92,8 @@ static int tree_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
                         .op = a->op,
                         .nranks = comm->nranks,
                         .rank = comm->rank,
-                        .root = -1};
-    host_tree_links(comm->nranks, comm->rank, t, -1, &ta->links);
+                        .root = tree_root(a)};
+    host_tree_links(comm->nranks, comm->rank, t, ta->root, &ta->links);
     tree_fifos(comm, t, ta);
     host_tree_item(&l->items[t], ta, &comm->env, lane0 + (t ? ALGO_LANE_PEERS2 : ALGO_LANE_PEERS));
     l->items[t].base.channel = t;
@@ -80,27 +102,40 @@ static int tree_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
   return 2;
 }
 
-/* Both directions with the parent and the children, tree t in set t. */
-static void tree_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
-  (void)site;
+/* Both directions with the parent and the children of tree t, rooted at
+ * root, added to set t. */
+static void tree_add_links(int nranks, int rank, int root, algo_peers_t *peers_p) {
   for (int t = 0; t < 2; t++) {
     tree_links_t l;
     algo_peer_set_t *s = &peers_p->set[t];
-    host_tree_links(nranks, rank, t, -1, &l);
-    int n = 0;
-    if (l.parent >= 0) s->send[n++] = l.parent;
-    for (int c = 0; c < l.nchild; c++) s->send[n++] = l.child[c];
-    memcpy(s->recv, s->send, (size_t)n * sizeof(int));
-    s->nsend = s->nrecv = n;
+    host_tree_links(nranks, rank, t, root, &l);
+    /* Never full: the union is at most 2 ceil(log2 k) (the header). */
+    if (l.parent >= 0) (void)algo_peer_set_add(s, l.parent);
+    for (int c = 0; c < l.nchild; c++) (void)algo_peer_set_add(s, l.child[c]);
   }
+}
+
+/* One operation's trees, or (a NULL) all-reduce's and every root's. */
+static void tree_op_peers(const coll_args_t *a, int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
+  if (a) {
+    tree_add_links(nranks, rank, tree_root(a), peers_p);
+    return;
+  }
+  for (int root = -1; root < nranks; root++) tree_add_links(nranks, rank, root, peers_p);
+}
+
+static void tree_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  tree_op_peers(NULL, nranks, rank, site, peers_p);
 }
 
 const algo_desc_t algo_tree = {
     .name = "tree",
-    .colls = 1u << COLL_ALLREDUCE,
+    .colls = 1u << COLL_ALLREDUCE | 1u << COLL_BROADCAST | 1u << COLL_REDUCE,
     .cost = tree_cost,
     .max_items = 2,
     .scratch_bytes = tree_scratch_bytes,
     .build = tree_build,
     .peers = tree_peers,
+    .op_peers = tree_op_peers,
 };

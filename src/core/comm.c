@@ -506,7 +506,8 @@ static int comm_shares_process(const struct xcclComm *comm) {
 static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
   comm->shares_process = comm_shares_process(comm);
   if (!comm->shares_process) return xcclSuccess;
-  for (int a = 0; a < ALGO_COUNT; a++) TRY(algo_connect(comm, (algo_t)a));
+  /* NULL: every operation's connections, every root's for the tree. */
+  for (int a = 0; a < ALGO_COUNT; a++) TRY(algo_connect(comm, (algo_t)a, NULL));
   return xcclSuccess;
 }
 

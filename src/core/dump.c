@@ -503,7 +503,7 @@ void dump_connect_begin(struct xcclComm *comm, const group_op_t *ops, int n) {
     if (op->comm != comm) continue;
     if (op->kind == GROUP_COLL) {
       algo_peers_t p;
-      algo_peers_missing(comm, op->coll.algo, &p);
+      algo_peers_missing(comm, op->coll.algo, &op->coll, &p);
       for (int q = 0; q < ALGO_PEER_SETS; q++) {
         const algo_peer_set_t *ps = &p.set[q];
         for (int k = 0; k < ps->nrecv; k++) connect_wait(s, ps->recv[k], 1, now);

@@ -123,7 +123,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     if (op->comm != comm) continue;
     if (op->kind == GROUP_COLL) {
       algo_peers_t p;
-      algo_peers_missing(comm, op->coll.algo, &p);
+      algo_peers_missing(comm, op->coll.algo, &op->coll, &p);
       missing = algo_peers_count(&p) > 0;
     } else if (op->peer != comm->rank) {
       const comm_p2p_t *d =
@@ -136,19 +136,18 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
-  unsigned algos = 0; /* bit 1u << algo_t: run by a collective here */
   for (int i = 0; i < n && res == xcclSuccess; i++) {
-    if (ops[i].comm != comm) continue;
-    if (ops[i].kind == GROUP_COLL) algos |= 1u << ops[i].coll.algo;
-    if (ops[i].kind == GROUP_COLL || ops[i].peer == comm->rank) continue;
+    if (ops[i].comm != comm || ops[i].kind == GROUP_COLL || ops[i].peer == comm->rank) continue;
     if (ops[i].kind == GROUP_SEND)
       sends[ns++] = ops[i].peer;
     else
       recvs[nr++] = ops[i].peer;
   }
   if (res == xcclSuccess && (ns || nr)) res = comm_connect_p2p(comm, COMM_P2P_USER, sends, ns, recvs, nr);
-  for (int a = 0; a < ALGO_COUNT && res == xcclSuccess; a++)
-    if (algos & (1u << a)) res = algo_connect(comm, (algo_t)a);
+  /* Per collective, in the order every rank issued them: an operation's
+   * connections may depend on it (the tree's on the root, algo.h). */
+  for (int i = 0; i < n && res == xcclSuccess; i++)
+    if (ops[i].comm == comm && ops[i].kind == GROUP_COLL) res = algo_connect(comm, ops[i].coll.algo, &ops[i].coll);
   dump_connect_end(comm);
   free(sends);
   free(recvs);

@@ -193,28 +193,35 @@ static void direct_model(coll_kind_t coll, double b, double k, double s, double 
   *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
 }
 
-/* Per tree, half the bytes in pieces of a slot, depth ceil(log2 k) up and
- * down; 2B sent by a rank interior in one tree and a leaf in the other
- * (algo_tree.c). */
+/* All-reduce: per tree, half the bytes in pieces of a slot, depth
+ * ceil(log2 k) up and down; 2B sent by a rank interior in one tree and a
+ * leaf in the other. Broadcast (down) and reduce (up): every piece of both
+ * trees through their common root, 2B (B on 2 ranks) (algo_tree.c). */
 static void tree_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  (void)coll;
   int depth = 0;
   for (int d = 1; d < (int)k; d *= 2) depth++;
-  *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1;
-  *moved_p = 2 * b;
+  if (coll == COLL_ALLREDUCE) {
+    *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1;
+    *moved_p = 2 * b;
+    return;
+  }
+  *steps_p = depth + (b > 0 ? ceil(b / s) : 1) - 1;
+  *moved_p = (k > 2 ? 2 : 1) * b;
 }
 
 /* Rabenseifner (algo_rab.c), p2 the largest power of two <= k, the fold
- * when k is not one:
- *   steps = 2 log2(p2) [+2] + pieces - 1, pieces = ceil(B/(2S)) [ceil(B/S)]
- *   moved = 2(p2-1)/p2 B [+2B: the folded partner's input in, its result out] */
+ * when k is not one, T the buffer (B; kB for reduce-scatter and
+ * all-gather), halves 2 for all-reduce, else 1:
+ *   steps = halves log2(p2) [+2] + pieces - 1, pieces = ceil(T/(2S)) [ceil(T/S)]
+ *   moved = halves (p2-1)/p2 T [+ the fold: 2T all-reduce, T+B reduce-scatter, T all-gather] */
 static void rab_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  (void)coll;
   int p2 = 1, levels = 0;
   while (p2 <= (int)k / 2) p2 *= 2, levels++;
-  int folded = p2 != (int)k;
-  *steps_p = 2 * levels + (folded ? 2 : 0) + (b > 0 ? ceil(b / (folded ? s : 2 * s)) : 1) - 1;
-  *moved_p = 2.0 * (p2 - 1) / p2 * b + (folded ? 2 * b : 0);
+  int folded = p2 != (int)k, halves = coll == COLL_ALLREDUCE ? 2 : 1;
+  double t = coll == COLL_ALLREDUCE ? b : b * k;
+  double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
+  *steps_p = halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1;
+  *moved_p = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
 }
 
 static tuning_model_fn *const tuning_models[ALGO_COUNT] = {

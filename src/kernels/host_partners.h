@@ -1,8 +1,9 @@
 /*
- * host_partners.h — the arguments of an all-reduce whose one work item
+ * host_partners.h — the arguments of a collective whose one work item
  * exchanges with partners over the algorithms' own connections, one fifo
- * per peer and direction: recursive doubling (host_rd.h) and Rabenseifner
- * (host_rab.h). The core lays them out (algo_partner_args, algo.h).
+ * per peer and direction: recursive doubling's all-reduce (host_rd.h) and
+ * Rabenseifner's all-reduce, reduce-scatter and all-gather (host_rab.h).
+ * The core lays them out (algo_partner_args, algo.h).
  */
 #ifndef XCCL_KERNELS_HOST_PARTNERS_H
 #define XCCL_KERNELS_HOST_PARTNERS_H
@@ -10,13 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ring_schedule.h"
 #include "slots.h"
 #include "xccl.h"
 
 typedef struct {
+  coll_kind_t coll; /* COLL_ALLREDUCE (0), or what else the item serves (host_rab.h) */
   const void *sendbuff;
   void *recvbuff;
-  size_t count;
+  size_t count; /* the schedule's: all-gather's sendcount, reduce-scatter's recvcount */
   xcclDataType_t type;
   xcclRedOp_t op;
   int nranks, rank;

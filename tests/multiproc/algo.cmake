@@ -24,6 +24,31 @@ xccl_add_test(NAME mp_allreduce_tree_repeat TARGET test_allreduce SOURCES ${mp}/
               ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:tree")
 xccl_add_test(NAME mp_allreduce_tree_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
               ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:tree;XCCL_TRANSPORT=socket")
+# Broadcast and reduce on trees rooted at their root (connections made per
+# root as roots come): the conformance suite (every root) with the tree
+# forced, over sockets too; roots one after another, in groups, and their
+# bytes per peer against the rooted trees; ranks of one process (every
+# root's connections made at init).
+foreach(n 3 5 8)
+  foreach(coll broadcast reduce)
+    xccl_add_test(NAME mp_${coll}_tree_matrix TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
+                  ARGS matrix ${coll} LABELS multiproc TIMEOUT 600
+                  ENV "XCCL_TIMEOUT=120;XCCL_ALGO=broadcast:tree,reduce:tree")
+  endforeach()
+  xccl_add_test(NAME mp_tree_rooted TARGET test_tree_rooted SOURCES ${mp}/test_tree_rooted.c RANKS ${n}
+                ARGS roots LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=tree")
+endforeach()
+xccl_add_test(NAME mp_tree_rooted TARGET test_tree_rooted SOURCES ${mp}/test_tree_rooted.c RANKS 2
+              ARGS roots LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=tree")
+foreach(coll broadcast reduce)
+  xccl_add_test(NAME mp_${coll}_tree_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
+                ARGS matrix ${coll} LABELS multiproc TIMEOUT 600
+                ENV "XCCL_TIMEOUT=120;XCCL_ALGO=broadcast:tree,reduce:tree;XCCL_TRANSPORT=socket")
+endforeach()
+xccl_add_test(NAME mp_tree_rooted_socket TARGET test_tree_rooted SOURCES ${mp}/test_tree_rooted.c RANKS 4
+              ARGS roots LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=tree;XCCL_TRANSPORT=socket")
+xccl_add_test(NAME mp_tree_rooted_init_all TARGET test_tree_rooted SOURCES ${mp}/test_tree_rooted.c
+              ARGS init_all 5 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=tree")
 
 # Rabenseifner (issue 25): the all-reduce suites with it forced, on powers
 # of two and not (3, 5, 6: the fold), over sockets, and its traffic per peer
@@ -44,6 +69,25 @@ xccl_add_test(NAME mp_allreduce_rab_repeat TARGET test_allreduce SOURCES ${mp}/t
 # until that is found.
 xccl_add_test(NAME mp_allreduce_rab_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
               ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rab;XCCL_TRANSPORT=socket")
+# Its halves alone: reduce-scatter by halving and all-gather by doubling,
+# the collectives suite's matrix of each (every type and op, in place and
+# out, NCCL's share order) on a power of two and not (3, 6: the fold),
+# once over sockets, and the bytes each rank sends each peer against the
+# formula (test_rab_colls.c) on a power of two and not.
+foreach(n 3 6 8)
+  foreach(coll allgather reducescatter)
+    xccl_add_test(NAME mp_collectives_rab_${coll} TARGET test_collectives SOURCES ${mp}/test_collectives.c
+                  RANKS ${n} ARGS matrix ${coll} LABELS multiproc TIMEOUT 600
+                  ENV "XCCL_TIMEOUT=120;XCCL_ALGO=reducescatter:rab,allgather:rab")
+  endforeach()
+endforeach()
+xccl_add_test(NAME mp_collectives_rab_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600
+              ENV "XCCL_TIMEOUT=120;XCCL_ALGO=reducescatter:rab,allgather:rab;XCCL_TRANSPORT=socket")
+foreach(n 4 6 7)
+  xccl_add_test(NAME mp_rab_colls_bytes TARGET test_rab_colls SOURCES ${mp}/test_rab_colls.c RANKS ${n}
+                ARGS bytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=reducescatter:rab,allgather:rab")
+endforeach()
 
 # The hierarchical all-reduce (issue 25) on one host: its degenerate path
 # (a reduce-scatter and an all-gather over shared memory, no ring between

@@ -4,8 +4,12 @@
  * tree over all ranks (parent and child agree, one root, every rank reaches
  * it), of depth ceil(log2 k) at most; the two all-reduce trees share few
  * interior ranks; broadcast and reduce's trees are rooted at their root.
+ * Over all-reduce's trees and every root's, a rank's parents and children
+ * lie 2^j away (mod k), so the union of a rank's links (what ranks of one
+ * process connect at init, algo_tree.c) is at most 2 ceil(log2 k) per tree.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "host_tree.h"
 #include "test_util.h"
@@ -74,8 +78,47 @@ static void check_k(int k) {
   free(in1);
 }
 
+/* 1 if d or -d (mod k) is a power of two. */
+static int pow2_apart(int k, int d) {
+  int a = ((d % k) + k) % k, b = (k - a) % k;
+  return (a && !(a & (a - 1))) || (b && !(b & (b - 1)));
+}
+
+/* Every link of every tree of k ranks (all-reduce's and each root's) joins
+ * ranks a power of two apart, and no rank has more than 2 ceil(log2 k)
+ * distinct neighbours per tree over all of them. */
+static void check_union(int k) {
+  char *seen = calloc((size_t)k * (size_t)k, 1); /* seen[r * k + q]: q neighbours r, this tree */
+  for (int t = 0; t < 2; t++) {
+    memset(seen, 0, (size_t)k * (size_t)k);
+    int bad = 0;
+    for (int root = -1; root < k && !bad; root++)
+      for (int r = 0; r < k && !bad; r++) {
+        tree_links_t l;
+        host_tree_links(k, r, t, root, &l);
+        if (l.parent < 0) continue;
+        if (!pow2_apart(k, l.parent - r)) {
+          CHECK(0, "k %d tree %d root %d: %d's parent %d not a power of two away", k, t, root, r, l.parent);
+          bad = 1;
+        }
+        seen[(size_t)r * (size_t)k + (size_t)l.parent] = seen[(size_t)l.parent * (size_t)k + (size_t)r] = 1;
+      }
+    for (int r = 0; r < k && !bad; r++) {
+      int n = 0;
+      for (int q = 0; q < k; q++) n += seen[(size_t)r * (size_t)k + (size_t)q];
+      if (n > 2 * ceil_log2(k)) {
+        CHECK(0, "k %d tree %d: rank %d has %d neighbours over every root", k, t, r, n);
+        bad = 1;
+      }
+    }
+  }
+  free(seen);
+}
+
 int main(void) {
   for (int k = 1; k <= 1100; k++) check_k(k);
+  for (int k = 1; k <= 200; k++) check_union(k);
+  check_union(1000);
   int big[] = {4096, 8191, 65536};
   for (int i = 0; i < 3; i++) check_k(big[i]);
   return test_finish("tree_links");

@@ -36,19 +36,26 @@ int main(void) {
   expect_forced("ALLREDUCE:RING,broadcast:ring", COLL_BROADCAST, ALGO_RING);
 
   expect_forced("tree", COLL_ALLREDUCE, ALGO_TREE);
-  expect_forced("tree", COLL_REDUCE, -1); /* the tree serves all-reduce only */
+  expect_forced("tree", COLL_REDUCE, ALGO_TREE); /* all-reduce, broadcast and reduce */
+  expect_forced("tree", COLL_BROADCAST, ALGO_TREE);
+  expect_forced("tree", COLL_ALLGATHER, -1);
+  expect_forced("broadcast:tree,reduce:tree", COLL_REDUCE, ALGO_TREE);
+  expect_forced("broadcast:tree,reduce:tree", COLL_ALLREDUCE, -1);
   expect_forced("rab", COLL_ALLREDUCE, ALGO_RAB);
   expect_forced("allreduce:rab", COLL_ALLREDUCE, ALGO_RAB);
+  expect_forced("reducescatter:rab,allgather:rab", COLL_REDUCESCATTER, ALGO_RAB);
+  expect_forced("reducescatter:rab,allgather:rab", COLL_ALLGATHER, ALGO_RAB);
+  expect_forced("rab", COLL_REDUCE, -1); /* rab serves all-reduce, reduce-scatter and all-gather */
   expect_refused("broadcast:rab", "rab does not serve broadcast");
   expect_refused("trie", "'trie' is not an algorithm");
-  expect_refused("reduce:tree", "tree does not serve reduce");
+  expect_refused("allgather:tree", "tree does not serve allgather");
   expect_refused("allreduce:ringg", "not an algorithm");
   expect_refused("alreduce:ring", "'alreduce' is not a collective");
   expect_refused("broadcast:rd", "rd does not serve broadcast");
 
   /* The model: small all-reduces go to recursive doubling (fewer steps),
    * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
-   * instead of log2 k times it); the other collectives always ring. */
+   * instead of log2 k times it). */
   const size_t slot = 512 * 1024;
   const algo_site_t net = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS};
   for (int k = 2; k <= 64; k++) {
@@ -60,9 +67,31 @@ int main(void) {
     algo_t big = tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot, &net);
     CHECK(big == ALGO_RING || (k > 32 && big == ALGO_TREE) || (k == 64 && big == ALGO_RAB),
           "%d ranks, 64 MiB: %s, not ring", k, algo_name(big));
-    CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot, &net) == ALGO_RING, "%d ranks all-gather: not ring", k);
+    /* A few bytes of all-gather or reduce-scatter: Rabenseifner's half
+     * takes log2(p2) exchanges (+2 for the fold) where the ring takes k-1
+     * hops; on a tie (2 ranks: one each) the ring, the earlier entry. */
+    int p2 = 1, lg = 0;
+    while (p2 * 2 <= k) p2 *= 2, lg++;
+    algo_t few = lg + (p2 != k ? 2 : 0) < k - 1 ? ALGO_RAB : ALGO_RING;
+    CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot, &net) == few, "%d ranks all-gather: not %s", k,
+          algo_name(few));
+    CHECK(tuning_pick(none, COLL_REDUCESCATTER, 8, k, slot, &net) == few, "%d ranks reduce-scatter: not %s", k,
+          algo_name(few));
   }
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 1, slot, &net) == ALGO_RING, "1 rank");
+  /* Broadcast and reduce: the tree's log2 k hops beat the ring's chain of
+   * k-1 for small buffers from 4 ranks on; never on 2 (the same one hop:
+   * a tie, which the ring takes) nor 3; large buffers stay on the ring, which
+   * moves B where the tree's root moves 2B. */
+  for (int c = COLL_BROADCAST; c <= COLL_REDUCE; c++) {
+    for (int k = 2; k <= 64; k++) {
+      algo_t small = tuning_pick(none, (coll_kind_t)c, 8, k, slot, &net);
+      CHECK(small == (k >= 4 ? ALGO_TREE : ALGO_RING), "%d ranks, 8 B collective %d: %s", k, c, algo_name(small));
+      algo_t big = tuning_pick(none, (coll_kind_t)c, 64u << 20, k, slot, &net);
+      CHECK(big == ALGO_RING, "%d ranks, 64 MiB collective %d: %s, not ring", k, c, algo_name(big));
+    }
+    CHECK(tuning_pick(none, (coll_kind_t)c, 2u << 20, 2, slot, &net) == ALGO_RING, "2 ranks, 2 MiB %d", c);
+  }
   /* Rabenseifner between rd and the ring on a power of two of ranks: it
    * moves the ring's bytes in 2 log2 k exchanges, where rd moves the buffer
    * log2 k times (1 MiB on 8 ranks: 6 + 1 - 1 steps against rd's 2 x 3 and
