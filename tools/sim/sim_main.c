@@ -285,6 +285,14 @@ typedef struct {
   const char *method;
 } row_t;
 
+/* 1 if schedule i is wanted and replays o's collective: the ring's replay
+ * runs every collective's ring schedule; the others' are their all-reduce
+ * (the tree's broadcast and reduce, rab's halves are not replayed yet). */
+static int replays(const opts_t *o, int i) {
+  if (!o->want[i]) return 0;
+  return strcmp(scheds[i]->name, "ring") == 0 || o->coll == COLL_ALLREDUCE;
+}
+
 /* One replay of sched at `bytes`, folded or not. */
 static int replay(const opts_t *o, const sim_sched_t *sched, size_t bytes, int fold, row_t *row) {
   sim_t s;
@@ -365,8 +373,7 @@ int main(int argc, char **argv) {
     algo_t pick = tuning_pick(forced, o.coll, bytes, k, o.ring_slot, &site);
     for (int i = 0; i < NSCHED; i++) {
       algo_t a = algo_by_name(scheds[i]->name);
-      if (!o.want[i] || (a < ALGO_COUNT && !algo_serves(a, o.coll))) continue;
-      if (a == ALGO_COUNT && o.coll != COLL_ALLREDUCE) continue;
+      if (!replays(&o, i)) continue;
       if (k < 2 && i > 0) continue; /* one rank: the ring (a copy) */
       row_t row;
       double t0 = now_s();
@@ -389,7 +396,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
     int simulated = 0;
-    for (int i = 0; i < NSCHED; i++) simulated |= o.want[i] && strcmp(scheds[i]->name, algo_name(pick)) == 0;
+    for (int i = 0; i < NSCHED; i++) simulated |= replays(&o, i) && strcmp(scheds[i]->name, algo_name(pick)) == 0;
     if (!o.json && !simulated) printf("#   the tuner picks %s, which xccl-sim does not replay\n", algo_name(pick));
     if (bytes >= o.maxb) break;
     size_t next = (size_t)((double)bytes * o.factor);
