@@ -156,6 +156,14 @@ typedef struct {
   void (*op_peers)(const coll_args_t *a, int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
 } algo_desc_t;
 
+/* A cost split into what each link weighs: latency steps and bytes moved
+ * by the busiest rank, for coll of `bytes` on k ranks with slots of `slot`
+ * bytes (at least 1). cost = steps ALPHA + moved / BETA; tuning.c's
+ * xcclGroupSimulateEnd estimate weighs the same two figures per link. */
+typedef void algo_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p, double *moved_p);
+algo_model_fn algo_tree_model; /* algo_tree.c */
+algo_model_fn algo_rab_model;  /* algo_rab.c */
+
 /* Indexed by algo_t; every slot filled. */
 extern const algo_desc_t *const algo_table[ALGO_COUNT];
 

@@ -26,15 +26,19 @@
  * all-gather) and its result out (T, B for the reduce-scatter, (k-1)B for
  * the all-gather).
  */
-static double rab_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+void algo_rab_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
   int p2 = 1, levels = 0;
-  while (p2 <= nranks / 2) p2 *= 2, levels++;
-  int folded = p2 != nranks, halves = coll == COLL_ALLREDUCE ? 2 : 1;
-  double b = (double)bytes, t = coll == COLL_ALLREDUCE ? b : b * nranks, s = (double)(slot ? slot : 1);
-  double pieces = t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1;
-  double steps = halves * levels + (folded ? 2 : 0) + pieces - 1;
+  while (p2 <= (int)k / 2) p2 *= 2, levels++;
+  int folded = p2 != (int)k, halves = coll == COLL_ALLREDUCE ? 2 : 1;
+  double t = coll == COLL_ALLREDUCE ? b : b * k;
   double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
-  double moved = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
+  *steps_p = halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1;
+  *moved_p = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
+}
+
+static double rab_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+  double steps, moved;
+  algo_rab_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
   return steps * site->alpha_s + moved / site->beta_bps;
 }
 

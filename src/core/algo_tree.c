@@ -37,16 +37,22 @@
  *     keeps them), the ring on 3, the tree for small buffers from 4 ranks
  *     on, the ring for large ones.
  */
-static double tree_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double b = (double)bytes, s = (double)(slot ? slot : 1);
+void algo_tree_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
   int depth = 0;
-  for (int d = 1; d < nranks; d *= 2) depth++;
+  for (int d = 1; d < (int)k; d *= 2) depth++;
   if (coll == COLL_ALLREDUCE) {
-    double pieces = b > 0 ? ceil(b / (2 * s)) : 1; /* per tree */
-    return (2 * depth + pieces - 1) * site->alpha_s + 2 * b / site->beta_bps;
+    *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1; /* pieces per tree */
+    *moved_p = 2 * b;
+    return;
   }
-  double pieces = b > 0 ? ceil(b / s) : 1; /* both trees' through the root */
-  return (depth + pieces - 1) * site->alpha_s + (nranks > 2 ? 2 : 1) * b / site->beta_bps;
+  *steps_p = depth + (b > 0 ? ceil(b / s) : 1) - 1; /* both trees' pieces through the root */
+  *moved_p = (k > 2 ? 2 : 1) * b;
+}
+
+static double tree_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+  double steps, moved;
+  algo_tree_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
+  return steps * site->alpha_s + moved / site->beta_bps;
 }
 
 typedef struct {

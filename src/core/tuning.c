@@ -156,12 +156,12 @@ void tuning_site_free(algo_site_t *site) {
   site->layout = NULL;
 }
 
-/* Steps and bytes moved per rank, per algorithm: the formulas of the
- * algorithms' cost slots (algo_ring.c, algo_rd.c, algo_tree.c,
- * algo_rab.c), split so that each link can weigh them. A new algorithm
- * adds its entry here. */
-typedef void tuning_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p,
-                             double *moved_p);
+/* Steps and bytes moved per rank, per algorithm (algo.h's algo_model_fn),
+ * so that each link can weigh them: the tree's and rab's are their cost
+ * slots' own (algo_tree.c, algo_rab.c); ring, rd and direct are written
+ * here beside their cost slots' formulas. A new algorithm adds its entry
+ * here. */
+typedef algo_model_fn tuning_model_fn;
 
 static void ring_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
   if (coll == COLL_ALLREDUCE) {
@@ -193,43 +193,12 @@ static void direct_model(coll_kind_t coll, double b, double k, double s, double 
   *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
 }
 
-/* All-reduce: per tree, half the bytes in pieces of a slot, depth
- * ceil(log2 k) up and down; 2B sent by a rank interior in one tree and a
- * leaf in the other. Broadcast (down) and reduce (up): every piece of both
- * trees through their common root, 2B (B on 2 ranks) (algo_tree.c). */
-static void tree_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  int depth = 0;
-  for (int d = 1; d < (int)k; d *= 2) depth++;
-  if (coll == COLL_ALLREDUCE) {
-    *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1;
-    *moved_p = 2 * b;
-    return;
-  }
-  *steps_p = depth + (b > 0 ? ceil(b / s) : 1) - 1;
-  *moved_p = (k > 2 ? 2 : 1) * b;
-}
-
-/* Rabenseifner (algo_rab.c), p2 the largest power of two <= k, the fold
- * when k is not one, T the buffer (B; kB for reduce-scatter and
- * all-gather), halves 2 for all-reduce, else 1:
- *   steps = halves log2(p2) [+2] + pieces - 1, pieces = ceil(T/(2S)) [ceil(T/S)]
- *   moved = halves (p2-1)/p2 T [+ the fold: 2T all-reduce, T+B reduce-scatter, T all-gather] */
-static void rab_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  int p2 = 1, levels = 0;
-  while (p2 <= (int)k / 2) p2 *= 2, levels++;
-  int folded = p2 != (int)k, halves = coll == COLL_ALLREDUCE ? 2 : 1;
-  double t = coll == COLL_ALLREDUCE ? b : b * k;
-  double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
-  *steps_p = halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1;
-  *moved_p = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
-}
-
 static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_RING] = ring_model,
     [ALGO_RD] = rd_model,
     [ALGO_DIRECT] = direct_model,
-    [ALGO_TREE] = tree_model,
-    [ALGO_RAB] = rab_model,
+    [ALGO_TREE] = algo_tree_model,
+    [ALGO_RAB] = algo_rab_model,
     /* hier's price needs the hosts (algo_hier.c), which this estimate does
      * not know: priced as the ring, an approximation. */
     [ALGO_HIER] = ring_model,
