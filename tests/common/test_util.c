@@ -100,3 +100,20 @@ char *test_read_file(const char *path, size_t *len_p) {
   if (len_p) *len_p = (size_t)n;
   return s;
 }
+
+void test_comm_end(xcclComm_t comm) {
+  xcclResult_t async;
+  XCHECK(xcclCommGetAsyncError(comm, &async));
+  CHECK(async == xcclSuccess, "async error %d after a clean run", async);
+  XCHECK(xcclCommDestroy(comm));
+}
+
+void test_inorder_parents(int lo, int hi, int up, int *parent) {
+  if (lo > hi) return;
+  int root = lo;
+  for (int u = lo; u <= hi; u++)
+    if (__builtin_ctz((unsigned)u) > __builtin_ctz((unsigned)root)) root = u;
+  parent[root] = up;
+  test_inorder_parents(lo, root - 1, root, parent);
+  test_inorder_parents(root + 1, hi, root, parent);
+}

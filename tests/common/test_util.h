@@ -65,4 +65,14 @@ char *test_read_file(const char *path, size_t *len_p);
 void *test_buf_alloc(size_t bytes);
 void test_buf_free(void *p);
 
+/* The end of a test's communicator: checks that no asynchronous error is
+ * left after a clean run, then destroys it. */
+void test_comm_end(xcclComm_t comm);
+
+/* parent[u] for u in lo..hi of the in-order binary tree over them (up: the
+ * range's parent, 0 for the whole tree), built by brute force: a range's
+ * root is its number with the most trailing zeros. The reference the tree
+ * tests check host_tree_links' traffic against. */
+void test_inorder_parents(int lo, int hi, int up, int *parent);
+
 #endif

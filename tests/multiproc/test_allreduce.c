@@ -286,18 +286,6 @@ static void mode_rdbytes(xcclComm_t comm) {
                         steps + (nranks > p2));
 }
 
-/* The in-order binary tree of 1..n, built here by brute force: the root of
- * a range is its element with the most trailing zeros. parent[u] (0: none). */
-static void inorder_parents(int lo, int hi, int up, int *parent) {
-  if (lo > hi) return;
-  int root = lo;
-  for (int u = lo; u <= hi; u++)
-    if (__builtin_ctz((unsigned)u) > __builtin_ctz((unsigned)root)) root = u;
-  parent[root] = up;
-  inorder_parents(lo, root - 1, root, parent);
-  inorder_parents(root + 1, hi, root, parent);
-}
-
 /* The double binary tree (run with XCCL_ALGO=allreduce:tree): each tree
  * carries half the buffer, rank r at u = r + 1 in tree 0 and u = (r + 1) mod
  * k + 1 in tree 1; a rank sends its half once to its parent and once to
@@ -305,7 +293,7 @@ static void inorder_parents(int lo, int hi, int up, int *parent) {
 static void mode_treebytes(xcclComm_t comm) {
   size_t count = 6000, half = 3000 * 4; /* two halves of one slot each */
   int parent[65] = {0};
-  inorder_parents(1, nranks, 0, parent);
+  test_inorder_parents(1, nranks, 0, parent);
   uint64_t want[64] = {0};
   for (int t = 0; t < 2; t++) {
     int me = (rank + t) % nranks + 1; /* my u in tree t */
@@ -422,10 +410,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
   }
-  xcclResult_t async;
-  XCHECK(xcclCommGetAsyncError(comm, &async));
-  CHECK(async == xcclSuccess, "async error %d after a clean run", async);
-  XCHECK(xcclCommDestroy(comm));
+  test_comm_end(comm);
   char name[64];
   snprintf(name, sizeof(name), "allreduce %s rank %d/%d", mode, rank, nranks);
   return test_finish(name);

@@ -127,10 +127,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
   }
-  xcclResult_t async;
-  XCHECK(xcclCommGetAsyncError(comm, &async));
-  CHECK(async == xcclSuccess, "async error %d after a clean run", async);
-  XCHECK(xcclCommDestroy(comm));
+  test_comm_end(comm);
   char name[64];
   snprintf(name, sizeof(name), "rab_colls %s rank %d/%d", mode, rank, nranks);
   return test_finish(name);

@@ -33,17 +33,6 @@
 
 static int nranks, rank;
 
-/* parent[u] in the in-order tree of lo..hi (0: the root), by brute force. */
-static void inorder_parents(int lo, int hi, int up, int *parent) {
-  if (lo > hi) return;
-  int root = lo;
-  for (int u = lo; u <= hi; u++)
-    if (__builtin_ctz((unsigned)u) > __builtin_ctz((unsigned)root)) root = u;
-  parent[root] = up;
-  inorder_parents(lo, root - 1, root, parent);
-  inorder_parents(root + 1, hi, root, parent);
-}
-
 /* u (1-based) of rank r in tree t rooted at root, k ranks. */
 static int tree_u(int k, int t, int root, int r) {
   int top = 1;
@@ -57,7 +46,7 @@ static int tree_u(int k, int t, int root, int r) {
  * count int32 from root, into want[]. */
 static void rooted_want(int is_bcast, int root, size_t count, uint64_t *want) {
   int parent[MAXR + 1] = {0};
-  inorder_parents(1, nranks, 0, parent);
+  test_inorder_parents(1, nranks, 0, parent);
   size_t part[2] = {count - count / 2, count / 2};
   for (int q = 0; q < nranks; q++) want[q] = 0;
   for (int t = 0; t < 2; t++) {
@@ -235,10 +224,7 @@ int main(int argc, char **argv) {
   XCHECK(xcclCommCount(comm, &nranks));
   XCHECK(xcclCommUserRank(comm, &rank));
   mode_roots(comm);
-  xcclResult_t async;
-  XCHECK(xcclCommGetAsyncError(comm, &async));
-  CHECK(async == xcclSuccess, "async error %d after a clean run", async);
-  XCHECK(xcclCommDestroy(comm));
+  test_comm_end(comm);
   snprintf(name, sizeof(name), "tree_rooted %s rank %d/%d", mode, rank, nranks);
   return test_finish(name);
 }
