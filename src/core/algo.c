@@ -60,10 +60,6 @@ xcclResult_t algo_connect(struct xcclComm *comm, algo_t a, const coll_args_t *op
   /* An operation's connections are not all the algorithm's: only `peers`
    * (op_peers NULL) or op_peers' union (op NULL) sets the bit. */
   int all = !algo_table[a]->op_peers || op == NULL;
-  if (algo_peers_count(&p) == 0) {
-    if (all) comm->algo_connected |= 1u << a;
-    return xcclSuccess;
-  }
   for (int s = 0; s < ALGO_PEER_SETS; s++) {
     const algo_peer_set_t *ps = &p.set[s];
     if (ps->nsend + ps->nrecv == 0) continue;
