@@ -11,7 +11,9 @@
  * CMakeLists.txt.
  *
  * Contract of the slots, all called on the thread that runs the operation,
- * holding its communicator, never blocking:
+ * holding its communicator, never blocking (max_items, scratch_bytes and
+ * build are 0 and NULL for pairwise, which runs as sends and receives and
+ * is never launched as a collective):
  * - cost: only for collectives the algorithm serves, on 2 or more ranks.
  * - scratch_bytes, then build: once each per operation and launch, with the
  *   same arguments; build's memory is the launch's until kern_run returns.
@@ -37,16 +39,19 @@
 struct xcclComm;
 
 /* The algorithms, in table order: X(ENUM, name) gives ALGO_<ENUM> and the
- * descriptor algo_<name>. ALGO_RING serves every collective and runs when
- * there is nothing to choose from (one rank); the tuner prefers the earlier
- * entry when two cost the same. */
+ * descriptor algo_<name>. ALGO_RING serves every collective but all-to-all
+ * and runs when there is nothing to choose from (one rank); all-to-all is
+ * pairwise's (its sends and receives, enqueue.c) or bruck's. The tuner
+ * prefers the earlier entry when two cost the same. */
 #define XCCL_ALGO_LIST(X) \
   X(RING, ring)           \
   X(RD, rd)               \
   X(DIRECT, direct)       \
   X(TREE, tree)           \
   X(RAB, rab)             \
-  X(HIER, hier)
+  X(HIER, hier)           \
+  X(PAIRWISE, pairwise)   \
+  X(BRUCK, bruck)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -163,6 +168,8 @@ typedef struct {
 typedef void algo_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p, double *moved_p);
 algo_model_fn algo_tree_model; /* algo_tree.c */
 algo_model_fn algo_rab_model;  /* algo_rab.c */
+algo_model_fn algo_bruck_model;    /* algo_bruck.c */
+algo_model_fn algo_pairwise_model; /* algo_pairwise.c */
 
 /* Indexed by algo_t; every slot filled. */
 extern const algo_desc_t *const algo_table[ALGO_COUNT];

@@ -71,7 +71,7 @@ static int ring_build(const coll_args_t *a, struct xcclComm *comm, int lane0, vo
 
 const algo_desc_t algo_ring = {
     .name = "ring",
-    .colls = (1u << COLL_NKINDS) - 1,
+    .colls = ((1u << COLL_NKINDS) - 1) & ~(1u << COLL_ALLTOALL),
     .cost = ring_cost,
     .max_items = XCCL_MAX_CHANNELS,
     .scratch_bytes = ring_scratch_bytes,

@@ -122,7 +122,8 @@ static algo_t coll_pick(const struct xcclComm *comm, coll_kind_t coll, size_t by
 static const char *not_algo_coll(const char *collective) {
   static _Thread_local char why[160];
   snprintf(why, sizeof(why),
-           "collective \"%.40s\" is not one with algorithms (allreduce, allgather, reducescatter, broadcast, reduce)",
+           "collective \"%.40s\" is not one with algorithms (allreduce, allgather, reducescatter, broadcast, reduce, "
+           "alltoall)",
            collective ? collective : "(NULL)");
   return why;
 }
@@ -417,27 +418,61 @@ static xcclResult_t parts_end(p2p_parts_t *pp, xcclResult_t res) {
   return res != xcclSuccess ? res : end;
 }
 
+/* All-to-all as bruck's one item (algo_bruck.c), when the tuner or
+ * XCCL_ALGO picks it for host buffers on 2 or more ranks; sets *done.
+ * Pairwise runs as p2p_coll's sends and receives. */
+static xcclResult_t alltoall_bruck(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t type,
+                                   xcclComm_t comm, void *stream, uint64_t seq, int *done) {
+  *done = 0;
+  if (stream) return xcclSuccess; /* device buffers: their sends and receives */
+  TRY(comm_acquire(comm));
+  int n = comm->nranks;
+  size_t total = count * (size_t)n;
+  coll_args_t a = {"alltoall", COLL_ALLTOALL, sendbuff, recvbuff, count, total, total, type, xcclNumOps, -1,
+                   ALGO_BRUCK};
+  xcclResult_t res = xcclSuccess;
+  int on_device = 0;
+#ifdef XCCL_HAVE_CUDA
+  size_t eb = xcclTypeSize(type);
+  cuda_buf_t bufs[2] = {{"sendbuff", sendbuff, total * eb}, {"recvbuff", recvbuff, total * eb}};
+  res = enqueue_cuda_where(a.name, bufs, 2, stream, &on_device);
+#endif
+  if (res == xcclSuccess && !on_device && n > 1 && coll_pick(comm, COLL_ALLTOALL, count * xcclTypeSize(type), 0) == ALGO_BRUCK) {
+    TRACE(COLL, "alltoall #%llu count %zu %s bruck", (unsigned long long)seq, count, kern_type_name(type));
+    group_op_t op = {.kind = GROUP_COLL, .comm = comm, .seq = seq, .coll = a};
+    res = group_add_held(&op);
+    *done = 1;
+  }
+  comm_release(comm);
+  return res == xcclSuccess ? res : comm_record(comm, res);
+}
+
 static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *sendbuff, void *recvbuff, size_t count,
                              xcclDataType_t type, int root, xcclComm_t comm, void *stream) {
   uint64_t seq = 0;
-  int n = 0, me = 0;
+  int n = 0, me = 0, done = 0;
   TRY(p2p_coll_check(name, kind, sendbuff, recvbuff, count, type, root, comm, &seq, &n, &me));
   size_t blk = count * xcclTypeSize(type);
   if (count == 0) return xcclSuccess;
+  if (kind == P2P_ALLTOALL) TRY(alltoall_bruck(sendbuff, recvbuff, count, type, comm, stream, seq, &done));
+  if (done) return xcclSuccess;
   const char *s = sendbuff;
   char *r = recvbuff;
   p2p_parts_t parts;
   xcclResult_t res = parts_begin(&parts);
-  for (int p = 0; p < n && res == xcclSuccess; p++) {
-    int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && p == root) || (kind == P2P_SCATTER && me == root);
-    int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && p == root);
+  /* Pairwise order: at step i, to me + i and from me - i (the root's
+   * partners for gather and scatter, whose other ranks have one). */
+  for (int i = 0; i < n && res == xcclSuccess; i++) {
+    int to = (me + i) % n, from = (me - i + n) % n;
+    int send = kind == P2P_ALLTOALL || (kind == P2P_GATHER && to == root) || (kind == P2P_SCATTER && me == root);
+    int recv = kind == P2P_ALLTOALL || (kind == P2P_GATHER && me == root) || (kind == P2P_SCATTER && from == root);
     if (send) {
-      const char *sp = kind == P2P_GATHER ? s : s + (size_t)p * blk;
-      res = p2p_submit(name, seq, GROUP_SEND, (void *)sp, count, type, p, comm, stream);
+      const char *sp = kind == P2P_GATHER ? s : s + (size_t)to * blk;
+      res = p2p_submit(name, seq, GROUP_SEND, (void *)sp, count, type, to, comm, stream);
     }
     if (recv && res == xcclSuccess) {
-      char *rp = kind == P2P_SCATTER ? r : r + (size_t)p * blk;
-      res = p2p_submit(name, seq, GROUP_RECV, rp, count, type, p, comm, stream);
+      char *rp = kind == P2P_SCATTER ? r : r + (size_t)from * blk;
+      res = p2p_submit(name, seq, GROUP_RECV, rp, count, type, from, comm, stream);
     }
   }
   return parts_end(&parts, res);
@@ -508,7 +543,7 @@ xcclResult_t xcclAllToAllv(const void *sendbuff, const size_t *sendcounts, const
   const char *name = "alltoallv";
   TRY(comm_acquire(comm));
   xcclResult_t res = xcclSuccess;
-  int n = comm->nranks;
+  int n = comm->nranks, me = comm->rank;
   size_t esize = xcclTypeSize(datatype), sext = 0, rext = 0, stot = 0, rtot = 0;
   const char *s = sendbuff, *r = recvbuff;
   if ((unsigned)datatype >= xcclNumTypes)
@@ -551,13 +586,14 @@ xcclResult_t xcclAllToAllv(const void *sendbuff, const size_t *sendcounts, const
   if (!stot && !rtot) return xcclSuccess;
   p2p_parts_t parts;
   res = parts_begin(&parts);
-  for (int p = 0; p < n && res == xcclSuccess; p++) {
-    if (sendcounts[p])
-      res = p2p_submit(name, seq, GROUP_SEND, (void *)(s + sdispls[p] * esize), sendcounts[p], datatype, p, comm,
+  for (int i = 0; i < n && res == xcclSuccess; i++) { /* pairwise order, as p2p_coll's */
+    int to = (me + i) % n, from = (me - i + n) % n;
+    if (sendcounts[to])
+      res = p2p_submit(name, seq, GROUP_SEND, (void *)(s + sdispls[to] * esize), sendcounts[to], datatype, to, comm,
                        stream);
-    if (recvcounts[p] && res == xcclSuccess)
-      res = p2p_submit(name, seq, GROUP_RECV, (char *)recvbuff + rdispls[p] * esize, recvcounts[p], datatype, p, comm,
-                       stream);
+    if (recvcounts[from] && res == xcclSuccess)
+      res = p2p_submit(name, seq, GROUP_RECV, (char *)recvbuff + rdispls[from] * esize, recvcounts[from], datatype,
+                       from, comm, stream);
   }
   return parts_end(&parts, res);
 }

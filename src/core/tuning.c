@@ -14,7 +14,7 @@
 #include "log.h"
 
 static const char *const coll_names[COLL_NKINDS] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                                         "reduce"};
+                                                         "reduce",    "alltoall"};
 
 static int algo_lookup(const char *name) {
   for (int a = 0; a < ALGO_COUNT; a++)
@@ -202,6 +202,8 @@ static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     /* hier's price needs the hosts (algo_hier.c), which this estimate does
      * not know: priced as the ring, an approximation. */
     [ALGO_HIER] = ring_model,
+    [ALGO_PAIRWISE] = algo_pairwise_model,
+    [ALGO_BRUCK] = algo_bruck_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

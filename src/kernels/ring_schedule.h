@@ -44,6 +44,7 @@ typedef enum {
   COLL_REDUCESCATTER,
   COLL_BROADCAST,
   COLL_REDUCE,
+  COLL_ALLTOALL, /* no ring schedule: all-to-all's algorithms are pairwise and bruck (algo.h) */
   COLL_NKINDS
 } coll_kind_t;
 

@@ -269,7 +269,7 @@ int main(void) {
   const size_t counts[] = {1, 7, 64, 1000, 5003};
   const size_t slots[] = {64, 256, 4096};
   int ncases = 0;
-  for (int coll = 0; coll < COLL_NKINDS; coll++)
+  for (int coll = 0; coll <= COLL_REDUCE; coll++) /* the ring's (all-to-all has none) */
     for (int k = 2; k <= MAX_K; k++)
       for (int nch = 1; nch <= MAX_CH; nch++)
         for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {

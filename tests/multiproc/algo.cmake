@@ -89,6 +89,21 @@ foreach(n 4 6 7)
                 ARGS bytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=reducescatter:rab,allgather:rab")
 endforeach()
 
+# Bruck's all-to-all (issue 25): test_p2p.c's all-to-all mode with it
+# forced (every type, counts 0 to 50001; all-to-all-v stays pairwise) on a
+# power of two and not, once over sockets, and its bytes to and from each
+# peer against the formula (test_bruck.c), in a group too.
+foreach(n 3 5 8)
+  xccl_add_test(NAME mp_p2p_alltoall_bruck TARGET test_p2p SOURCES ${mp}/test_p2p.c RANKS ${n} ARGS alltoall
+                LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck")
+endforeach()
+xccl_add_test(NAME mp_p2p_alltoall_bruck_socket TARGET test_p2p SOURCES ${mp}/test_p2p.c RANKS 5 ARGS alltoall
+              LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck;XCCL_TRANSPORT=socket")
+foreach(n 2 6 8)
+  xccl_add_test(NAME mp_bruck_bytes TARGET test_bruck SOURCES ${mp}/test_bruck.c RANKS ${n}
+                ARGS bytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck")
+endforeach()
+
 # The hierarchical all-reduce (issue 25) on one host: its degenerate path
 # (a reduce-scatter and an all-gather over shared memory, no ring between
 # hosts), every type and op at 3 ranks, its bytes per peer at 3 and 4. The

@@ -13,7 +13,7 @@
 
 #define SLOT (512u << 10)
 
-static const coll_kind_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_BROADCAST, COLL_REDUCE};
+static const coll_kind_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_BROADCAST, COLL_REDUCE, COLL_ALLTOALL};
 
 int main(void) {
   for (int l = 0; l < TUNING_NLINKS; l++)
@@ -86,7 +86,7 @@ int main(void) {
 
   /* On the network link (the tuner's constants) the cheaper estimate is the
    * tuner's pick. */
-  int none[COLL_NKINDS] = {-1, -1, -1, -1, -1};
+  int none[COLL_NKINDS] = {-1, -1, -1, -1, -1, -1};
   const algo_site_t net = {.alpha_s = tuning_links[TUNING_LINK_NET].alpha_s,
                            .beta_bps = tuning_links[TUNING_LINK_NET].beta_bps};
   for (int k = 2; k <= 16; k++)
@@ -94,6 +94,7 @@ int main(void) {
       algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &net), best = ALGO_RING;
       double best_s = 1e30;
       for (int a = 0; a < ALGO_COUNT; a++) { /* direct needs one host: not on the network */
+        if (!algo_serves((algo_t)a, COLL_ALLREDUCE)) continue;
         double t = a == ALGO_DIRECT ? 1e30 : tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
         if (t < best_s) best = (algo_t)a, best_s = t;
       }
@@ -111,6 +112,7 @@ int main(void) {
       algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &shm), best = ALGO_RING;
       double best_s = 1e30;
       for (int a = 0; a < ALGO_COUNT; a++) {
+        if (!algo_serves((algo_t)a, COLL_ALLREDUCE)) continue;
         double t = tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_SHM);
         if (t < best_s) best = (algo_t)a, best_s = t;
       }

@@ -15,11 +15,11 @@ static void expect_forced(const char *text, int coll, int algo) {
 }
 
 static void expect_refused(const char *text, const char *words) {
-  int f[COLL_NKINDS] = {7, 7, 7, 7, 7};
+  int f[COLL_NKINDS] = {7, 7, 7, 7, 7, 7};
   xcclResult_t r = tuning_parse(text, f);
   CHECK(r == xcclInvalidUsage, "XCCL_ALGO=%s accepted", text);
   CHECK(strstr(err_last(), words) != NULL, "XCCL_ALGO=%s: message '%s' lacks '%s'", text, err_last(), words);
-  CHECK(f[0] == 7 && f[4] == 7, "XCCL_ALGO=%s: output written on failure", text);
+  CHECK(f[0] == 7 && f[COLL_NKINDS - 1] == 7, "XCCL_ALGO=%s: output written on failure", text);
 }
 
 int main(void) {
@@ -52,6 +52,13 @@ int main(void) {
   expect_refused("allreduce:ringg", "not an algorithm");
   expect_refused("alreduce:ring", "'alreduce' is not a collective");
   expect_refused("broadcast:rd", "rd does not serve broadcast");
+  expect_forced("alltoall:bruck", COLL_ALLTOALL, ALGO_BRUCK);
+  expect_forced("bruck", COLL_ALLTOALL, ALGO_BRUCK);
+  expect_forced("bruck", COLL_ALLREDUCE, -1);
+  expect_forced("pairwise", COLL_ALLTOALL, ALGO_PAIRWISE);
+  expect_forced("ring", COLL_ALLTOALL, -1); /* the ring has no all-to-all */
+  expect_refused("alltoall:ring", "ring does not serve alltoall");
+  expect_refused("allreduce:bruck", "bruck does not serve allreduce (it serves alltoall)");
 
   /* The model: small all-reduces go to recursive doubling (fewer steps),
    * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
@@ -134,6 +141,16 @@ int main(void) {
     CHECK(tuning_pick(none, COLL_ALLREDUCE, 16u << 20, k, slot, &shm_no) != ALGO_DIRECT, "%d ranks, no CMA", k);
     CHECK(tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot, &shm_cma) != ALGO_DIRECT, "%d ranks, single copy", k);
     CHECK(tuning_pick(none, COLL_ALLREDUCE, 16u << 20, k, slot, &net) != ALGO_DIRECT, "%d ranks, network", k);
+  }
+  /* All-to-all: Bruck's ceil(log2 k) rounds beat pairwise's k-1 messages
+   * for small blocks from 4 ranks on (2 and 3 ranks: as many messages, a
+   * tie, which pairwise, the earlier entry, takes); for large blocks its
+   * k/2 log2 k blocks per rank cost more than pairwise's k-1. */
+  for (int k = 2; k <= 64; k++) {
+    algo_t small = tuning_pick(none, COLL_ALLTOALL, 8, k, slot, &net);
+    CHECK(small == (k >= 4 ? ALGO_BRUCK : ALGO_PAIRWISE), "%d ranks, 8 B all-to-all: %s", k, algo_name(small));
+    algo_t big = tuning_pick(none, COLL_ALLTOALL, 1u << 20, k, slot, &net);
+    CHECK(big == ALGO_PAIRWISE, "%d ranks, 1 MiB all-to-all: %s", k, algo_name(big));
   }
   int forced[COLL_NKINDS];
   tuning_parse("allreduce:ring", forced);

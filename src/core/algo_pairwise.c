@@ -1,0 +1,33 @@
+/*
+ * algo_pairwise.c — all-to-all as one group of sends and receives, the
+ * partners in pairwise-exchange order: in step s (1 .. k-1) rank q sends to
+ * q + s and receives from q - s, so that no rank is every rank's first
+ * partner. enqueue.c's p2p_coll submits them; the descriptor is the tuner's
+ * price and XCCL_ALGO's name, and never builds an item (build NULL).
+ */
+#include <math.h>
+
+#include "algo.h"
+
+/* For k ranks, blocks of B bytes and slots of S bytes: k - 1 messages of
+ * ceil(B/S) pieces each, all in flight at once, each paying its own
+ * latency in the transport:
+ *   steps = (k - 1) ceil(B/S),  moved = (k - 1) B. */
+void algo_pairwise_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)coll;
+  *steps_p = (k - 1) * (b > 0 ? ceil(b / s) : 1);
+  *moved_p = (k - 1) * b;
+}
+
+static double pairwise_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+  double steps, moved;
+  algo_pairwise_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
+  return steps * site->alpha_s + moved / site->beta_bps;
+}
+
+const algo_desc_t algo_pairwise = {
+    .name = "pairwise",
+    .colls = 1u << COLL_ALLTOALL,
+    .cost = pairwise_cost,
+    .peers = algo_peers_none,
+};

@@ -1,0 +1,197 @@
+/* host_bruck.c — Bruck's all-to-all as a host work item (host_bruck.h). */
+#include "host_bruck.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kern_recv.h"
+
+static bruck_item_t *to_bruck(kern_item_t *it) { return (bruck_item_t *)((char *)it - offsetof(bruck_item_t, base)); }
+
+int host_bruck_rounds(int nranks) {
+  int r = 0;
+  while (r < 31 && (1 << r) < nranks) r++;
+  return r;
+}
+
+int host_bruck_partners(int nranks, int rank, int *send, int *recv) {
+  int rounds = host_bruck_rounds(nranks);
+  for (int j = 0; j < rounds; j++) {
+    int d = (1 << j) % nranks;
+    send[j] = (rank + d) % nranks;
+    recv[j] = (rank - d + nranks) % nranks;
+  }
+  return rounds;
+}
+
+/* Of the numbers in [0, n), those with bit j set: whole periods of 2^(j+1)
+ * give 2^j each, the last part what lies past its first 2^j. */
+size_t host_bruck_round_blocks(int nranks, int round) {
+  size_t n = (size_t)nranks, half = (size_t)1 << round, period = half * 2;
+  size_t rest = n % period;
+  return n / period * half + (rest > half ? rest - half : 0);
+}
+
+/* The m-th number (from 0, rising) with bit j set. */
+static int round_block(int j, size_t m) {
+  size_t low = m & (((size_t)1 << j) - 1);
+  return (int)(((m >> j) << (j + 1)) | ((size_t)1 << j) | low);
+}
+
+static int lowest_bit(int i) { return __builtin_ctz((unsigned)i); }
+static int highest_bit(int i) { return 31 - __builtin_clz((unsigned)i); }
+
+static int stream_complete(const bruck_stream_t *st) { return st->done == st->total; }
+
+/* 1 if the next n elements of st may move: a send once every earlier round
+ * is in, a receive once its round's send has read the blocks it writes. */
+static int stream_may(const bruck_item_t *b, const bruck_stream_t *st, size_t n) {
+  if (st->is_recv) return b->st[2 * st->round].done >= st->done + n;
+  for (int j = 0; j < st->round; j++)
+    if (!stream_complete(&b->st[2 * j + 1])) return 0;
+  return 1;
+}
+
+/* Where element w of block i is, for st's direction (host_bruck.h). */
+static char *block_at(const bruck_item_t *b, const bruck_stream_t *st, int i) {
+  const partner_args_t *a = b->args;
+  size_t bytes = a->count * xcclTypeSize(a->type);
+  int k = a->nranks, q = a->rank;
+  if (!st->is_recv && lowest_bit(i) == st->round) return (char *)a->sendbuff + (size_t)((q + i) % k) * bytes;
+  if (st->is_recv && highest_bit(i) == st->round) return (char *)a->recvbuff + (size_t)((q - i + k) % k) * bytes;
+  return b->work + (size_t)i * bytes;
+}
+
+/* Moves the next n elements of st between the blocks and slot. */
+static void stream_move(bruck_item_t *b, bruck_stream_t *st, char *slot, size_t n) {
+  size_t es = xcclTypeSize(b->args->type), B = b->args->count;
+  for (size_t pos = 0; pos < n;) {
+    size_t e = st->done + pos, m = e / B, w = e % B, take = B - w;
+    if (take > n - pos) take = n - pos;
+    char *at = block_at(b, st, round_block(st->round, m)) + w * es;
+    if (st->is_recv)
+      memcpy(at, slot + pos * es, take * es);
+    else
+      memcpy(slot + pos * es, at, take * es);
+    pos += take;
+  }
+  st->done += n;
+}
+
+static size_t next_piece(const bruck_item_t *b, const bruck_stream_t *st) {
+  size_t left = st->total - st->done;
+  return left < b->piece_elems ? left : b->piece_elems;
+}
+
+/* The next piece of st, if it may move and its fifo is ready. 1 if it
+ * moved, 0 if not, -1 on a bad message. */
+static int stream_step(bruck_item_t *b, bruck_stream_t *st, kern_failure_t *fail) {
+  if (stream_complete(st)) return 0;
+  size_t n = next_piece(b, st), bytes = n * xcclTypeSize(b->args->type);
+  if (!stream_may(b, st, n)) return 0;
+  int gate = kern_fifo_gate(st->f, *st->step, st->is_recv, bytes, st->peer, fail);
+  if (gate <= 0) return gate;
+  stream_move(b, st, slot_fifo_slot(st->f, *st->step), n);
+  if (st->is_recv)
+    slot_fifo_release(st->f, (*st->step)++);
+  else
+    slot_fifo_send(st->f, (*st->step)++, bytes, b->base.env->fault);
+  return 1;
+}
+
+/* ---- The engine's operations ---- */
+
+static int bruck_step(kern_item_t *it, kern_failure_t *fail) {
+  bruck_item_t *b = to_bruck(it);
+  const partner_args_t *a = b->args;
+  if (!b->placed) {
+    size_t bytes = a->count * xcclTypeSize(a->type), own = (size_t)a->rank * bytes;
+    memcpy((char *)a->recvbuff + own, (const char *)a->sendbuff + own, bytes);
+    b->placed = 1;
+  }
+  int moved = 0, left = 0;
+  for (int i = 0; i < b->nst; i++) {
+    bruck_stream_t *st = &b->st[i];
+    int m = stream_step(b, st, fail);
+    if (m < 0) {
+      it->peer = st->peer, it->action = i;
+      return -1;
+    }
+    if (m) moved = 1, it->action = i, it->loop = st->done / b->piece_elems;
+    left |= !stream_complete(st);
+  }
+  it->finished = !left;
+  return moved || it->finished;
+}
+
+/* The first stream that could move but for its fifo (in round order, so
+ * the ranks around a stopped one point at it); when finished, a send the
+ * transport has not taken. */
+static slot_fifo_t *bruck_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
+  bruck_item_t *b = to_bruck(it);
+  bruck_stream_t *any = NULL;
+  for (int i = 0; i < b->nst; i++) {
+    bruck_stream_t *st = &b->st[i];
+    int blocked;
+    if (it->finished) {
+      blocked = !st->is_recv && !slot_fifo_taken(st->f, *st->step);
+    } else {
+      if (stream_complete(st)) continue;
+      if (!any) any = st;
+      blocked = stream_may(b, st, next_piece(b, st)) &&
+                (st->is_recv ? !slot_fifo_ready(st->f, *st->step) : !slot_fifo_room(st->f, *st->step));
+    }
+    if (blocked) {
+      any = st;
+      break;
+    }
+  }
+  if (!any) return NULL;
+  it->peer = any->peer;
+  *is_recv_p = any->is_recv;
+  *step_p = it->finished ? atomic_load(&any->f->head) : *any->step;
+  return any->f;
+}
+
+static int bruck_drained(kern_item_t *it) {
+  bruck_item_t *b = to_bruck(it);
+  for (int i = 0; i < b->nst; i++)
+    if (!b->st[i].is_recv && !slot_fifo_taken(b->st[i].f, *b->st[i].step)) return 0;
+  return 1;
+}
+
+static const kern_item_ops_t bruck_ops = {.step = bruck_step, .waiting = bruck_waiting, .drained = bruck_drained};
+
+size_t host_bruck_item_bytes(int nranks) {
+  size_t bytes = sizeof(bruck_item_t) + (size_t)(2 * host_bruck_rounds(nranks)) * sizeof(bruck_stream_t);
+  return (bytes + 7) & ~(size_t)7;
+}
+
+size_t host_bruck_work_bytes(size_t count, xcclDataType_t type, int nranks) {
+  return (count * xcclTypeSize(type) * (size_t)nranks + 7) & ~(size_t)7;
+}
+
+void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
+  memset(it, 0, host_bruck_item_bytes(a->nranks));
+  it->args = a;
+  kern_item_init(&it->base, &bruck_ops, env, lane);
+  it->work = (char *)it + host_bruck_item_bytes(a->nranks);
+  it->rounds = host_bruck_rounds(a->nranks);
+  int send[32], recv[32];
+  host_bruck_partners(a->nranks, a->rank, send, recv);
+  for (int j = 0; j < it->rounds; j++) {
+    size_t total = host_bruck_round_blocks(a->nranks, j) * a->count;
+    it->st[it->nst++] = (bruck_stream_t){
+        .f = a->send_fifo[send[j]], .step = a->send_step[send[j]], .peer = send[j], .round = j, .total = total};
+    it->st[it->nst++] = (bruck_stream_t){.f = a->recv_fifo[recv[j]],
+                                         .step = a->recv_step[recv[j]],
+                                         .peer = recv[j],
+                                         .round = j,
+                                         .is_recv = 1,
+                                         .total = total};
+  }
+  size_t es = xcclTypeSize(a->type);
+  it->piece_elems = it->nst ? it->st[0].f->slot_size / es : a->count;
+  if (it->piece_elems == 0) it->piece_elems = 1;
+  it->base.finished = a->count == 0;
+}
