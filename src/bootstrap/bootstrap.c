@@ -105,19 +105,17 @@ static void root_accept_new(bs_root_t *rt) {
 static void root_finish(bs_root_t *rt) {
   char s[SOCK_ADDR_STRLEN];
   if (rt->nranks > 0 && rt->joined == rt->nranks) {
-    size_t len = 4 + (size_t)rt->nranks * BS_ADDR_BYTES;
-    uint8_t *payload = calloc(1, len);
-    if (payload) {
-      payload[0] = (uint8_t)rt->nranks, payload[1] = (uint8_t)(rt->nranks >> 8);
-      payload[2] = (uint8_t)(rt->nranks >> 16), payload[3] = (uint8_t)(rt->nranks >> 24);
-      for (int i = 0; i < rt->nranks; i++) bs_addr_encode(&rt->hellos[i].addr, payload + 4 + (size_t)i * BS_ADDR_BYTES);
-      uint64_t dl = clock_deadline(config_double(CFG_TIMEOUT));
-      for (int i = 0; i < rt->nranks; i++) {
-        err_quiet(1);
-        send_frame(rt->ranks[i].fd, BS_WELCOME, payload, (uint32_t)len, rt->id.secret, rt->ranks[i].nonce, dl, NULL);
-        err_quiet(0);
-      }
-      free(payload);
+    /* Each rank gets the addresses of the ranks it first sends to; the
+     * all-gather of the addresses (bootstrap_init) brings the rest. */
+    uint8_t payload[BS_WELCOME_BYTES(BS_WELCOME_MAX)];
+    uint64_t dl = clock_deadline(config_double(CFG_TIMEOUT));
+    for (int i = 0; i < rt->nranks; i++) {
+      int to[BS_WELCOME_MAX], n = bootstrap_allgather_sends_to(rt->nranks, i, to);
+      bs_welcome_encode(payload, rt->nranks, n, to, rt->hellos);
+      err_quiet(1);
+      send_frame(rt->ranks[i].fd, BS_WELCOME, payload, (uint32_t)BS_WELCOME_BYTES(n), rt->id.secret,
+                 rt->ranks[i].nonce, dl, NULL);
+      err_quiet(0);
     }
     INFO(BOOTSTRAP, "bootstrap root %s: all %d ranks joined", sock_addr_str(&rt->addr, s, sizeof(s)), rt->nranks);
   } else {
@@ -270,23 +268,44 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   uint64_t welcome_deadline = deadline + (uint64_t)(BS_FAIL_GRACE_S * 1e9);
   TRY_GOTO(conn_read_frame(&root, bs->id.secret, root.nonce, BS_WELCOME, welcome_deadline, bs->abort_flag, peer), fail);
   const uint8_t *pl = root.frame + BS_HDR_BYTES;
-  uint32_t n = root.h.len >= 4 ? (uint32_t)(pl[0] | pl[1] << 8 | pl[2] << 16 | (uint32_t)pl[3] << 24) : 0;
-  if ((int)n != bs->nranks || root.h.len != 4 + n * BS_ADDR_BYTES) {
-    res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a welcome for %u ranks, expected %d", peer, n,
-                  bs->nranks);
+  char why[256];
+  int n = bs_welcome_check(pl, root.h.len, bs->nranks, why, sizeof(why));
+  if (n < 0) {
+    res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a bad welcome: %s", peer, why);
     goto fail;
   }
-  for (int i = 0; i < bs->nranks; i++) {
-    char why[256];
-    if (bs_addr_decode(pl + 4 + (size_t)i * BS_ADDR_BYTES, &bs->addrs[i], why, sizeof(why)) != 0) {
-      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a bad address for rank %d: %s", peer, i, why);
+  for (int i = 0; i < n; i++) {
+    int r = 0;
+    sock_addr_t a;
+    if (bs_welcome_entry(pl, i, bs->nranks, &r, &a, why, sizeof(why)) != 0) {
+      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a bad address: %s", peer, why);
       goto fail;
     }
+    bs->addrs[r] = a;
   }
   conn_close(&root);
   return xcclSuccess;
 fail:
   conn_close(&root);
+  return res;
+}
+
+/* Every rank's address, by an all-gather over the partners the welcome
+ * named. */
+static xcclResult_t gather_addrs(bootstrap_t *bs) {
+  if (bs->nranks == 1) return xcclSuccess;
+  uint8_t *all = malloc((size_t)bs->nranks * BS_ADDR_BYTES);
+  if (!all) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for %d bootstrap addresses", bs->nranks);
+  bs_addr_encode(&bs->addrs[bs->rank], all + (size_t)bs->rank * BS_ADDR_BYTES);
+  xcclResult_t res = bootstrap_allgather(bs, all, BS_ADDR_BYTES);
+  for (int r = 0; r < bs->nranks && res == xcclSuccess; r++) {
+    char why[256];
+    if (bs_addr_decode(all + (size_t)r * BS_ADDR_BYTES, &bs->addrs[r], why, sizeof(why)) != 0)
+      res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: the all-gather of addresses brought a bad one for "
+                    "rank %d: %s", r, why);
+  }
+  free(all);
+  if (res != xcclSuccess) err_prefix(res, "bootstrap: gathering every rank's address");
   return res;
 }
 
@@ -317,6 +336,9 @@ xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double time
    * this rank serves its listener (bootstrap_p2p.c). */
   TRY_GOTO(rank_join_root(bs, &my_addr, deadline), fail);
   bs->listen_fd = listen_fd; /* kept for point-to-point messages and the all-gather */
+  listen_fd = -1;
+  bs->addrs[rank] = my_addr;
+  TRY_GOTO(gather_addrs(bs), fail);
   *bs_p = bs;
   return xcclSuccess;
 fail:

@@ -44,6 +44,10 @@ void bootstrap_set_timeout(bootstrap_t *bs, double timeout_s);
  * failure the error names the peer (and says so when ranks passed different
  * sizes); the blocks not yet received are left as they were. */
 xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all, size_t size);
+/* The ranks rank of nranks sends to in bootstrap_allgather's rounds (rank -
+ * 2^j mod nranks), written to to[] (ceil(log2 nranks) <= 32 of them, all
+ * different); returns how many. */
+int bootstrap_allgather_sends_to(int nranks, int rank, int *to);
 /* Rounds the last bootstrap_allgather of bs completed (for tests and logs). */
 int bootstrap_allgather_rounds(const bootstrap_t *bs);
 

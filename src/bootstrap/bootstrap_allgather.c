@@ -104,6 +104,12 @@ static xcclResult_t ag_recv(bootstrap_t *bs, int peer, int round, uint8_t *all, 
   return xcclSuccess;
 }
 
+int bootstrap_allgather_sends_to(int nranks, int rank, int *to) {
+  int n = 0;
+  for (int d = 1; d < nranks; d *= 2) to[n++] = (rank - d % nranks + nranks) % nranks;
+  return n;
+}
+
 xcclResult_t bootstrap_allgather(bootstrap_t *bs, void *all_v, size_t size) {
   uint8_t *all = all_v;
   int k = bs->nranks, r = bs->rank;

@@ -182,6 +182,44 @@ int bs_hello_decode(const uint8_t *in, size_t len, bs_hello_t *h, char *why, siz
   return 0;
 }
 
+void bs_welcome_encode(uint8_t *out, int nranks, int count, const int *ranks, const bs_hello_t *hellos) {
+  put32(out, (uint32_t)nranks);
+  put32(out + 4, (uint32_t)count);
+  for (int i = 0; i < count; i++) {
+    uint8_t *e = out + BS_WELCOME_BYTES(i);
+    put32(e, (uint32_t)ranks[i]);
+    bs_addr_encode(&hellos[ranks[i]].addr, e + 4);
+  }
+}
+
+int bs_welcome_check(const uint8_t *in, size_t len, int nranks, char *why, size_t whylen) {
+  if (len < 8) {
+    snprintf(why, whylen, "welcome of %zu bytes, shorter than its 8-byte head", len);
+    return -1;
+  }
+  uint32_t n = get32(in), count = get32(in + 4);
+  if ((int64_t)n != nranks) {
+    snprintf(why, whylen, "welcome for %u ranks, expected %d", n, nranks);
+    return -1;
+  }
+  if (count > BS_WELCOME_MAX || len != BS_WELCOME_BYTES(count)) {
+    snprintf(why, whylen, "welcome of %zu bytes claims %u addresses (at most %d)", len, count, BS_WELCOME_MAX);
+    return -1;
+  }
+  return (int)count;
+}
+
+int bs_welcome_entry(const uint8_t *in, int i, int nranks, int *rank, sock_addr_t *a, char *why, size_t whylen) {
+  const uint8_t *e = in + BS_WELCOME_BYTES(i);
+  uint32_t r = get32(e);
+  if (r >= (uint32_t)nranks) {
+    snprintf(why, whylen, "welcome names rank %u, outside 0..%d", r, nranks - 1);
+    return -1;
+  }
+  *rank = (int)r;
+  return bs_addr_decode(e + 4, a, why, whylen);
+}
+
 static void id_checksum(const uint8_t *bytes, uint8_t out[8]) {
   uint8_t digest[32];
   unsigned int dl = 0;

@@ -20,7 +20,7 @@
 #include "xccl.h"
 
 #define BS_MAGIC 0x53424358u /* "XCBS" */
-#define BS_VERSION 1
+#define BS_VERSION 2 /* 2: a welcome names only the all-gather's first partners */
 #define BS_HDR_BYTES 16
 #define BS_MAC_BYTES 32
 #define BS_NONCE_BYTES 16
@@ -33,7 +33,7 @@
 typedef enum {
   BS_CHALLENGE = 1, /* acceptor -> connector: nonce */
   BS_HELLO = 2,     /* rank -> root: who I am */
-  BS_WELCOME = 3,   /* root -> rank: every rank's bootstrap address */
+  BS_WELCOME = 3,   /* root -> rank: the addresses of the ranks it first sends to (bs_welcome_*) */
   BS_FAIL = 4,      /* root -> rank: why the job cannot start (text) */
   BS_RING_HELLO = 5,/* rank -> next rank: no longer sent (the ring is gone), still parsed */
   BS_DATA = 6,      /* all-gather payloads: no longer sent (they travel as BS_P2P) */
@@ -83,6 +83,24 @@ void bs_addr_encode(const sock_addr_t *a, uint8_t out[BS_ADDR_BYTES]);
 int bs_addr_decode(const uint8_t in[BS_ADDR_BYTES], sock_addr_t *a, char *why, size_t whylen);
 
 void bs_hello_encode(const bs_hello_t *h, uint8_t out[BS_HELLO_BYTES]);
+
+/* A welcome: u32 nranks, u32 count, then count entries of u32 rank and
+ * that rank's address, the ranks bootstrap_allgather first sends to
+ * (bootstrap_allgather_sends_to: at most BS_WELCOME_MAX). The all-gather of
+ * every rank's address that follows brings the others, so the root sends
+ * O(k log k) bytes in all where a full table to each rank was O(k^2). */
+#define BS_WELCOME_MAX 32
+#define BS_WELCOME_ENTRY (4 + BS_ADDR_BYTES)
+#define BS_WELCOME_BYTES(count) (8 + (size_t)(count)*BS_WELCOME_ENTRY)
+/* Writes the welcome of nranks ranks naming ranks[0..count) (into
+ * BS_WELCOME_BYTES(count) bytes), their addresses from the hellos (indexed
+ * by rank). */
+void bs_welcome_encode(uint8_t *out, int nranks, int count, const int *ranks, const bs_hello_t *hellos);
+/* Checks a welcome's sizes for nranks ranks: its entry count, or -1 + why. */
+int bs_welcome_check(const uint8_t *in, size_t len, int nranks, char *why, size_t whylen);
+/* Entry i of a checked welcome: the rank (0 and *a, or -1 + why for a rank
+ * out of range or a bad address). */
+int bs_welcome_entry(const uint8_t *in, int i, int nranks, int *rank, sock_addr_t *a, char *why, size_t whylen);
 int bs_hello_decode(const uint8_t *in, size_t len, bs_hello_t *h, char *why, size_t whylen);
 
 /* ---- Unique id ---- */

@@ -72,13 +72,15 @@ static void decode_payload(uint16_t type, const uint8_t *pl, uint32_t len) {
     bs_hello_t h;
     if (bs_hello_decode(pl, len, &h, why, sizeof(why)) != 0) must_explain(why);
   } else if (type == BS_WELCOME && len >= 4) {
-    uint32_t count = le32(pl);
-    if (count <= BS_MAX_RANKS && (uint64_t)len == 4 + (uint64_t)count * BS_ADDR_BYTES) {
-      for (uint32_t i = 0; i < count; i++) {
-        sock_addr_t a;
-        why[0] = '\0';
-        if (bs_addr_decode(pl + 4 + (size_t)i * BS_ADDR_BYTES, &a, why, sizeof(why)) != 0) must_explain(why);
-      }
+    uint32_t claimed = le32(pl); /* the receiver expects its own count: take the frame's, so the rest is reached */
+    int nranks = claimed >= 1 && claimed <= BS_MAX_RANKS ? (int)claimed : 1;
+    int count = bs_welcome_check(pl, len, nranks, why, sizeof(why));
+    if (count < 0) must_explain(why);
+    for (int i = 0; i < count; i++) {
+      int r;
+      sock_addr_t a;
+      why[0] = '\0';
+      if (bs_welcome_entry(pl, i, nranks, &r, &a, why, sizeof(why)) != 0) must_explain(why);
     }
   }
 }

@@ -102,10 +102,10 @@ static void gen_bootstrap_msg(void) {
   msg("signed_hello", M_SIGNED, head, 5, hello, BS_HELLO_BYTES);
   head[0] = BS_RING_HELLO, head[1] = 20, head[2] = 0;
   msg("signed_ring_hello_flipped", M_SIGNED, head, 5, hello, BS_HELLO_BYTES);
-  uint8_t welcome[4 + 2 * BS_ADDR_BYTES] = {2, 0, 0, 0};
+  uint8_t welcome[BS_WELCOME_BYTES(2)];
   sock_addr_t a0 = v4("127.0.0.1", 40001), a1 = v6("::1", 40002, 0);
-  bs_addr_encode(&a0, welcome + 4);
-  bs_addr_encode(&a1, welcome + 4 + BS_ADDR_BYTES);
+  bs_hello_t three[3] = {{.addr = a0}, {.addr = a1}};
+  bs_welcome_encode(welcome, 3, 2, (const int[]){0, 1}, three);
   head[0] = BS_WELCOME, head[1] = head[2] = 0xff, head[3] = 0, head[4] = 255;
   msg("signed_welcome", M_SIGNED, head, 5, welcome, sizeof(welcome));
   uint8_t p2p[8 + 4] = {3, 0, 0, 0, 7, 0, 0, 0, 'd', 'a', 't', 'a'};

@@ -1,6 +1,6 @@
 /*
  * test_bootstrap_msg.c — the bootstrap's wire format (src/bootstrap/bootstrap_msg.h):
- * frames and their MAC, header checks, the hello payload, the unique id, and
+ * frames and their MAC, header checks, the hello and welcome payloads, the unique id, and
  * the secret and random helpers. All pure functions: no sockets.
  *
  * Expected bytes come from the format documented in bootstrap_msg.h, written
@@ -66,9 +66,9 @@ static void test_frames(void) {
   memset(frame, 0xEE, sizeof(frame));
   bs_frame_build(frame, BS_DATA, payload, len, key, nonce);
 
-  /* The layout: "XCBS", version 1, type, length, zero, payload, MAC. */
+  /* The layout: "XCBS", version 2, type, length, zero, payload, MAC. */
   CHECK(memcmp(frame, "XCBS", 4) == 0, "magic bytes %02x %02x %02x %02x", frame[0], frame[1], frame[2], frame[3]);
-  CHECK(rd16(frame + 4) == 1 && rd16(frame + 6) == BS_DATA, "version %u type %u", rd16(frame + 4),
+  CHECK(rd16(frame + 4) == 2 && rd16(frame + 6) == BS_DATA, "version %u type %u", rd16(frame + 4),
         rd16(frame + 6));
   CHECK(rd32(frame + 8) == len && rd32(frame + 12) == 0, "length %u reserved %u", rd32(frame + 8), rd32(frame + 12));
   CHECK(memcmp(frame + BS_HDR_BYTES, payload, len) == 0, "payload not copied");
@@ -182,7 +182,9 @@ static void test_headers(void) {
   make_hdr(h, 0, BS_VERSION, BS_DATA, 0, 0);
   expect_hdr_bad(h, "zero magic", "magic");
   make_hdr(h, BS_MAGIC, BS_VERSION + 1, BS_DATA, 0, 0);
-  expect_hdr_bad(h, "version 2", "version 2, this library speaks 1");
+  expect_hdr_bad(h, "version 3", "version 3, this library speaks 2");
+  make_hdr(h, BS_MAGIC, 1, BS_DATA, 0, 0); /* a library from before welcomes were short */
+  expect_hdr_bad(h, "version 1", "version 1, this library speaks 2");
   make_hdr(h, BS_MAGIC, 0, BS_DATA, 0, 0);
   expect_hdr_bad(h, "version 0", "version 0");
   make_hdr(h, BS_MAGIC, BS_VERSION, 0, 0, 0);
@@ -476,10 +478,49 @@ static void test_secret_random(void) {
   CHECK(bs_random(big, 0) == 0, "bs_random of 0 bytes failed");
 }
 
+/* A welcome: u32 nranks, u32 count, count x {u32 rank, address}; each
+ * refusal changes one field of one that is first accepted. */
+static void test_welcome(void) {
+  bs_hello_t hellos[5] = {hello_v4(), hello_v4(), hello_v4(), hello_v4(), hello_v4()};
+  for (int i = 0; i < 5; i++) hellos[i].addr.sin.sin_port = htons((uint16_t)(40000 + i));
+  const int ranks[2] = {4, 3};
+  uint8_t w[BS_WELCOME_BYTES(2) + 1];
+  memset(w, 0xCC, sizeof(w));
+  bs_welcome_encode(w, 5, 2, ranks, hellos);
+  CHECK(w[BS_WELCOME_BYTES(2)] == 0xCC, "encode wrote past the welcome");
+  CHECK(rd32(w) == 5 && rd32(w + 4) == 2 && rd32(w + 8) == 4 && rd32(w + 8 + 4 + 28) == 3, "welcome ints");
+  CHECK(rd16(w + 12) == 4 && rd16(w + 14) == 40004, "first entry's address: family %u port %u", rd16(w + 12),
+        rd16(w + 14));
+  char why[256] = "";
+  CHECK(bs_welcome_check(w, BS_WELCOME_BYTES(2), 5, why, sizeof(why)) == 2, "good welcome refused: %s", why);
+  int r = -1;
+  sock_addr_t a;
+  CHECK(bs_welcome_entry(w, 1, 5, &r, &a, why, sizeof(why)) == 0 && r == 3 && ntohs(a.sin.sin_port) == 40003,
+        "entry 1: rank %d (%s)", r, why);
+  why[0] = '\0';
+  CHECK(bs_welcome_check(w, BS_WELCOME_BYTES(2), 6, why, sizeof(why)) < 0 && strstr(why, "for 5 ranks, expected 6"),
+        "other rank count: '%s'", why);
+  why[0] = '\0';
+  CHECK(bs_welcome_check(w, BS_WELCOME_BYTES(2) - 1, 5, why, sizeof(why)) < 0 && strstr(why, "claims 2 addresses"),
+        "short welcome: '%s'", why);
+  why[0] = '\0';
+  CHECK(bs_welcome_check(w, 7, 5, why, sizeof(why)) < 0 && strstr(why, "8-byte head"), "7 bytes: '%s'", why);
+  wr32(w + 4, BS_WELCOME_MAX + 1);
+  why[0] = '\0';
+  CHECK(bs_welcome_check(w, BS_WELCOME_BYTES(BS_WELCOME_MAX + 1), 5, why, sizeof(why)) < 0 && strstr(why, "at most"),
+        "too many entries: '%s'", why);
+  wr32(w + 4, 2);
+  wr32(w + 8, 5);
+  why[0] = '\0';
+  CHECK(bs_welcome_entry(w, 0, 5, &r, &a, why, sizeof(why)) < 0 && strstr(why, "rank 5, outside 0..4"),
+        "rank out of range: '%s'", why);
+}
+
 int main(void) {
   test_frames();
   test_headers();
   test_hello();
+  test_welcome();
   test_unique_id();
   test_secret_random();
   return test_finish("test_bootstrap_msg");
