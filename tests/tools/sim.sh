@@ -18,7 +18,7 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 bad = []
 for r in rows:
-    for f in ("algo", "bytes", "time_us", "busbw", "chosen", "method"):
+    for f in ("algo", "bytes", "time_us", "busbw", "chosen", "method", "model_us"):
         if f not in r: bad.append("row %r lacks %s" % (r, f))
 algos = sorted({r["algo"] for r in rows})
 for a in ("ring", "rd", "tree", "rab", "hier"):
@@ -43,6 +43,105 @@ t = {r["algo"]: r["time_us"] for r in json.load(open(sys.argv[1]))}
 ok = t["tree"] < t["ring"]
 print(("" if ok else "FAIL: ") + "8 B on 64 ranks: tree %.2f us, ring %.2f us" % (t["tree"], t["ring"]))
 sys.exit(0 if ok else 1)' "$tmp/b.json" || fail=1
+
+# Broadcast and reduce replay the ring and the tree (rooted trees of
+# host_tree_links), reduce-scatter and all-gather the ring and rab's halves
+# (host_rab_item for that collective), and nothing else: those serve them
+# (algo_serves). On 4 x 8 at 8 B the tree's log2 k hops beat the ring's
+# chain and the tuner picks it. The sizes are the whole buffer, so a
+# reduce-scatter's share is B = bytes / k; the tuner prices that share:
+# the ring's model_us is (k-1 + ceil(B/S) - 1) alpha + (k-1) B / beta.
+for c in broadcast reduce reducescatter allgather; do
+  "$sim" --hosts 4 --gpus 8 --root 5 $c -b 8 -e 8M -f 1024 --json > "$tmp/r-$c.json" || say "xccl-sim $c exited $?"
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, math, sys
+bad = []
+k, alpha, beta, S = 32, 3e-6, 400e9 / 8, 512 << 10
+for c, want in (("broadcast", "tree"), ("reduce", "tree"), ("reducescatter", "rab"), ("allgather", "rab")):
+    rows = json.load(open("%s/r-%s.json" % (sys.argv[1], c)))
+    if sorted({r["algo"] for r in rows}) != sorted(("ring", want)):
+        bad.append("%s: rows of %s, not ring and %s" % (c, sorted({r["algo"] for r in rows}), want))
+        continue
+    for b in sorted({r["bytes"] for r in rows}):
+        if sum(r["chosen"] for r in rows if r["bytes"] == b) != 1: bad.append("%s %d B: not one row chosen" % (c, b))
+    at = {(r["algo"], r["bytes"]): r for r in rows}
+    if c in ("broadcast", "reduce"):
+        t, g = at[("tree", 8)], at[("ring", 8)]
+        if not (t["time_us"] < g["time_us"] and t["chosen"]):
+            bad.append("%s 8 B on 32 ranks: tree %.2f us (chosen %s), ring %.2f us" % (c, t["time_us"], t["chosen"], g["time_us"]))
+    else:
+        g = at[("ring", 8 << 20)]
+        B = (8 << 20) / k
+        model = ((k - 1 + math.ceil(B / S) - 1) * alpha + (k - 1) * B / beta) * 1e6
+        if abs(g["model_us"] - model) > 1e-3 * model:
+            bad.append("%s 8 MiB: ring priced at %.2f us, its model for a share of %d B is %.2f" % (c, g["model_us"], B, model))
+for m in bad: print("FAIL:", m)
+print("" if bad else "broadcast, reduce: ring and tree; reduce-scatter, all-gather: ring and rab; tree 8 B under the ring's")
+sys.exit(1 if bad else 0)
+PY
+
+# Bytes per rank (net_bytes; one GPU per host, so every byte crosses):
+# rab's halves move (p2-1) T in all, T = kB the buffer, and the fold r (T +
+# B) (reduce-scatter) or r T (all-gather); on 4 x 8 only the levels h >= G
+# cross hosts, (k - G) B. The rooted trees deliver each half once to every
+# other rank: (k-1)/k B. And at one piece the replay is the model:
+# tree (ceil(log2 k) + 1 - 1) alpha + 2B / beta, rab (log2 k + 1 - 1) alpha
+# + (k-1)/k T / beta (within 5 %).
+for k in 8 6; do
+  for c in broadcast reduce reducescatter allgather; do
+    "$sim" --hosts $k --gpus 1 $c -b 8K -e 8M -f 1024 --json > "$tmp/n$k-$c.json" || say "xccl-sim $c exited $?"
+  done
+done
+"$sim" --hosts 4 --gpus 8 reducescatter -b 8M -e 8M --algo rab --json > "$tmp/n32.json" || say "xccl-sim exited $?"
+python3 - "$tmp" <<'PY' || fail=1
+import json, math, sys
+bad = []
+alpha, beta = 3e-6, 400e9 / 8
+def load(f): return {(r["algo"], r["bytes"]): r for r in json.load(open(sys.argv[1] + "/" + f))}
+def near(got, want, tol, what):
+    if abs(got - want) > tol * want: bad.append("%s: %.2f, want %.2f" % (what, got, want))
+for k in (8, 6):
+    p2 = 1 << int(math.log2(k))
+    r = k - p2
+    for c in ("broadcast", "reduce", "reducescatter", "allgather"):
+        rows = load("n%d-%s.json" % (k, c))
+        for T in (8 << 10, 8 << 20):
+            if c in ("broadcast", "reduce"):
+                near(rows[("tree", T)]["net_bytes"], (k - 1) / k * T, 1e-3, "%s tree, %d ranks, %d B: bytes per rank" % (c, k, T))
+            else:
+                B = T / k
+                fold = r * (T + B if c == "reducescatter" else T)
+                near(rows[("rab", T)]["net_bytes"], ((p2 - 1) * T + fold) / k, 1e-3, "%s rab, %d ranks, %d B: bytes per rank" % (c, k, T))
+        if k == 8:
+            T = 8 << 10
+            if c in ("broadcast", "reduce"):
+                model = 3 * alpha + 2 * T / beta
+                near(rows[("tree", T)]["time_us"], model * 1e6, 0.05, "%s tree, 8 ranks, 8 KiB: time against the model" % c)
+            else:
+                model = 3 * alpha + 7 / 8 * T / beta
+                near(rows[("rab", T)]["time_us"], model * 1e6, 0.05, "%s rab, 8 ranks, 8 KiB: time against the model" % c)
+near(load("n32.json")[("rab", 8 << 20)]["net_bytes"], (32 - 8) * (8 << 20) / 32, 1e-3, "reduce-scatter rab, 4 x 8, 8 MiB: bytes per rank between hosts")
+for m in bad: print("FAIL:", m)
+print("" if bad else "rab's halves and the rooted trees move the model's bytes, and its time at one piece")
+sys.exit(1 if bad else 0)
+PY
+
+# A row the tuner refuses (hier on one host) is priced null, and the JSON
+# still parses.
+"$sim" --hosts 1 --gpus 8 allreduce -b 1M -e 1M --algo hier --json > "$tmp/null.json" || say "xccl-sim exited $?"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+ok = r["model_us"] is None
+print(("" if ok else "FAIL: ") + "hier on one host: model_us %r" % r["model_us"])
+sys.exit(0 if ok else 1)' "$tmp/null.json" || fail=1
+
+# --root must name a rank: one sentence, exit 2.
+"$sim" --hosts 4 --gpus 8 --root 32 broadcast > "$tmp/root.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$tmp/root.out")" = 1 ] && grep -q "^xccl-sim: --root 32 is not a rank of the 32 ranks" "$tmp/root.out" ||
+  say "--root 32 on 32 ranks: exit $rc, $(cat "$tmp/root.out")"
 
 # The ring at 1 GiB on one host runs at the link's bandwidth: within 10 %
 # of the modelled 1000 Gb/s (125 GB/s).

@@ -66,6 +66,7 @@ typedef struct sim {
   sim_cluster_t c;
   /* The operation. */
   coll_kind_t coll;
+  int root;                   /* broadcast's and reduce's root rank */
   size_t bytes, count, esize; /* the schedule's count (per rank block for all-gather, reduce-scatter) */
   size_t ring_slot, peer_slot; /* XCCL_CHUNK_SIZE, XCCL_ALGO_CHUNK_SIZE */
   int symmetric;               /* run one host's ranks and fold the next host onto it (sim_ring.c) */

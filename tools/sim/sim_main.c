@@ -5,11 +5,14 @@
  *
  *   xccl-sim --hosts H (--gpus G | --topo FILE) [--nvlink-gbps N --nic-gbps N
  *            --nvlink-us N --nic-us N --nics N --channels N --max-msgs N]
- *            COLL -b MIN -e MAX [-f F] [--algo LIST|all] [--json]
+ *            COLL -b MIN -e MAX [-f F] [--root R] [--algo LIST|all] [--json]
  *
  * --topo FILE makes every host the machine of an hwloc or NCCL topology
  * file (sim_topo.c): GPUs, channels, rail NICs and their speed, a GPU's
  * link inside the host; a flag given, before or after it, wins.
+ *
+ * Every algorithm xccl-sim replays that serves COLL (algo_serves) gets a row:
+ * each replay drives its kernel's items for that collective.
  *
  * Method per row: "event" replays every rank message by message;
  * "symmetric" replays one host of a uniform cluster (sim_ring.c's fold);
@@ -18,6 +21,7 @@
  * linearly with its pieces once it is full).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +46,8 @@ typedef struct {
   coll_kind_t coll;
   size_t minb, maxb;
   double factor;
-  int want[NSCHED];
+  int want[NSCHED]; /* 1: replay it; 2: named in --algo */
+  int root;         /* --root: broadcast's and reduce's root rank (the others have none and ignore it) */
   int json;
   int bootstrap; /* --bootstrap: init's all-gather instead of a collective */
   double max_msgs;
@@ -57,7 +62,7 @@ enum { GIVEN_GPUS = 1, GIVEN_NICS = 2, GIVEN_CHANNELS = 4, GIVEN_LOCAL_BPS = 8, 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xccl-sim --hosts H (--gpus G | --topo FILE) [options] COLL -b MIN -e MAX [-f F]\n"
-          "                [--algo LIST|all] [--json]\n"
+          "                [--root R] [--algo LIST|all] [--json]\n"
           "       xccl-sim --hosts H (--gpus G | --topo FILE) [options] --bootstrap [--json]\n"
           "  --topo FILE     every host is the machine of this topology file (hwloc or NCCL XML, as\n"
           "                  XCCL_TOPO_FILE): its GPUs; the channels, and the NICs they use (rails), of\n"
@@ -70,6 +75,7 @@ static void usage(FILE *f) {
           "  COLL            allreduce, allgather, reducescatter, broadcast or reduce\n"
           "  -b, -e          smallest and largest size in bytes (K, M, G suffixes: powers of 1024)\n"
           "  -f F            size factor between rows (default 2)\n"
+          "  --root R        broadcast's and reduce's root rank (default 0; the others ignore it)\n"
           "  --algo LIST     algorithms to replay, comma-separated, or all (default)\n"
           "  --nvlink-gbps N a GPU's link inside a host, Gbit/s per direction (default 3600: 450 GB/s)\n"
           "  --nic-gbps N    a NIC, Gbit/s per direction (default 400)\n"
@@ -82,7 +88,8 @@ static void usage(FILE *f) {
           "                  XCCL_STEPS; 0: unlimited)\n"
           "  --max-msgs N    messages one replay may send before the row is extrapolated (default 1.2e7)\n"
           "  --json          a JSON list of rows {algo, bytes, time_us, busbw, chosen, method, msgs, sim_ms,\n"
-          "                  net_bytes (per rank, between hosts)}\n"
+          "                  net_bytes (per rank, between hosts), model_us (the algorithm's price in xccl's\n"
+          "                  tuner, with this cluster's links; null where the tuner refuses it)}\n"
           "Slot sizes are XCCL_CHUNK_SIZE (ring) and XCCL_ALGO_CHUNK_SIZE (the others), from the environment.\n",
           XCCL_STEPS);
 }
@@ -116,9 +123,11 @@ static int parse_algos(const char *list, int *want) {
   snprintf(buf, sizeof(buf), "%s", list);
   memset(want, 0, NSCHED * sizeof(int));
   for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    int found = 0;
-    for (int i = 0; i < NSCHED; i++)
-      if (strcasecmp(t, "all") == 0 || strcasecmp(t, scheds[i]->name) == 0) want[i] = found = 1;
+    int all = strcasecmp(t, "all") == 0, found = all;
+    for (int i = 0; i < NSCHED; i++) {
+      if (strcasecmp(t, scheds[i]->name) == 0) want[i] = 2, found = 1;
+      if (all && !want[i]) want[i] = 1;
+    }
     if (!found) {
       fprintf(stderr, "xccl-sim: --algo: '%s' is not an algorithm xccl-sim replays (", t);
       for (int i = 0; i < NSCHED; i++) fprintf(stderr, "%s%s", i ? ", " : "", scheds[i]->name);
@@ -208,6 +217,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--nic-us") == 0) {
       if (parse_double(val, 0, &v)) BAD();
       o->c.nic_lat = v * 1e-6;
+    } else if (strcmp(a, "--root") == 0) {
+      if (parse_double(val, 0, &v) || v > 1 << 24 || v != (double)(int)v) BAD();
+      o->root = (int)v;
     } else if (strcmp(a, "--max-msgs") == 0) {
       if (parse_double(val, 1e3, &o->max_msgs)) BAD();
     } else if (strcmp(a, "-b") == 0) {
@@ -238,6 +250,10 @@ static int parse_args(int argc, char **argv, opts_t *o) {
   if (o->maxb < o->minb) return fprintf(stderr, "xccl-sim: -e is smaller than -b\n"), -1;
   o->coll = (coll_kind_t)coll;
   o->c.nranks = o->c.hosts * o->c.gpus;
+  if (o->root >= o->c.nranks)
+    return fprintf(stderr, "xccl-sim: --root %d is not a rank of the %d ranks (0 to %d)\n", o->root, o->c.nranks,
+                   o->c.nranks - 1),
+           -1;
   if (!o->c.nchannels) o->c.nchannels = o->c.gpus < 32 ? o->c.gpus : 32;
   if (!o->c.nics || o->c.nics > o->c.gpus) o->c.nics = o->c.gpus;
   o->ring_slot = config_size(CFG_CHUNK_SIZE);
@@ -269,6 +285,7 @@ static void sim_for(sim_t *s, const opts_t *o, size_t bytes, int symmetric) {
   memset(s, 0, sizeof(*s));
   s->c = o->c;
   s->coll = o->coll;
+  s->root = o->root;
   s->esize = 4;
   s->bytes = bytes;
   s->count = bytes / s->esize;
@@ -285,12 +302,13 @@ typedef struct {
   const char *method;
 } row_t;
 
-/* 1 if schedule i is wanted and replays o's collective: the ring's replay
- * runs every collective's ring schedule; the others' are their all-reduce
- * (the tree's broadcast and reduce, rab's halves are not replayed yet). */
+/* 1 if schedule i is wanted and its algorithm serves o's collective
+ * (algo_serves, the descriptor's colls): each replay drives its kernel's
+ * items for that collective (the ring's iterator, the tree's rooted trees,
+ * rab's halves). */
 static int replays(const opts_t *o, int i) {
-  if (!o->want[i]) return 0;
-  return strcmp(scheds[i]->name, "ring") == 0 || o->coll == COLL_ALLREDUCE;
+  algo_t a = algo_by_name(scheds[i]->name);
+  return o->want[i] && a < ALGO_COUNT && algo_serves(a, o->coll);
 }
 
 /* One replay of sched at `bytes`, folded or not. */
@@ -359,18 +377,29 @@ int main(int argc, char **argv) {
     site.net_alpha_s = c->nic_lat, site.net_beta_bps = c->nic_bps;
   }
   const char *coll_name[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"};
+  char root_text[32] = "";
+  if (o.coll == COLL_BROADCAST || o.coll == COLL_REDUCE)
+    snprintf(root_text, sizeof(root_text), " %s root %d", o.coll == COLL_BROADCAST ? "from" : "to", o.root);
   if (o.json)
     printf("[");
   else
-    printf("# xccl-sim: %d hosts x %d GPUs = %d ranks, %s (float); NVLink %.0f Gb/s %.2f us, %d NIC(s) per host of %.0f Gb/s "
+    printf("# xccl-sim: %d hosts x %d GPUs = %d ranks, %s%s (float); NVLink %.0f Gb/s %.2f us, %d NIC(s) per host of %.0f Gb/s "
            "%.2f us; %d channels; slots %zuK ring, %zuK others, %d per connection\n"
            "# %12s  %-6s %14s %12s  %-22s %12s %9s %14s\n",
-           c->hosts, c->gpus, k, coll_name[o.coll], c->nvl_bps * 8 / 1e9, c->nvl_lat * 1e6, c->nics,
+           c->hosts, c->gpus, k, coll_name[o.coll], root_text, c->nvl_bps * 8 / 1e9, c->nvl_lat * 1e6, c->nics,
            c->nic_bps * 8 / 1e9, c->nic_lat * 1e6, c->nchannels, o.ring_slot >> 10, o.peer_slot >> 10, c->window, "bytes", "algo",
            "time_us", "busbw_GB/s", "method", "msgs", "sim_ms", "net_B/rank");
+  for (int i = 0; i < NSCHED && !o.json; i++)
+    if (o.want[i] == 2 && !replays(&o, i))
+      printf("# %s does not serve %s: no rows for it\n", scheds[i]->name, coll_name[o.coll]);
   int rows = 0, rc = 0;
   for (size_t bytes = o.minb;;) {
-    algo_t pick = tuning_pick(forced, o.coll, bytes, k, o.ring_slot, &site);
+    /* The tuner is given the schedule's count in bytes, as coll_pick
+     * (enqueue.c) is: one rank's share for all-gather and reduce-scatter. */
+    sim_t probe;
+    sim_for(&probe, &o, bytes, 0);
+    size_t pick_bytes = probe.count * probe.esize;
+    algo_t pick = tuning_pick(forced, o.coll, pick_bytes, k, o.ring_slot, &site);
     for (int i = 0; i < NSCHED; i++) {
       algo_t a = algo_by_name(scheds[i]->name);
       if (!replays(&o, i)) continue;
@@ -384,11 +413,16 @@ int main(int argc, char **argv) {
       double ms = (now_s() - t0) * 1e3, t = row.time_s > 0 ? row.time_s : 1e-12;
       double busbw = (double)bytes / t * bus_factor(o.coll, k) / 1e9;
       int chosen = a == pick;
+      /* What the tuner prices it at: its cost slot at this site (null
+       * where it is refused: hier on one host or one rank per host). */
+      double model = algo_table[a]->cost(o.coll, pick_bytes, k, algo_slot(a, o.ring_slot, o.peer_slot), &site);
+      char model_text[32] = "null";
+      if (isfinite(model)) snprintf(model_text, sizeof(model_text), "%.4f", model * 1e6);
       if (o.json)
         printf("%s\n {\"algo\": \"%s\", \"bytes\": %zu, \"time_us\": %.4f, \"busbw\": %.4f, \"chosen\": %s, "
-               "\"method\": \"%s\", \"msgs\": %.0f, \"sim_ms\": %.1f, \"net_bytes\": %.0f}",
+               "\"method\": \"%s\", \"msgs\": %.0f, \"sim_ms\": %.1f, \"net_bytes\": %.0f, \"model_us\": %s}",
                rows ? "," : "", scheds[i]->name, bytes, row.time_s * 1e6, busbw, chosen ? "true" : "false",
-               row.method, row.msgs, ms, row.net_bytes);
+               row.method, row.msgs, ms, row.net_bytes, model_text);
       else
         printf("  %12zu  %-5s%c %14.2f %12.2f  %-22s %12.0f %9.1f %14.0f\n", bytes, scheds[i]->name,
                chosen ? '*' : ' ', row.time_s * 1e6, busbw, row.method, row.msgs, ms, row.net_bytes);
@@ -397,7 +431,7 @@ int main(int argc, char **argv) {
     }
     int simulated = 0;
     for (int i = 0; i < NSCHED; i++) simulated |= replays(&o, i) && strcmp(scheds[i]->name, algo_name(pick)) == 0;
-    if (!o.json && !simulated) printf("#   the tuner picks %s, which xccl-sim does not replay\n", algo_name(pick));
+    if (!o.json && !simulated) printf("#   the tuner picks %s, which has no row here\n", algo_name(pick));
     if (bytes >= o.maxb) break;
     size_t next = (size_t)((double)bytes * o.factor);
     bytes = next > bytes ? (next < o.maxb ? next : o.maxb) : bytes + 1;

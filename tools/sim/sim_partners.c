@@ -1,11 +1,13 @@
 /*
- * sim_partners.c — the all-reduces that exchange with partners over the
+ * sim_partners.c — the collectives that exchange with partners over the
  * algorithms' own connections, replayed event by event:
  *   rd:  each rank's actions are host_rd_item's own (act[], host_rd.h),
  *        run piece by piece (pieces of a slot of XCCL_ALGO_CHUNK_SIZE);
- *   rab: each rank's streams are host_rab_item's own (host_rab.h), and a
- *        stream's next piece moves when host_rab_stream_may says so: the
- *        kernel's dependency rule, not a copy of it.
+ *   rab: each rank's streams are host_rab_item's own (host_rab.h) for s's
+ *        collective (all-reduce, or the reduce-scatter's halving and the
+ *        all-gather's doubling alone, with their fold), and a stream's next
+ *        piece moves when host_rab_stream_may says so: the kernel's
+ *        dependency rule, not a copy of it.
  * The items are built over stand-in fifos that only carry slot_size; no
  * data moves. A message's tag says which exchange it belongs to, so the
  * receiver counts arrivals per partner (rd) or per level (rab).
@@ -15,6 +17,7 @@
  * receive frees the sender's slot (sim_credit, the same tag): sim.h's
  * sim_conn_t and sim_conn_move, which sim_hier.c's streams use too.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +35,9 @@ int stand_in_make(stand_in_t *si, const sim_t *s) {
   si->steps = malloc(k * sizeof(*si->steps));
   if (!si->fifos || !si->steps) return free(si->fifos), free(si->steps), -1;
   for (size_t i = 0; i < k; i++) si->fifos[i] = &si->fifo, si->steps[i] = &si->step;
-  si->a = (partner_args_t){.count = s->count,
-                           .type = s->esize == 8 ? xcclFloat64 : s->esize == 2 ? xcclFloat16 : s->esize == 1 ? xcclInt8 : xcclFloat32,
+  si->a = (partner_args_t){.coll = s->coll,
+                           .count = s->count,
+                           .type = stand_in_type(s->esize),
                            .op = xcclSum,
                            .nranks = s->c.nranks,
                            .send_fifo = si->fifos,
@@ -175,11 +179,15 @@ typedef struct {
 
 static rab_item_t *rab_at(rab_state_t *st, int r) { return (rab_item_t *)(st->items + (size_t)r * st->item_bytes); }
 
+/* A rank sends about the buffer's pieces per half (the reduce-scatter's and
+ * all-gather's buffer: k shares), plus a partial piece per level and the
+ * fold's. */
 static double rab_msgs(const sim_t *s) {
-  int k = s->c.nranks, levels = 0;
+  int k = s->c.nranks, levels = 0, halves = s->coll == COLL_ALLREDUCE ? 2 : 1;
   while ((2 << levels) <= k) levels++;
-  double pieces = s->count ? (double)((s->count + piece_elems(s) - 1) / piece_elems(s)) : 0;
-  return (double)k * (2 * pieces + 2 * levels + 2);
+  double elems = s->coll == COLL_ALLREDUCE ? (double)s->count : (double)s->count * k;
+  double pieces = ceil(elems / (double)piece_elems(s));
+  return (double)k * (halves * (pieces + levels) + 2);
 }
 
 static void rab_teardown(sim_t *s) {

@@ -40,9 +40,11 @@ static int ring_rank(const sim_t *s, int c, int p) {
   return (p / g) * g + (c % g + p % g) % g;
 }
 
-static int ring_root_pos(const sim_t *s, int c) { /* where rank 0 sits on channel c */
-  int g = s->c.gpus;
-  return (g - c % g) % g;
+/* Where the root sits on channel c (ring_rank's inverse; algo_ring.c's
+ * comm_ring_pos). */
+static int ring_root_pos(const sim_t *s, int c) {
+  int g = s->c.gpus, host = s->root / g, gpu = s->root % g;
+  return host * g + (gpu - c % g + g) % g;
 }
 
 static int ring_can_fold(const sim_t *s) {
@@ -115,7 +117,12 @@ static void ring_advance(sim_t *s, ring_state_t *st, int c, int p) {
 static void ring_start(sim_t *s) {
   ring_state_t *st = s->state;
   for (int c = 0; c < st->nch; c++)
-    for (int p = 0; p < st->npos; p++) ring_advance(s, st, c, p);
+    for (int p = 0; p < st->npos; p++) {
+      if (st->pos[(size_t)c * st->npos + p].it.done) /* nothing to move (fewer elements than ranks) */
+        sim_finish(s);
+      else
+        ring_advance(s, st, c, p);
+    }
 }
 
 static void ring_deliver(sim_t *s, const sim_ev_t *e) {

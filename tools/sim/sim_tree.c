@@ -1,11 +1,14 @@
 /*
  * sim_tree.c — the double binary tree, replayed: parents and children from
- * host_tree_links (host_tree.h), the halves as algo_tree.c splits them (tree
- * 0 the larger), pieces of a slot of XCCL_ALGO_CHUNK_SIZE as
- * host_tree_item cuts them. Per piece, as host_tree.c: a rank climbs once
+ * host_tree_links (host_tree.h), all-reduce's trees or broadcast's and
+ * reduce's rooted at s->root; the halves as algo_tree.c splits them (tree 0
+ * the larger), each half's pieces and cursors those of the item
+ * host_tree_item builds for it over a stand-in fifo of
+ * XCCL_ALGO_CHUNK_SIZE: all-reduce climbs and descends, reduce only climbs,
+ * broadcast only descends. Per piece, as host_tree.c: a rank climbs once
  * every child's piece is in (the root then has the result), and descends
- * once its parent's piece is in (the root: once it climbed); the cursors
- * move independently. All-reduce only, event by event.
+ * once its parent's piece is in (the root: once it climbed, or at once
+ * where there is no climb); the cursors move independently. Event by event.
  *
  * The window: each tree has its own connections (algo_tree.c: COMM_P2P_ALGO
  * and ALGO2). A rank climbs only with a free slot towards its parent and
@@ -17,6 +20,7 @@
 
 #include "host_tree.h"
 #include "sim.h"
+#include "sim_stand_in.h"
 
 typedef struct {
   tree_links_t l;
@@ -25,10 +29,16 @@ typedef struct {
   uint32_t up_freed, down_freed[2]; /* of those sent, consumed by the parent, by each child */
 } tree_node_t;
 
+/* What host_tree_item makes of each half: the same on every rank. */
 typedef struct {
-  size_t piece;           /* elements per piece */
-  size_t count[2];        /* elements of each tree */
+  size_t piece;    /* elements per piece */
+  size_t count[2]; /* elements of each tree */
   uint32_t npieces[2];
+  int do_up, do_down; /* the climb runs, the descent runs */
+} tree_geom_t;
+
+typedef struct {
+  tree_geom_t g;
   tree_node_t *node;      /* [rank * 2 + tree] */
   unsigned char *left;    /* trees a rank has still to finish */
 } tree_state_t;
@@ -40,30 +50,52 @@ static int tree_can_fold(const sim_t *s) {
   return 0;
 }
 
-static void tree_halves(const sim_t *s, size_t *count, size_t *piece, uint32_t *np) {
+/* The trees' root: broadcast's and reduce's, -1 for all-reduce (algo_tree.c). */
+static int tree_root(const sim_t *s) { return s->coll == COLL_ALLREDUCE ? -1 : s->root; }
+
+/* s's halves as algo_tree.c cuts them, each built into rank 0's item. */
+static void tree_geom(const sim_t *s, tree_geom_t *g) {
   size_t half = s->count - s->count / 2; /* algo_tree.c: tree 0 the larger half */
-  count[0] = half, count[1] = s->count - half;
-  *piece = s->peer_slot / s->esize ? s->peer_slot / s->esize : 1;
-  for (int t = 0; t < 2; t++) np[t] = (uint32_t)((count[t] + *piece - 1) / *piece);
+  slot_fifo_t fifo = {.slot_size = s->peer_slot};
+  kern_env_t env = {0};
+  for (int t = 0; t < 2; t++) {
+    tree_args_t a = {.coll = s->coll,
+                     .count = t ? s->count - half : half,
+                     .type = stand_in_type(s->esize),
+                     .op = xcclSum,
+                     .nranks = s->c.nranks,
+                     .root = tree_root(s),
+                     .up_send = &fifo,
+                     .up_recv = {&fifo, &fifo},
+                     .down_recv = &fifo,
+                     .down_send = {&fifo, &fifo}};
+    host_tree_links(a.nranks, 0, t, a.root, &a.links);
+    tree_item_t it;
+    host_tree_item(&it, &a, &env, 0);
+    g->count[t] = a.count;
+    g->npieces[t] = (uint32_t)it.npieces;
+    g->piece = it.piece_elems;
+    g->do_up = it.do_up, g->do_down = it.do_down;
+  }
 }
 
 static double tree_msgs(const sim_t *s) {
-  size_t count[2], piece;
-  uint32_t np[2];
-  tree_halves(s, count, &piece, np);
-  return 2.0 * (s->c.nranks - 1) * ((double)np[0] + np[1]); /* every edge: once up, once down */
+  tree_geom_t g;
+  tree_geom(s, &g);
+  /* every edge: once per direction that runs */
+  return (double)(g.do_up + g.do_down) * (s->c.nranks - 1) * ((double)g.npieces[0] + g.npieces[1]);
 }
 
 static int tree_setup(sim_t *s) {
   int k = s->c.nranks;
   tree_state_t *st = calloc(1, sizeof(*st));
   if (!st) goto fail;
-  tree_halves(s, st->count, &st->piece, st->npieces);
+  tree_geom(s, &st->g);
   st->node = calloc((size_t)k * 2, sizeof(tree_node_t));
   st->left = calloc((size_t)k, 1);
   if (!st->node || !st->left) goto fail;
   for (int r = 0; r < k; r++)
-    for (int t = 0; t < 2; t++) host_tree_links(k, r, t, -1, &st->node[(size_t)r * 2 + t].l);
+    for (int t = 0; t < 2; t++) host_tree_links(k, r, t, tree_root(s), &st->node[(size_t)r * 2 + t].l);
   s->state = st;
   s->expect = (uint64_t)k;
   return 0;
@@ -75,19 +107,20 @@ fail:
 }
 
 static size_t piece_bytes(const sim_t *s, const tree_state_t *st, int t, uint32_t p) {
-  size_t off = (size_t)p * st->piece, left = st->count[t] - off;
-  return (left < st->piece ? left : st->piece) * s->esize;
+  size_t off = (size_t)p * st->g.piece, left = st->g.count[t] - off;
+  return (left < st->g.piece ? left : st->g.piece) * s->esize;
 }
 
 /* Moves rank r's tree t as far as its pieces allow. */
 static void tree_advance(sim_t *s, tree_state_t *st, int r, int t) {
   tree_node_t *n = &st->node[(size_t)r * 2 + t];
-  uint32_t np = st->npieces[t];
+  const tree_geom_t *g = &st->g;
+  uint32_t up_end = g->do_up ? g->npieces[t] : 0, down_end = g->do_down ? g->npieces[t] : 0;
   int moved = 1;
-  if (n->up == np && n->down == np) return;
+  if (n->up == up_end && n->down == down_end) return;
   while (moved) {
     moved = 0;
-    if (n->up < np) {
+    if (n->up < up_end) {
       int ready = 1;
       for (int c = 0; c < n->l.nchild; c++) ready &= n->in_up[c] > n->up;
       if (n->l.parent >= 0) ready &= sim_room(s, n->up, n->up_freed);
@@ -100,14 +133,14 @@ static void tree_advance(sim_t *s, tree_state_t *st, int r, int t) {
     }
     int room = 1;
     for (int c = 0; c < n->l.nchild; c++) room &= sim_room(s, n->down, n->down_freed[c]);
-    if (room && n->down < np && (n->l.parent < 0 ? n->down < n->up : n->in_down > n->down)) {
+    if (room && n->down < down_end && (n->l.parent < 0 ? !g->do_up || n->down < n->up : n->in_down > n->down)) {
       if (n->l.parent >= 0) sim_credit(s, r, n->l.parent, n->l.parent, t * 2 + TAG_DOWN);
       for (int c = 0; c < n->l.nchild; c++)
         sim_send(s, r, n->l.child[c], n->l.child[c], t * 2 + TAG_DOWN, piece_bytes(s, st, t, n->down), -1);
       n->down++, moved = 1;
     }
   }
-  if (n->up == np && n->down == np && --st->left[r] == 0) sim_finish(s);
+  if (n->up == up_end && n->down == down_end && --st->left[r] == 0) sim_finish(s);
 }
 
 static void tree_start(sim_t *s) {
@@ -115,7 +148,7 @@ static void tree_start(sim_t *s) {
   for (int r = 0; r < s->c.nranks; r++) {
     st->left[r] = 2;
     for (int t = 0; t < 2; t++) {
-      if (st->npieces[t] == 0) { /* an empty half: done at once */
+      if (st->g.npieces[t] == 0) { /* an empty half: done at once */
         if (--st->left[r] == 0) sim_finish(s);
         continue;
       }
