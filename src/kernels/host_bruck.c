@@ -52,6 +52,8 @@ static int stream_may(const bruck_item_t *b, const bruck_stream_t *st, size_t n)
   return 1;
 }
 
+int host_bruck_stream_may(const bruck_item_t *it, int i, size_t n) { return stream_may(it, &it->st[i], n); }
+
 /* Where element w of block i is, for st's direction (host_bruck.h). */
 static char *block_at(const bruck_item_t *b, const bruck_stream_t *st, int i) {
   const partner_args_t *a = b->args;

@@ -70,4 +70,9 @@ size_t host_bruck_work_bytes(size_t count, xcclDataType_t type, int nranks);
  * malloc's; the memory after the item is its working memory. */
 void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
 
+/* 1 if the next n elements of stream it->st[i] may move (the rule
+ * bruck_step applies before it looks at a fifo). Reads only the streams'
+ * counters; for tools that replay the schedule (xccl-sim). */
+int host_bruck_stream_may(const bruck_item_t *it, int i, size_t n);
+
 #endif

@@ -39,7 +39,9 @@
   X(rd)                   \
   X(tree)                 \
   X(rab)                  \
-  X(hier)
+  X(hier)                 \
+  X(pairwise)             \
+  X(bruck)
 
 /* One arrival: deliver's argument. */
 typedef struct {
@@ -60,6 +62,7 @@ typedef struct {
   double nic_bps, nic_lat; /* a NIC */
   int nics;                /* NICs per host (<= gpus): NIC n carries channel n, n + nics, ... */
   int window;              /* slots per connection (XCCL_STEPS), 0: unlimited */
+  double msg_s;            /* a sender's own time per message (--msg-us), one after another; 0: none */
 } sim_cluster_t;
 
 typedef struct sim {
@@ -77,6 +80,7 @@ typedef struct sim {
   /* Link directions: when each is next free. nvl_*: per rank; nic_*: per
    * host * gpus + NIC. */
   double *nvl_tx, *nvl_rx, *nic_tx, *nic_rx;
+  double *busy; /* [sender]: when it is done issuing its messages so far (msg_s) */
   sim_ev_t *heap;
   size_t nheap, capheap;
   uint64_t seq;

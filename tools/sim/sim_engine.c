@@ -58,6 +58,12 @@ void sim_send_via(sim_t *s, int src, int dst, int rx_rank, int to, int tag, size
   /* The sender's port sends at once when free; the receiver's takes it in
    * when free, not before it left (the fabric holds it in between). */
   double d = (double)bytes / bps, start = s->now + delay;
+  if (s->c.msg_s > 0) { /* the sender issues its messages one at a time */
+    double *b = &s->busy[src];
+    if (*b > start) start = *b;
+    start += s->c.msg_s;
+    *b = start;
+  }
   if (*tx > start) start = *tx;
   double left = start + d, in = *rx + d > left ? *rx + d : left;
   *tx = left, *rx = in;
@@ -90,7 +96,8 @@ int sim_run(sim_t *s, const sim_sched_t *sched) {
   s->nvl_rx = calloc(nr, sizeof(double));
   s->nic_tx = calloc(nn, sizeof(double));
   s->nic_rx = calloc(nn, sizeof(double));
-  if (!s->nvl_tx || !s->nvl_rx || !s->nic_tx || !s->nic_rx) {
+  s->busy = calloc(nr, sizeof(double));
+  if (!s->nvl_tx || !s->nvl_rx || !s->nic_tx || !s->nic_rx || !s->busy) {
     fprintf(stderr, "xccl-sim: out of memory for %zu ranks' links\n", nr);
     goto free_links;
   }
@@ -113,7 +120,7 @@ int sim_run(sim_t *s, const sim_sched_t *sched) {
   sched->teardown(s);
 free_links:
   free(s->heap), s->heap = NULL, s->nheap = s->capheap = 0;
-  free(s->nvl_tx), free(s->nvl_rx), free(s->nic_tx), free(s->nic_rx);
-  s->nvl_tx = s->nvl_rx = s->nic_tx = s->nic_rx = NULL;
+  free(s->nvl_tx), free(s->nvl_rx), free(s->nic_tx), free(s->nic_rx), free(s->busy);
+  s->nvl_tx = s->nvl_rx = s->nic_tx = s->nic_rx = s->busy = NULL;
   return rc;
 }

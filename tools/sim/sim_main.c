@@ -72,7 +72,7 @@ static void usage(FILE *f) {
           "                  GPUs), --nics, --channels, --nic-gbps, --nvlink-gbps and --local-gbps win\n"
           "                  over it, before or after --topo; latencies are the flags' (or defaults)\n"
           "  --bootstrap     init's all-gather of the peer info: a ring of k-1 steps and Bruck's ceil(log2 k) rounds\n"
-          "  COLL            allreduce, allgather, reducescatter, broadcast or reduce\n"
+          "  COLL            allreduce, allgather, reducescatter, broadcast, reduce or alltoall\n"
           "  -b, -e          smallest and largest size in bytes (K, M, G suffixes: powers of 1024)\n"
           "  -f F            size factor between rows (default 2)\n"
           "  --root R        broadcast's and reduce's root rank (default 0; the others ignore it)\n"
@@ -82,6 +82,8 @@ static void usage(FILE *f) {
           "  --nics N        NICs per host (default G, one per GPU; at most G): channel c's NIC is c %% N\n"
           "  --nvlink-us N   latency of a message inside a host, us (default 1)\n"
           "  --nic-us N      latency of a message between hosts, us (default 3)\n"
+          "  --msg-us N      a sender's own time per message, its messages issued one after another (the\n"
+          "                  per-message software cost the tuner's alpha holds), us (default 0: none)\n"
           "  --local-gbps N, --local-us N  the same as --nvlink-gbps, --nvlink-us (a host's link: shm, NVLink)\n"
           "  --channels N    ring channels (default G: one per rail)\n"
           "  --window N      slots per connection a sender may fill before the receiver frees one (default %d,\n"
@@ -217,6 +219,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--nic-us") == 0) {
       if (parse_double(val, 0, &v)) BAD();
       o->c.nic_lat = v * 1e-6;
+    } else if (strcmp(a, "--msg-us") == 0) {
+      if (parse_double(val, 0, &v)) BAD();
+      o->c.msg_s = v * 1e-6;
     } else if (strcmp(a, "--root") == 0) {
       if (parse_double(val, 0, &v) || v > 1 << 24 || v != (double)(int)v) BAD();
       o->root = (int)v;
@@ -270,7 +275,7 @@ static algo_t algo_by_name(const char *name) {
 
 static double bus_factor(coll_kind_t coll, int k) {
   if (coll == COLL_ALLREDUCE) return 2.0 * (k - 1) / k;
-  if (coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER) return (double)(k - 1) / k;
+  if (coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER || coll == COLL_ALLTOALL) return (double)(k - 1) / k;
   return 1;
 }
 
@@ -289,7 +294,8 @@ static void sim_for(sim_t *s, const opts_t *o, size_t bytes, int symmetric) {
   s->esize = 4;
   s->bytes = bytes;
   s->count = bytes / s->esize;
-  if (o->coll == COLL_ALLGATHER || o->coll == COLL_REDUCESCATTER) s->count /= (size_t)o->c.nranks;
+  if (o->coll == COLL_ALLGATHER || o->coll == COLL_REDUCESCATTER || o->coll == COLL_ALLTOALL)
+    s->count /= (size_t)o->c.nranks; /* a share; all-to-all's block to one peer */
   s->ring_slot = o->ring_slot;
   s->peer_slot = o->peer_slot;
   s->symmetric = symmetric;
@@ -376,7 +382,7 @@ int main(int argc, char **argv) {
     site.local_alpha_s = c->nvl_lat, site.local_beta_bps = c->nvl_bps;
     site.net_alpha_s = c->nic_lat, site.net_beta_bps = c->nic_bps;
   }
-  const char *coll_name[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"};
+  const char *coll_name[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"};
   char root_text[32] = "";
   if (o.coll == COLL_BROADCAST || o.coll == COLL_REDUCE)
     snprintf(root_text, sizeof(root_text), " %s root %d", o.coll == COLL_BROADCAST ? "from" : "to", o.root);
