@@ -4,8 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kern_recv.h"
-
 static bruck_item_t *to_bruck(kern_item_t *it) { return (bruck_item_t *)((char *)it - offsetof(bruck_item_t, base)); }
 
 int host_bruck_rounds(int nranks) {
@@ -80,86 +78,45 @@ static void stream_move(bruck_item_t *b, bruck_stream_t *st, char *slot, size_t 
   st->done += n;
 }
 
-static size_t next_piece(const bruck_item_t *b, const bruck_stream_t *st) {
-  size_t left = st->total - st->done;
-  return left < b->piece_elems ? left : b->piece_elems;
-}
-
-/* The next piece of st, if it may move and its fifo is ready. 1 if it
- * moved, 0 if not, -1 on a bad message. */
-static int stream_step(bruck_item_t *b, bruck_stream_t *st, kern_failure_t *fail) {
-  if (stream_complete(st)) return 0;
-  size_t n = next_piece(b, st), bytes = n * xcclTypeSize(b->args->type);
-  if (!stream_may(b, st, n)) return 0;
-  int gate = kern_fifo_gate(st->f, *st->step, st->is_recv, bytes, st->peer, fail);
-  if (gate <= 0) return gate;
-  stream_move(b, st, slot_fifo_slot(st->f, *st->step), n);
-  if (st->is_recv)
-    slot_fifo_release(st->f, (*st->step)++);
-  else
-    slot_fifo_send(st->f, (*st->step)++, bytes, b->base.env->fault);
-  return 1;
-}
-
 /* ---- The engine's operations ---- */
+
+/* The kernel's view of the item's streams (kern_stream.h). */
+static int may(const kern_item_t *it, int i, size_t n) {
+  const bruck_item_t *b = (const bruck_item_t *)((const char *)it - offsetof(bruck_item_t, base));
+  return stream_may(b, &b->st[i], n);
+}
+
+static void move(kern_item_t *it, int i, char *slot, size_t n) {
+  bruck_item_t *b = to_bruck(it);
+  stream_move(b, &b->st[i], slot, n);
+}
+
+static kern_streams_t streams(bruck_item_t *b) {
+  return (kern_streams_t){(char *)b->st, sizeof(b->st[0]), b->nst, b->piece_elems, xcclTypeSize(b->args->type), may,
+                          move};
+}
 
 static int bruck_step(kern_item_t *it, kern_failure_t *fail) {
   bruck_item_t *b = to_bruck(it);
   const partner_args_t *a = b->args;
-  if (!b->placed) {
+  if (!b->placed) { /* the own block: a copy */
     size_t bytes = a->count * xcclTypeSize(a->type), own = (size_t)a->rank * bytes;
     memcpy((char *)a->recvbuff + own, (const char *)a->sendbuff + own, bytes);
     b->placed = 1;
+    if (b->nst == 0) return it->finished = 1, 1; /* one rank */
   }
-  int moved = 0, left = 0;
-  for (int i = 0; i < b->nst; i++) {
-    bruck_stream_t *st = &b->st[i];
-    int m = stream_step(b, st, fail);
-    if (m < 0) {
-      it->peer = st->peer, it->action = i;
-      return -1;
-    }
-    if (m) moved = 1, it->action = i, it->loop = st->done / b->piece_elems;
-    left |= !stream_complete(st);
-  }
-  it->finished = !left;
-  return moved || it->finished;
+  kern_streams_t s = streams(b);
+  return kern_streams_step(it, &s, fail);
 }
 
-/* The first stream that could move but for its fifo (in round order, so
- * the ranks around a stopped one point at it); when finished, a send the
- * transport has not taken. */
 static slot_fifo_t *bruck_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
-  bruck_item_t *b = to_bruck(it);
-  bruck_stream_t *any = NULL;
-  for (int i = 0; i < b->nst; i++) {
-    bruck_stream_t *st = &b->st[i];
-    int blocked;
-    if (it->finished) {
-      blocked = !st->is_recv && !slot_fifo_taken(st->f, *st->step);
-    } else {
-      if (stream_complete(st)) continue;
-      if (!any) any = st;
-      blocked = stream_may(b, st, next_piece(b, st)) &&
-                (st->is_recv ? !slot_fifo_ready(st->f, *st->step) : !slot_fifo_room(st->f, *st->step));
-    }
-    if (blocked) {
-      any = st;
-      break;
-    }
-  }
-  if (!any) return NULL;
-  it->peer = any->peer;
-  *is_recv_p = any->is_recv;
-  *step_p = it->finished ? atomic_load(&any->f->head) : *any->step;
-  return any->f;
+  kern_streams_t s = streams(to_bruck(it));
+  return kern_streams_waiting(it, &s, step_p, is_recv_p);
 }
 
 static int bruck_drained(kern_item_t *it) {
-  bruck_item_t *b = to_bruck(it);
-  for (int i = 0; i < b->nst; i++)
-    if (!b->st[i].is_recv && !slot_fifo_taken(b->st[i].f, *b->st[i].step)) return 0;
-  return 1;
+  kern_streams_t s = streams(to_bruck(it));
+  return kern_streams_drained(&s);
 }
 
 static const kern_item_ops_t bruck_ops = {.step = bruck_step, .waiting = bruck_waiting, .drained = bruck_drained};

@@ -26,14 +26,18 @@
 
 #include "host_engine.h"
 #include "host_partners.h"
+#include "kern_stream.h"
 
 /* One direction of one round: the pieces sent to, or received from, one
  * partner over the blocks whose number has bit `round` set. */
 typedef struct {
-  slot_fifo_t *f;
-  uint64_t *step;
-  int peer, round, is_recv;
-  size_t total, done; /* elements of the stream, and sent or received so far */
+  union {
+    kern_stream_t io;
+    struct {
+      KERN_STREAM_FIELDS
+    };
+  };
+  int round;
 } bruck_stream_t;
 
 typedef struct {

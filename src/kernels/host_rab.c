@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kern_recv.h"
 #include "reduce.h"
 
 /* What a stream's pieces do. */
@@ -207,24 +206,22 @@ static void stream_move(rab_item_t *r, rab_stream_t *st, char *slot, size_t n) {
   st->done += n;
 }
 
-/* The next piece of st, if it may move and its fifo is ready. 1 if it
- * moved, 0 if not, -1 on a bad message. */
-static int stream_step(rab_item_t *r, rab_stream_t *st, kern_failure_t *fail) {
-  if (stream_complete(st)) return 0;
-  size_t n = st->total - st->done < r->piece_elems ? st->total - st->done : r->piece_elems;
-  size_t bytes = n * xcclTypeSize(r->args->type);
-  if (!stream_may(r, st, n)) return 0;
-  int gate = kern_fifo_gate(st->f, *st->step, st->is_recv, bytes, st->peer, fail);
-  if (gate <= 0) return gate;
-  stream_move(r, st, slot_fifo_slot(st->f, *st->step), n);
-  if (st->is_recv)
-    slot_fifo_release(st->f, (*st->step)++);
-  else
-    slot_fifo_send(st->f, (*st->step)++, bytes, r->base.env->fault);
-  return 1;
+/* ---- The engine's operations ---- */
+
+/* The kernel's view of the item's streams (kern_stream.h). */
+static int may(const kern_item_t *it, int i, size_t n) {
+  return host_rab_stream_may((const rab_item_t *)((const char *)it - offsetof(rab_item_t, base)), i, n);
 }
 
-/* ---- The engine's operations ---- */
+static void move(kern_item_t *it, int i, char *slot, size_t n) {
+  rab_item_t *r = to_rab(it);
+  stream_move(r, &r->st[i], slot, n);
+}
+
+static kern_streams_t streams(rab_item_t *r) {
+  return (kern_streams_t){(char *)r->st, sizeof(r->st[0]), r->nst, r->piece_elems, xcclTypeSize(r->args->type),
+                          may,           move};
+}
 
 static int rab_step(kern_item_t *it, kern_failure_t *fail) {
   rab_item_t *r = to_rab(it);
@@ -241,53 +238,18 @@ static int rab_step(kern_item_t *it, kern_failure_t *fail) {
     if (to != (const char *)a->sendbuff) memcpy(to, a->sendbuff, bytes);
   }
   r->placed = 1;
-  int moved = 0, left = 0;
-  for (int i = 0; i < r->nst; i++) {
-    rab_stream_t *st = &r->st[i];
-    int m = stream_step(r, st, fail);
-    if (m < 0) {
-      it->peer = st->peer, it->action = i;
-      return -1;
-    }
-    if (m) moved = 1, it->action = i, it->loop = st->done / r->piece_elems;
-    left |= !stream_complete(st);
-  }
-  it->finished = !left;
-  return moved;
+  kern_streams_t s = streams(r);
+  return kern_streams_step(it, &s, fail);
 }
 
 static slot_fifo_t *rab_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
-  rab_item_t *r = to_rab(it);
-  rab_stream_t *any = NULL;
-  for (int i = 0; i < r->nst; i++) {
-    rab_stream_t *st = &r->st[i];
-    int blocked;
-    if (it->finished) { /* draining: a send the transport has not taken */
-      blocked = !st->is_recv && !slot_fifo_taken(st->f, *st->step);
-    } else {
-      if (stream_complete(st)) continue;
-      if (!any) any = st;
-      size_t n = st->total - st->done < r->piece_elems ? st->total - st->done : r->piece_elems;
-      blocked = stream_may(r, st, n) &&
-                (st->is_recv ? !slot_fifo_ready(st->f, *st->step) : !slot_fifo_room(st->f, *st->step));
-    }
-    if (blocked) {
-      any = st;
-      break;
-    }
-  }
-  if (!any) return NULL;
-  it->peer = any->peer;
-  *is_recv_p = any->is_recv;
-  *step_p = it->finished ? atomic_load(&any->f->head) : *any->step;
-  return any->f;
+  kern_streams_t s = streams(to_rab(it));
+  return kern_streams_waiting(it, &s, step_p, is_recv_p);
 }
 
 static int rab_drained(kern_item_t *it) {
-  rab_item_t *r = to_rab(it);
-  for (int i = 0; i < r->nst; i++)
-    if (!r->st[i].is_recv && !slot_fifo_taken(r->st[i].f, *r->st[i].step)) return 0;
-  return 1;
+  kern_streams_t s = streams(to_rab(it));
+  return kern_streams_drained(&s);
 }
 
 static const kern_item_ops_t rab_ops = {.step = rab_step, .waiting = rab_waiting, .drained = rab_drained};

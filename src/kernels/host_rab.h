@@ -54,6 +54,7 @@
 
 #include "host_engine.h"
 #include "host_partners.h"
+#include "kern_stream.h"
 
 /* One direction of one exchange: the pieces sent to, or received from, one
  * partner, over the blocks base ^ (high | j') for j' in [0, width), walked
@@ -61,14 +62,15 @@
  * walk positions [skip, skip + skip_len) (a fold partner's share, for the
  * reduce-scatter and all-gather). */
 typedef struct {
-  slot_fifo_t *f;
-  uint64_t *step;
-  int peer;  /* the partner's rank */
+  union {
+    kern_stream_t io; /* f, step, peer (the partner), is_recv, total, done */
+    struct {
+      KERN_STREAM_FIELDS
+    };
+  };
   int kind;  /* what a piece does (host_rab.c) */
   int level; /* s, -1 for the fold and its return */
-  int is_recv;
   int base, high, width, falling;
-  size_t total, done; /* elements of the stream, and sent or received so far */
   size_t skip, skip_len;
   int blk; /* cursor: the j of the block under way, elements into it, and into the walk */
   size_t within, walked;
