@@ -11,7 +11,7 @@
 # scales every latency and every bandwidth by one factor each so that the
 # ring's 8 B and 16 MiB match, and predicts the rest. Needs root. Not a
 # test: the numbers mean something only on a quiet machine.
-#   [CALIBRATE=1] sim_validate.sh BUILD_DIR [NODES...]      (default: 2 4)
+#   [CALIBRATE=1] [MSG=1] sim_validate.sh BUILD_DIR [NODES...]      (default: 2 4)
 set -u
 build=$(cd "${1:?usage: sim_validate.sh BUILD_DIR [NODES...]}" && pwd)
 shift
@@ -72,8 +72,13 @@ for nodes in "$@"; do
     local nu su ng sg
     read -r nu su ng sg <<<"$(python3 -c 'import sys; a, b = map(float, sys.argv[5:]); n, s, ng, sg = map(float, sys.argv[1:5]); print(n * a, s * a, ng / b, sg / b)' \
       "$net_us" "$shm_us" "$net_gbps" "$shm_gbps" "$2" "$3")"
-    "$sim" --hosts "$nodes" --gpus $per --nics 1 --channels "$XCCL_NCHANNELS" --nic-us "$nu" --nic-gbps "$ng" \
-      --local-us "$su" --local-gbps "$sg" allreduce -b 8 -e 16M -f 8 --algo ring,tree,hier --json >"$1" ||
+    # MSG=1: a link's 16-byte time is the sender's own time per message
+    # (--msg-us), not a delay on the wire: on a machine with fewer cores
+    # than ranks it is CPU time, one message after another.
+    local lat="--nic-us $nu --local-us $su"
+    [ "${MSG:-0}" = 1 ] && lat="--nic-us 0 --local-us 0 --msg-us $nu --local-msg-us $su"
+    "$sim" --hosts "$nodes" --gpus $per --nics 1 --channels "$XCCL_NCHANNELS" $lat --nic-gbps "$ng" \
+      --local-gbps "$sg" allreduce -b 8 -e 16M -f 8 --algo ring,tree,hier --json >"$1" ||
       { echo "sim_validate: xccl-sim failed"; exit 1; }
   }
   # sim_time FILE ALGO BYTES

@@ -62,7 +62,8 @@ typedef struct {
   double nic_bps, nic_lat; /* a NIC */
   int nics;                /* NICs per host (<= gpus): NIC n carries channel n, n + nics, ... */
   int window;              /* slots per connection (XCCL_STEPS), 0: unlimited */
-  double msg_s;            /* a sender's own time per message (--msg-us), one after another; 0: none */
+  double msg_s, local_msg_s; /* a sender's own time per message between hosts and inside one (--msg-us,
+                                --local-msg-us), its messages one after another; 0: none */
 } sim_cluster_t;
 
 typedef struct sim {

@@ -57,11 +57,11 @@ void sim_send_via(sim_t *s, int src, int dst, int rx_rank, int to, int tag, size
   }
   /* The sender's port sends at once when free; the receiver's takes it in
    * when free, not before it left (the fabric holds it in between). */
-  double d = (double)bytes / bps, start = s->now + delay;
-  if (s->c.msg_s > 0) { /* the sender issues its messages one at a time */
+  double d = (double)bytes / bps, start = s->now + delay, cost = hs == hd ? s->c.local_msg_s : s->c.msg_s;
+  if (cost > 0) { /* the sender issues its messages one at a time */
     double *b = &s->busy[src];
     if (*b > start) start = *b;
-    start += s->c.msg_s;
+    start += cost;
     *b = start;
   }
   if (*tx > start) start = *tx;

@@ -82,8 +82,9 @@ static void usage(FILE *f) {
           "  --nics N        NICs per host (default G, one per GPU; at most G): channel c's NIC is c %% N\n"
           "  --nvlink-us N   latency of a message inside a host, us (default 1)\n"
           "  --nic-us N      latency of a message between hosts, us (default 3)\n"
-          "  --msg-us N      a sender's own time per message, its messages issued one after another (the\n"
-          "                  per-message software cost the tuner's alpha holds), us (default 0: none)\n"
+          "  --msg-us N      a sender's own time per message between hosts, its messages issued one after\n"
+          "                  another (the per-message software cost the tuner's alpha holds), us (default 0)\n"
+          "  --local-msg-us N  the same inside a host (default 0)\n"
           "  --local-gbps N, --local-us N  the same as --nvlink-gbps, --nvlink-us (a host's link: shm, NVLink)\n"
           "  --channels N    ring channels (default G: one per rail)\n"
           "  --window N      slots per connection a sender may fill before the receiver frees one (default %d,\n"
@@ -222,6 +223,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--msg-us") == 0) {
       if (parse_double(val, 0, &v)) BAD();
       o->c.msg_s = v * 1e-6;
+    } else if (strcmp(a, "--local-msg-us") == 0) {
+      if (parse_double(val, 0, &v)) BAD();
+      o->c.local_msg_s = v * 1e-6;
     } else if (strcmp(a, "--root") == 0) {
       if (parse_double(val, 0, &v) || v > 1 << 24 || v != (double)(int)v) BAD();
       o->root = (int)v;
@@ -364,9 +368,11 @@ int main(int argc, char **argv) {
   const sim_cluster_t *c = &o.c;
   int k = c->nranks, forced[COLL_NKINDS];
   for (int i = 0; i < COLL_NKINDS; i++) forced[i] = -1;
-  /* What the tuner knows of this cluster: the network's latency and a GPU's
-   * NIC bandwidth across hosts, the NVLink's inside one. */
-  algo_site_t site = {.alpha_s = c->hosts > 1 ? c->nic_lat : c->nvl_lat,
+  /* What the tuner knows of this cluster: the network's latency (the wire's
+   * and a message's own cost) and a GPU's NIC bandwidth across hosts, the
+   * NVLink's inside one. */
+  double net_alpha = c->nic_lat + c->msg_s, local_alpha = c->nvl_lat + c->local_msg_s;
+  algo_site_t site = {.alpha_s = c->hosts > 1 ? net_alpha : local_alpha,
                       .beta_bps = c->hosts > 1 ? c->nic_bps : c->nvl_bps,
                       .peer_slot = o.peer_slot};
   /* The hosts, as init finds them from the peers' host hashes (hier's
@@ -379,8 +385,8 @@ int main(int argc, char **argv) {
     free(hash);
   }
   if (have_hosts) {
-    site.local_alpha_s = c->nvl_lat, site.local_beta_bps = c->nvl_bps;
-    site.net_alpha_s = c->nic_lat, site.net_beta_bps = c->nic_bps;
+    site.local_alpha_s = local_alpha, site.local_beta_bps = c->nvl_bps;
+    site.net_alpha_s = net_alpha, site.net_beta_bps = c->nic_bps;
   }
   const char *coll_name[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"};
   char root_text[32] = "";
