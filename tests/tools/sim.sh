@@ -260,28 +260,28 @@ rc=$?
   say "--topo on a file without GPUs: exit $rc, $(cat "$tmp/t5.out")"
 [ $fail = 0 ] && echo "--topo: H100 and A100 files read, flags kept, bad files refused"
 
-# All-to-all: pairwise and Bruck. With a per-message cost (--msg-us 1) Bruck's
-# log2 k rounds beat pairwise's k-1 messages for small blocks and lose for large
-# ones, and the tuner picks the faster at both ends; each rank sends between
+# All-to-all: pairwise and Bruck on 64 ranks. With a per-message cost
+# (--msg-us 1) Bruck's log2 k rounds beat pairwise's k-1 messages for small
+# blocks and lose for large ones, and the tuner picks the faster at both ends; each rank sends between
 # hosts what the rounds' formula says (the mean over ranks): Bruck round j
 # moves the blocks whose number has bit j set to rank + 2^j, pairwise B to each
 # of the k - G ranks on other hosts.
-"$sim" --hosts 4 --gpus 4 --msg-us 1 alltoall -b 4K -e 16M -f 4096 --json > "$tmp/a2a.json" || say "alltoall exited $?"
+"$sim" --hosts 16 --gpus 4 --msg-us 1 alltoall -b 16K -e 64M -f 4096 --json > "$tmp/a2a.json" || say "alltoall exited $?"
 python3 -c '
 import json, sys
 rows = {(r["algo"], r["bytes"]): r for r in json.load(open(sys.argv[1]))}
-k, G, bad = 16, 4, []
-for b in (4096, 16 << 20):
+k, G, bad = 64, 4, []
+for b in (16384, 64 << 20):
     p, q = rows.get(("pairwise", b)), rows.get(("bruck", b))
     if not p or not q: bad.append("%d B: rows missing" % b); continue
-    fast = "bruck" if b == 4096 else "pairwise"
+    fast = "bruck" if b == 16384 else "pairwise"
     if (q["time_us"] < p["time_us"]) != (fast == "bruck"): bad.append("%d B: %s not faster" % (b, fast))
     if not rows[(fast, b)]["chosen"]: bad.append("%d B: %s not chosen" % (b, fast))
     B = b // k
     if p["net_bytes"] != (k - G) * B: bad.append("%d B: pairwise net_bytes %s" % (b, p["net_bytes"]))
     want = 0  # the mean over ranks r: round j sends to r + 2^j, counted when that is on another host
     for r in range(k):
-        for j in range(4):
+        for j in range(6):
             d = 1 << j
             if r // G != (r + d) % k // G: want += sum(1 for i in range(1, k) if i & d) * B
     want /= k
