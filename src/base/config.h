@@ -127,6 +127,9 @@
     "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
     "serves or per "                                                                              \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
+  S(HIER_INTER, STR, "auto", 0, 0,                                                                \
+    "How hier's all-reduce runs between hosts, among each shard's owners: ring (2(H-1) steps, the " \
+    "fewest bytes), tree (2 ceil(log2 H) steps) or auto (the cheaper by the cost model, per call).") \
   S(CHECKSUM, BOOL, "0", 0, 1,                                                                     \
     "1: every chunk carries a CRC32C of its data, checked by the receiving rank; a mismatch fails "  \
     "the call naming the peer and chunk. Every rank must use the same value.")                      \

@@ -126,6 +126,7 @@ typedef struct {
   int hier_owned;                   /* the most shards one rank owns (local_max / local_min, rounded up) */
   double hier_local_frac;           /* the most a rank receives inside its host in hier's (1), over the buffer */
   int hier_peers_ok;                /* no rank needs more than ALGO_MAX_PEERS connections for hier */
+  unsigned hier_inter;              /* hier's (2) shapes XCCL_HIER_INTER allows: HIER_INTER_RING | _TREE */
   double local_alpha_s, local_beta_bps; /* a link inside a host: shared memory's where it is used, else the network's */
   double net_alpha_s, net_beta_bps;     /* a link between hosts */
   const hier_layout_t *layout;      /* the communicator's (freed with it) */
@@ -170,6 +171,13 @@ algo_model_fn algo_tree_model; /* algo_tree.c */
 algo_model_fn algo_rab_model;  /* algo_rab.c */
 algo_model_fn algo_bruck_model;    /* algo_bruck.c */
 algo_model_fn algo_pairwise_model; /* algo_pairwise.c */
+
+/* 1 if hier's phase (2) runs as trees for an all-reduce of `bytes` with
+ * slots of `slot` bytes on site (algo_hier.c): the cheaper of the two by
+ * hier's model where site->hier_inter allows both, the ring on a tie. A
+ * function of the size and the site only, so every rank (and xccl-sim)
+ * makes the same choice. */
+int algo_hier_inter_tree(size_t bytes, size_t slot, const algo_site_t *site);
 
 /* Indexed by algo_t; every slot filled. */
 extern const algo_desc_t *const algo_table[ALGO_COUNT];

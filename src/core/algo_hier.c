@@ -1,14 +1,16 @@
 /*
  * algo_hier.c — the hierarchical all-reduce (host_hier.h), for ranks that
- * span hosts: a reduce-scatter inside each host, a ring all-reduce of each
- * shard among its owners, one per host, and an all-gather inside each host;
- * one work item over the algorithms' own connections (COMM_P2P_ALGO).
+ * span hosts: a reduce-scatter inside each host, an all-reduce of each
+ * shard among its owners, one per host, as a ring or a tree, and an
+ * all-gather inside each host; one work item over the algorithms' own
+ * connections (COMM_P2P_ALGO).
  *
- * Between hosts it runs rings only (not recursive doubling for small
- * buffers): the bytes that cross hosts are then 2(H-1)/H of a shard per
- * shard a rank owns, 2(H-1)/H · B/g per rank where every host has g ranks,
- * the least any all-reduce sends between H hosts; the tuner leaves small
- * buffers to rd and the tree, which cost fewer steps there.
+ * Between hosts the ring sends the fewest bytes, 2(H-1)/H of a shard per
+ * shard a rank owns (2(H-1)/H · B/g per rank where every host has g ranks,
+ * the least any all-reduce sends between H hosts), in 2(H-1) latency steps;
+ * the tree takes 2 ceil(log2 H) steps for about 2B per host. Each call
+ * takes the cheaper by the model below (algo_hier_inter_tree), unless
+ * XCCL_HIER_INTER forces one.
  */
 #include <math.h>
 
@@ -22,25 +24,53 @@
  *   (1) and (3), inside a host: g-1 peers at once, a shard's pieces
  *       pipelined, f = site->hier_local_frac of the buffer in (and out):
  *         2 ((G-1 + ceil(B/(G S)) - 1) ALPHA_local + f B / BETA_local)
- *   (2), between hosts: one ring per owned shard, one after the other; a
- *       rank sends 2(H-1)/H B/G per shard it owns, and the host's ranks
- *       send theirs at once over the host's one link, 2(H-1)/H B in all (as
- *       the flat ring's model prices its one crossing per host):
+ *   (2), between hosts, one all-reduce per owned shard, one after the
+ *       other; the host's ranks send theirs at once over the host's one
+ *       link (as the flat ring's model prices its one crossing per host):
+ *     ring: a rank sends 2(H-1)/H B/G per shard it owns, 2(H-1)/H B per host:
  *         owned (2(H-1) + ceil(B/(G H S)) - 1) ALPHA_net + 2(H-1)/H B / BETA_net
+ *     tree: depth d = ceil(log2 H), a shard's pieces pipelined up and down;
+ *       an interior owner sends a piece up and to two children, a leaf
+ *       one; the trees are rotated per shard (hier_tree_links), so a host's
+ *       G owners are leaves in about half of their trees: about 2B per host:
+ *         owned (2d + ceil(B/(G S)) - 1) ALPHA_net + 2 B / BETA_net
  * HUGE_VAL on one host (it is a reduce-scatter and an all-gather that cost
  * more than the ring's), where every host has one rank (it is the ring),
  * and where some rank would need more connections than an algorithm gets.
  */
+static void hier_net_model(int tree, double b, double s, const algo_site_t *site, double *steps_p, double *moved_p) {
+  double H = site->nhosts, G = site->local_max, shard = b / G;
+  if (tree) {
+    int d = 0;
+    for (int n = 1; n < site->nhosts; n *= 2) d++;
+    *steps_p = site->hier_owned * (2.0 * d + (b > 0 ? ceil(shard / s) : 1) - 1);
+    *moved_p = 2 * b;
+  } else {
+    *steps_p = site->hier_owned * (2 * (H - 1) + (b > 0 ? ceil(shard / (H * s)) : 1) - 1);
+    *moved_p = 2 * (H - 1) / H * b;
+  }
+}
+
+static double hier_net_cost(int tree, double b, double s, const algo_site_t *site) {
+  double steps, moved;
+  hier_net_model(tree, b, s, site, &steps, &moved);
+  return steps * site->net_alpha_s + moved / site->net_beta_bps;
+}
+
+int algo_hier_inter_tree(size_t bytes, size_t slot, const algo_site_t *site) {
+  if (!(site->hier_inter & HIER_INTER_TREE)) return 0;
+  if (!(site->hier_inter & HIER_INTER_RING)) return 1;
+  double b = (double)bytes, s = (double)(slot ? slot : 1);
+  return hier_net_cost(1, b, s, site) < hier_net_cost(0, b, s, site);
+}
+
 static double hier_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
   (void)coll, (void)nranks;
   if (!site->layout || site->nhosts < 2 || site->local_max < 2 || !site->hier_peers_ok) return HUGE_VAL;
-  double b = (double)bytes, s = (double)(slot ? slot : 1), H = site->nhosts, G = site->local_max;
-  double shard = b / G;
-  double local_pieces = b > 0 ? ceil(shard / s) : 1, ring_loops = b > 0 ? ceil(shard / (H * s)) : 1;
+  double b = (double)bytes, s = (double)(slot ? slot : 1), G = site->local_max;
+  double local_pieces = b > 0 ? ceil(b / G / s) : 1;
   double local = 2 * ((G - 1 + local_pieces - 1) * site->local_alpha_s + site->hier_local_frac * b / site->local_beta_bps);
-  double net = site->hier_owned * (2 * (H - 1) + ring_loops - 1) * site->net_alpha_s +
-               2 * (H - 1) / H * b / site->net_beta_bps;
-  return local + net;
+  return local + hier_net_cost(algo_hier_inter_tree(bytes, slot, site), b, s, site);
 }
 
 /* One operation's scratch: the item, then its arguments (algo_partner_args). */
@@ -52,18 +82,24 @@ static size_t hier_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
 static int hier_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
   hier_item_t *it = scratch;
   void *args_mem = (char *)scratch + host_hier_item_bytes(comm->site.layout, comm->rank);
-  host_hier_item(it, algo_partner_args(a, comm, args_mem), comm->site.layout, &comm->env, lane0 + ALGO_LANE_PEERS);
+  size_t bytes = a->count * xcclTypeSize(a->type);
+  /* the size and slot the tuner priced it at (group.c), so every rank chooses alike */
+  size_t slot = algo_slot(ALGO_HIER, comm->peers[comm->rank].chunk_size, comm->site.peer_slot);
+  int tree = algo_hier_inter_tree(bytes, slot, &comm->site);
+  host_hier_item(it, algo_partner_args(a, comm, args_mem), comm->site.layout, &comm->env, lane0 + ALGO_LANE_PEERS,
+                 tree);
   items[0] = &it->base;
   return 1;
 }
 
-/* Both directions with the other ranks of the host and the ring neighbours
- * of the rank's shards (tuning_site_hosts refuses a layout that needs more
+/* Both directions with the other ranks of the host and the ring or tree
+ * neighbours (both where XCCL_HIER_INTER leaves the choice to each call) of
+ * the rank's shards (tuning_site_hosts refuses a layout that needs more
  * than ALGO_MAX_PEERS where hier is forced). */
 static void hier_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
   (void)nranks;
   if (!site->layout) return;
-  int n = host_hier_partners(site->layout, rank, peers_p->set[0].send, ALGO_MAX_PEERS);
+  int n = host_hier_partners(site->layout, rank, site->hier_inter, peers_p->set[0].send, ALGO_MAX_PEERS);
   algo_peer_set_both(&peers_p->set[0], n < ALGO_MAX_PEERS ? n : ALGO_MAX_PEERS);
 }
 

@@ -448,6 +448,8 @@ static xcclResult_t comm_own_checks(struct xcclComm *comm) {
                    "XCCL_CHECKSUM=1 needs CRC32C from ISA-L, which this build of xccl lacks (install libisal-dev "
                    "and rebuild)");
   TRY(tuning_parse(comm->algo_text[0] ? comm->algo_text : config_str(CFG_ALGO), comm->algo_forced));
+  unsigned hier_inter;
+  TRY(tuning_hier_inter(&hier_inter));
   TRY(direct_check_config());
   TRY(tune_check_config());
   return fault_check_config();

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config.h"
 #include "error.h"
 #include "log.h"
 
@@ -113,8 +114,21 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
     [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
 };
 
+xcclResult_t tuning_hier_inter(unsigned *inter_p) {
+  const char *v = config_str(CFG_HIER_INTER);
+  unsigned inter = strcasecmp(v, "ring") == 0                ? HIER_INTER_RING
+                   : strcasecmp(v, "tree") == 0              ? HIER_INTER_TREE
+                   : !*v || strcasecmp(v, "auto") == 0 ? HIER_INTER_RING | HIER_INTER_TREE
+                                                             : 0;
+  if (!inter) return err_set(xcclInvalidUsage, LOG_INIT, "XCCL_HIER_INTER=%s: not ring, tree or auto", v);
+  *inter_p = inter;
+  return xcclSuccess;
+}
+
 xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, size_t stride, int shm_used,
                                const int *forced) {
+  unsigned inter;
+  TRY(tuning_hier_inter(&inter));
   void *mem = malloc(hier_layout_bytes(nranks));
   if (!mem) return err_set(xcclSystemError, LOG_INIT, "out of memory for the hosts' layout of %d ranks", nranks);
   const hier_layout_t *l = hier_layout_make(nranks, host_hash, stride, mem);
@@ -126,17 +140,26 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
   }
   for (int r = 0; r < nranks; r++) {
     int o = hier_owned(l, r), g = hier_host_size(l, l->host_of[r]);
-    int p = host_hier_partners(l, r, NULL, 0);
     double f = (double)(g - 1) * o / l->shards;
     owned = o > owned ? o : owned, frac = f > frac ? f : frac;
-    if (p > peers) peers = p, worst = r;
+  }
+  /* The most connections a rank needs for hier; under auto, where rings and
+   * trees together need too many but rings alone do not, rings alone. */
+  for (int pass = 0; pass < 2; pass++) {
+    peers = 0;
+    for (int r = 0; r < nranks; r++) {
+      int p = host_hier_partners(l, r, inter, NULL, 0);
+      if (p > peers) peers = p, worst = r;
+    }
+    if (peers <= ALGO_MAX_PEERS || inter != (HIER_INTER_RING | HIER_INTER_TREE)) break;
+    inter = HIER_INTER_RING;
   }
   if (peers > ALGO_MAX_PEERS && forced[COLL_ALLREDUCE] == ALGO_HIER) {
     free(mem);
     return err_set(xcclInvalidUsage, LOG_INIT,
                    "XCCL_ALGO forces hier, but rank %d would need %d connections for it (at most %d: %d hosts, "
-                   "%d to %d ranks per host)",
-                   worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax);
+                   "%d to %d ranks per host, XCCL_HIER_INTER=%s)",
+                   worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax, config_str(CFG_HIER_INTER));
   }
   const tuning_link_cost_t *loc = &tuning_links[shm_used ? TUNING_LINK_SHM : TUNING_LINK_NET],
                            *net = &tuning_links[TUNING_LINK_NET];
@@ -145,6 +168,7 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
   site->hier_owned = owned;
   site->hier_local_frac = frac;
   site->hier_peers_ok = peers <= ALGO_MAX_PEERS;
+  site->hier_inter = inter;
   site->local_alpha_s = loc->alpha_s, site->local_beta_bps = loc->beta_bps;
   site->net_alpha_s = net->alpha_s, site->net_beta_bps = net->beta_bps;
   site->layout = l;

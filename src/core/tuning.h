@@ -54,6 +54,10 @@ extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
  * ALGO_MAX_PEERS connections for it, saying so. */
 xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, size_t stride, int shm_used,
                                const int *forced);
+/* XCCL_HIER_INTER as site->hier_inter holds it (HIER_INTER_RING, _TREE or
+ * both, for auto), into *inter_p; xcclInvalidUsage, saying so, on another
+ * value (*inter_p unchanged). tuning_site_hosts reads it so. */
+xcclResult_t tuning_hier_inter(unsigned *inter_p);
 void tuning_site_free(algo_site_t *site);
 
 /* Seconds algo takes to run coll of `bytes` (the schedule's count times the

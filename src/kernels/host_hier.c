@@ -67,21 +67,50 @@ static int ring_prev(const hier_layout_t *l, int host, int s) {
   return hier_owner(l, (host + l->nhosts - 1) % l->nhosts, s);
 }
 
-int host_hier_partners(const hier_layout_t *l, int rank, int *peers, int max) {
+void hier_tree_links(const hier_layout_t *l, int h, int s, tree_links_t *out) {
+  int H = l->nhosts, rot = s % H;
+  host_tree_links(H, (h - rot + H) % H, 0, -1, out);
+  /* positions back to hosts, then to the hosts' owners of s */
+  if (out->parent >= 0) out->parent = hier_owner(l, (out->parent + rot) % H, s);
+  for (int c = 0; c < out->nchild; c++) out->child[c] = hier_owner(l, (out->child[c] + rot) % H, s);
+}
+
+/* The neighbours of host h's owner of shard s between hosts, in (2)'s
+ * shapes of inter: ring next and previous, tree parent and children, into
+ * p (5 at most, repeats kept); how many. */
+static int inter_neighbours(const hier_layout_t *l, int h, int s, unsigned inter, int *p) {
+  int n = 0;
+  if (inter & HIER_INTER_RING) p[n++] = ring_next(l, h, s), p[n++] = ring_prev(l, h, s);
+  if (inter & HIER_INTER_TREE) {
+    tree_links_t t;
+    hier_tree_links(l, h, s, &t);
+    if (t.parent >= 0) p[n++] = t.parent;
+    for (int c = 0; c < t.nchild; c++) p[n++] = t.child[c];
+  }
+  return n;
+}
+
+int host_hier_partners(const hier_layout_t *l, int rank, unsigned inter, int *peers, int max) {
   int h = l->host_of[rank], g = hier_host_size(l, h), me = l->local_of[rank], n = 0;
 #define ADD(p) (n < max ? (void)(peers[n] = (p)) : (void)0, n++)
   for (int j = 0; j < g; j++)
     if (j != me) ADD(l->host_ranks[l->host_first[h] + j]);
   if (l->nhosts < 2) return n;
-  /* The ring neighbours of my shards, each once (they live on other hosts,
-   * so never among the ranks above). */
-  for (int s = me; s < l->shards; s += g)
-    for (int side = 0; side < 2; side++) {
-      int p = side ? ring_prev(l, h, s) : ring_next(l, h, s), seen = 0;
-      for (int t = me; t < s && !seen; t += g) seen = ring_next(l, h, t) == p || ring_prev(l, h, t) == p;
-      if (side && !seen) seen = ring_next(l, h, s) == p;
-      if (!seen) ADD(p);
+  /* The neighbours of my shards between hosts, each once (they live on
+   * other hosts, so never among the ranks above): a neighbour counts where
+   * it first appears, over my shards in rising order. */
+  for (int s = me; s < l->shards; s += g) {
+    int p[5], np = inter_neighbours(l, h, s, inter, p);
+    for (int i = 0; i < np; i++) {
+      int seen = 0;
+      for (int j = 0; j < i && !seen; j++) seen = p[j] == p[i];
+      for (int t = me; t < s && !seen; t += g) {
+        int q[5], nq = inter_neighbours(l, h, t, inter, q);
+        for (int j = 0; j < nq && !seen; j++) seen = q[j] == p[i];
+      }
+      if (!seen) ADD(p[i]);
     }
+  }
 #undef ADD
   return n;
 }
@@ -220,8 +249,45 @@ static void ring_start(hier_item_t *r, int c) {
   r->ring_on = 1;
 }
 
-/* Runs the rings of the owned shards one after the other. 1 if one moved, 0
- * if not, -1 on failure; r->phase moves on when all are done. */
+/* Sets up the tree of owned shard c (H > 1): host_tree.h's all-reduce item
+ * over the shard's owners, the connections with each its parent's and
+ * children's. */
+static void tree_start(hier_item_t *r, int c) {
+  const partner_args_t *a = r->args;
+  const hier_layout_t *l = r->layout;
+  int s = own_shard(r, c);
+  tree_args_t *t = &r->tree_args;
+  *t = (tree_args_t){.coll = COLL_ALLREDUCE,
+                     /* with no one else on my host, (1) left my input where it was */
+                     .sendbuff = r->g > 1 ? a->recvbuff : a->sendbuff,
+                     .recvbuff = a->recvbuff,
+                     .off = shard_off(r, s),
+                     .count = shard_len(r, s),
+                     .type = a->type,
+                     .op = a->op == xcclAvg ? xcclSum : a->op,
+                     .nranks = l->nhosts,
+                     .rank = r->host,
+                     .root = -1};
+  hier_tree_links(l, r->host, s, &t->links);
+  int p = t->links.parent;
+  if (p >= 0) {
+    t->up_send = a->send_fifo[p], t->up_send_step = a->send_step[p];
+    t->down_recv = a->recv_fifo[p], t->down_recv_step = a->recv_step[p];
+  }
+  for (int i = 0; i < t->links.nchild; i++) {
+    int ch = t->links.child[i];
+    t->up_recv[i] = a->recv_fifo[ch], t->up_recv_step[i] = a->recv_step[ch];
+    t->down_send[i] = a->send_fifo[ch], t->down_send_step[i] = a->send_step[ch];
+  }
+  host_tree_item(&r->tree_item, t, r->base.env, r->base.lane);
+  r->ring_on = 1;
+}
+
+/* The work item of (2) for the current shard. */
+static kern_item_t *inter_item(hier_item_t *r) { return r->tree ? &r->tree_item.base : &r->ring_item.base; }
+
+/* Runs the rings (or trees) of the owned shards one after the other. 1 if
+ * one moved, 0 if not, -1 on failure; r->phase moves on when all are done. */
 static int rings_step(hier_item_t *r, kern_failure_t *fail) {
   int moved = 0;
   while (r->cur < r->nown) {
@@ -229,12 +295,13 @@ static int rings_step(hier_item_t *r, kern_failure_t *fail) {
       shard_final(r, r->cur++);
       continue;
     }
-    if (!r->ring_on) ring_start(r, r->cur);
-    kern_item_t *ri = &r->ring_item.base;
+    if (!r->ring_on) (r->tree ? tree_start : ring_start)(r, r->cur);
+    kern_item_t *ri = inter_item(r);
     while (!ri->finished) {
       int m = ri->ops->step(ri, fail);
       if (m < 0) {
-        r->base.peer = ring_prev(r->layout, r->host, own_shard(r, r->cur));
+        /* the tree's failure names its parent or child; the ring's, as before, the previous owner */
+        r->base.peer = r->tree ? fail->peer : ring_prev(r->layout, r->host, own_shard(r, r->cur));
         r->base.action = 1, r->base.loop = ri->loop;
         return -1;
       }
@@ -245,6 +312,21 @@ static int rings_step(hier_item_t *r, kern_failure_t *fail) {
     r->ring_on = 0;
   }
   r->phase = 2;
+  return 1;
+}
+
+/* 1 if every send of (2) to the neighbours of owned shard c was taken by
+ * the transport (the ring sends to its next, the tree to its parent and
+ * children); else 0, with the fifo and the peer not taken. */
+static int inter_taken(hier_item_t *r, int c, slot_fifo_t **f_p, int *peer_p) {
+  const partner_args_t *a = r->args;
+  int p[5], np = inter_neighbours(r->layout, r->host, own_shard(r, c), r->tree ? HIER_INTER_TREE : HIER_INTER_RING, p);
+  if (!r->tree) np = 1; /* the ring's next; its previous only sends to me */
+  for (int i = 0; i < np; i++)
+    if (!slot_fifo_taken(a->send_fifo[p[i]], *a->send_step[p[i]])) {
+      *f_p = a->send_fifo[p[i]], *peer_p = p[i];
+      return 0;
+    }
   return 1;
 }
 
@@ -300,10 +382,13 @@ static slot_fifo_t *hier_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
   if (it->finished) { /* draining: a send the transport has not taken */
     for (int i = 0; i < r->n1s + r->n1r + r->n3s + r->n3r && !st; i++)
       if (!r->st[i].is_recv && !slot_fifo_taken(r->st[i].f, *r->st[i].step)) st = &r->st[i];
-    if (!st && r->ring_item.base.ops && !slot_fifo_taken(r->chan.send, *r->chan.send_step)) {
-      *is_recv_p = 0, *step_p = atomic_load(&r->chan.send->head);
-      return r->chan.send;
-    }
+    slot_fifo_t *f = NULL;
+    int peer = -1;
+    for (int c = 0; !st && r->layout->nhosts > 1 && c < r->nown; c++)
+      if (!inter_taken(r, c, &f, &peer)) {
+        *is_recv_p = 0, *step_p = atomic_load(&f->head), it->peer = peer;
+        return f;
+      }
     if (!st) return NULL;
     *is_recv_p = 0, *step_p = atomic_load(&st->f->head);
     it->peer = st->peer;
@@ -311,10 +396,11 @@ static slot_fifo_t *hier_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
   }
   if (r->phase == 0) st = blocked_in(r, p1_send(r), r->n1s + r->n1r);
   if (!st && r->phase == 1 && r->ring_on) {
-    kern_item_t *ri = &r->ring_item.base;
+    kern_item_t *ri = inter_item(r);
     slot_fifo_t *f = ri->ops->waiting(ri, step_p, is_recv_p);
-    it->peer = f == r->chan.send ? ring_next(r->layout, r->host, own_shard(r, r->cur))
-                                 : ring_prev(r->layout, r->host, own_shard(r, r->cur));
+    it->peer = r->tree                  ? ri->peer
+               : f == r->chan.send ? ring_next(r->layout, r->host, own_shard(r, r->cur))
+                                   : ring_prev(r->layout, r->host, own_shard(r, r->cur));
     return f;
   }
   if (!st && r->phase >= 1) st = blocked_in(r, p3_recv(r), r->n3r);
@@ -330,13 +416,12 @@ static int hier_drained(kern_item_t *it) {
   hier_item_t *r = to_hier(it);
   for (int i = 0; i < r->n1s + r->n1r + r->n3s + r->n3r; i++)
     if (!r->st[i].is_recv && !slot_fifo_taken(r->st[i].f, *r->st[i].step)) return 0;
-  /* The rings' sends: every ring next of my shards. */
-  const partner_args_t *a = r->args;
+  /* (2)'s sends: every ring next (tree parent and children) of my shards. */
+  slot_fifo_t *f;
+  int peer;
   if (r->layout->nhosts > 1)
-    for (int c = 0; c < r->nown; c++) {
-      int p = ring_next(r->layout, r->host, own_shard(r, c));
-      if (!slot_fifo_taken(a->send_fifo[p], *a->send_step[p])) return 0;
-    }
+    for (int c = 0; c < r->nown; c++)
+      if (!inter_taken(r, c, &f, &peer)) return 0;
   return 1;
 }
 
@@ -349,10 +434,11 @@ size_t host_hier_item_bytes(const hier_layout_t *l, int rank) {
 }
 
 void host_hier_item(hier_item_t *it, const partner_args_t *a, const hier_layout_t *l, const kern_env_t *env,
-                    int lane) {
+                    int lane, int tree) {
   memset(it, 0, sizeof(*it));
   it->args = a;
   it->layout = l;
+  it->tree = tree;
   kern_item_init(&it->base, &hier_ops, env, lane);
   int q = a->rank, G = l->shards;
   it->host = l->host_of[q], it->g = hier_host_size(l, it->host), it->me = l->local_of[q];
@@ -389,7 +475,11 @@ void host_hier_item(hier_item_t *it, const partner_args_t *a, const hier_layout_
   }
   size_t es = xcclTypeSize(a->type);
   slot_fifo_t *any = it->n1s ? it->st[0].f : NULL;
-  if (!any && l->nhosts > 1 && nown) any = a->send_fifo[ring_next(l, it->host, own_shard(it, 0))];
+  if (!any && l->nhosts > 1 && nown) {
+    int p[5];
+    inter_neighbours(l, it->host, own_shard(it, 0), tree ? HIER_INTER_TREE : HIER_INTER_RING, p);
+    any = a->send_fifo[p[0]];
+  }
   it->piece_elems = any ? any->slot_size / es : a->count;
   if (it->piece_elems == 0) it->piece_elems = 1;
   it->base.finished = a->count == 0;

@@ -18,12 +18,21 @@
  *     reduces its own input and its peers' contributions into recvbuff, in
  *     local-index order whatever order they arrive in (fixed order: the
  *     same bits from run to run).
- * (2) For each shard it owns, in rising shard order, a ring all-reduce
- *     (host_ring.h's item, on a ring of H positions: the owner on host h+1
- *     is next, on host h-1 previous) over the owner's partial sum. Every
- *     owner of a shard processes its shards in the same rising order, so
- *     rings that share a pair of ranks use its connection one after the
- *     other and in the same order at both ends.
+ * (2) For each shard it owns, in rising shard order, an all-reduce among
+ *     the shard's owners over the owner's partial sum, either
+ *     - a ring (host_ring.h's item, on a ring of H positions: the owner on
+ *       host h+1 is next, on host h-1 previous): 2(H-1) latency steps, the
+ *       fewest bytes; or
+ *     - a tree (host_tree.h's item, all-reduce: reduce up, broadcast down,
+ *       pipelined in slots; 2 ceil(log2 H) latency steps), on the in-order
+ *       tree of host_tree_links over H positions, rotated by the shard (host
+ *       h at position (h - s) mod H), so that a host is interior in some
+ *       shards' trees and a leaf in others' (hier_tree_links);
+ *     the same for every shard of one operation, chosen by its size on every
+ *     rank alike (algo_hier.c). Every owner of a shard processes its shards
+ *     in the same rising order, so rings or trees that share a pair of
+ *     ranks use its connection one after the other and in the same order
+ *     at both ends.
  * (3) An owner sends each shard it owns to every other rank of its host;
  *     the others copy it into recvbuff. xcclAvg divides once, by k, on the
  *     owner, before (3): sums in (1) and (2).
@@ -42,6 +51,7 @@
 #include "host_engine.h"
 #include "host_partners.h"
 #include "host_ring.h"
+#include "host_tree.h"
 
 /* Where the ranks are: the same on every rank. */
 typedef struct {
@@ -71,11 +81,21 @@ static inline int hier_owned(const hier_layout_t *l, int rank) {
 size_t hier_layout_bytes(int nranks);
 hier_layout_t *hier_layout_make(int nranks, const void *host_hash, size_t stride, void *mem);
 
+/* Phase (2)'s shapes, as a mask of what a communicator may run. */
+enum { HIER_INTER_RING = 1, HIER_INTER_TREE = 2 };
+
+/* The place in shard s's tree (phase (2), tree variant) of its owner on
+ * host h: host_tree_links' all-reduce tree 0 over the H hosts, host h at
+ * position (h - s) mod H, its parent and children given as ranks (their
+ * owners of s). */
+void hier_tree_links(const hier_layout_t *l, int h, int s, tree_links_t *out);
+
 /* The distinct ranks rank exchanges with (both directions with each): the
- * other ranks of its host, then the ring neighbours of its shards. Writes at
- * most max of them to peers; returns how many there are (more than max:
- * peers holds the first max). */
-int host_hier_partners(const hier_layout_t *l, int rank, int *peers, int max);
+ * other ranks of its host, then, per shard it owns, its neighbours on the
+ * shard's ring (inter & HIER_INTER_RING) and tree (inter & HIER_INTER_TREE).
+ * Writes at most max of them to peers; returns how many there are (more
+ * than max: peers holds the first max). */
+int host_hier_partners(const hier_layout_t *l, int rank, unsigned inter, int *peers, int max);
 
 /* One direction of one shard with one peer. */
 typedef struct {
@@ -103,13 +123,16 @@ typedef struct {
   const hier_layout_t *layout;
   int host, g, me, nown; /* my host, its size, my local index, shards I own */
   int phase;             /* 0: (1); 1: (2); 2: (3); 3: done */
-  int cur;               /* (2): the owned shard whose ring runs (shard me + cur * g) */
-  int ring_on;           /* ring_item is set up for shard cur */
+  int cur;               /* (2): the owned shard whose ring or tree runs (shard me + cur * g) */
+  int ring_on;           /* ring_item (tree_item when tree) is set up for shard cur */
+  int tree;              /* (2) runs as trees, not rings */
   size_t piece_elems;
   int n1s, n1r, n3s, n3r; /* streams of each kind, in this order in st */
   ring_args_t ring;
   ring_channel_t chan;
   ring_item_t ring_item;
+  tree_args_t tree_args;
+  tree_item_t tree_item;
   hier_stream_t st[];
 } hier_item_t;
 
@@ -119,8 +142,9 @@ size_t host_hier_item_bytes(const hier_layout_t *l, int rank);
 /* Sets up it (host_hier_item_bytes of memory) for one all-reduce of a on
  * layout l (which, like a and the fifos, outlive it): a->nranks and a->rank
  * are the communicator's, a's fifo tables hold the connections of
- * host_hier_partners. */
+ * host_hier_partners; tree: phase (2) as trees (every rank of the
+ * operation must pass the same). */
 void host_hier_item(hier_item_t *it, const partner_args_t *a, const hier_layout_t *l, const kern_env_t *env,
-                    int lane);
+                    int lane, int tree);
 
 #endif

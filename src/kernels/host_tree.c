@@ -61,9 +61,9 @@ static size_t piece_elems(const tree_item_t *t, uint64_t p) {
 static int tree_up(tree_item_t *t, kern_failure_t *fail) {
   const tree_args_t *a = t->args;
   const tree_links_t *l = &a->links;
-  for (int c = 0; c < l->nchild; c++)
-    if (!slot_fifo_ready(a->up_recv[c], *a->up_recv_step[c])) return 0;
-  if (l->parent >= 0 && !slot_fifo_room(a->up_send, *a->up_send_step)) return 0;
+  int children_in = 1;
+  for (int c = 0; c < l->nchild; c++) children_in &= slot_fifo_ready(a->up_recv[c], *a->up_recv_step[c]) != 0;
+  if (!tree_up_may(children_in, l->parent < 0 || slot_fifo_room(a->up_send, *a->up_send_step))) return 0;
   size_t esize = xcclTypeSize(a->type), n = piece_elems(t, t->up), bytes = n * esize;
   size_t at = (a->off + (size_t)t->up * t->piece_elems) * esize;
   for (int c = 0; c < l->nchild; c++)
@@ -91,10 +91,11 @@ static int tree_up(tree_item_t *t, kern_failure_t *fail) {
 static int tree_down(tree_item_t *t, kern_failure_t *fail) {
   const tree_args_t *a = t->args;
   const tree_links_t *l = &a->links;
-  if (t->do_up && t->down >= t->up) return 0;
-  if (l->parent >= 0 && !slot_fifo_ready(a->down_recv, *a->down_recv_step)) return 0;
-  for (int c = 0; c < l->nchild; c++)
-    if (!slot_fifo_room(a->down_send[c], *a->down_send_step[c])) return 0;
+  int children_room = 1;
+  for (int c = 0; c < l->nchild; c++) children_room &= slot_fifo_room(a->down_send[c], *a->down_send_step[c]) != 0;
+  if (!tree_down_may(t->do_up, t->up, t->down, l->parent < 0 || slot_fifo_ready(a->down_recv, *a->down_recv_step),
+                     children_room))
+    return 0;
   size_t esize = xcclTypeSize(a->type), n = piece_elems(t, t->down), bytes = n * esize;
   size_t at = (a->off + (size_t)t->down * t->piece_elems) * esize;
   char *out = (char *)a->recvbuff + at;

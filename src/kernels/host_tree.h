@@ -69,4 +69,16 @@ typedef struct {
 
 void host_tree_item(tree_item_t *it, const tree_args_t *a, const kern_env_t *env, int lane);
 
+/* The rule of host_tree.c's tree_step, piece by piece, which xccl-sim's
+ * replay of hier's trees (tools/sim/sim_hier.c) asks too. The descent of
+ * piece `down` may go once the node's climb is past it (when it climbs:
+ * do_up), its parent's piece is in (the root: parent_in 1) and every child
+ * has a free slot; the climb of the next piece once every child's piece is
+ * in and the parent has a free slot (the root: parent_room 1). tree_step
+ * tries the descent first, then the climb. */
+static inline int tree_down_may(int do_up, uint64_t up, uint64_t down, int parent_in, int children_room) {
+  return (!do_up || down < up) && parent_in && children_room;
+}
+static inline int tree_up_may(int children_in, int parent_room) { return children_in && parent_room; }
+
 #endif

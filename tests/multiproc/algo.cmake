@@ -117,6 +117,21 @@ foreach(n 3 4)
 endforeach()
 xccl_add_test(NAME mp_allreduce_hier_repeat TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
               ARGS repeat LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:hier")
+# Across hosts on one machine (hier_hosts.sh: XCCL_HOSTID per rank from
+# TEST_HIER_HOSTS, the hosts over sockets), phase (2) forced to a tree
+# (XCCL_HIER_INTER=tree): its bytes per peer on 2+1+1 and 2+1+1+1+1 ranks
+# per host (trees of 3 and 5 hosts) and the ring's on 2+1+1; the matrix on
+# 1+2 (about 10 s).
+function(xccl_hier_hosts_test name ranks hosts inter mode)
+  add_test(NAME ${name} COMMAND $<TARGET_FILE:xccl-run> -n ${ranks} --grace 5 ${CMAKE_CURRENT_LIST_DIR}/hier_hosts.sh
+                                $<TARGET_FILE:test_allreduce> ${mode})
+  set_tests_properties(${name} PROPERTIES LABELS multiproc TIMEOUT 120 SKIP_RETURN_CODE ${XCCL_SKIP_CODE}
+    ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=60;XCCL_ALGO=allreduce:hier;XCCL_HIER_INTER=${inter};TEST_HIER_HOSTS=${hosts}")
+endfunction()
+xccl_hier_hosts_test(mp_allreduce_hierbytes_tree_2_1_1 4 "0,0,1,2" tree hierbytes)
+xccl_hier_hosts_test(mp_allreduce_hierbytes_tree_2_1_1_1_1 6 "0,0,1,2,3,4" tree hierbytes)
+xccl_hier_hosts_test(mp_allreduce_hierbytes_ring_2_1_1 4 "0,0,1,2" ring hierbytes)
+xccl_hier_hosts_test(mp_allreduce_hier_tree_matrix_1_2 3 "0,1,1" tree matrix)
 
 # XCCL_CHECK: mismatched calls are named on every rank (and what it costs).
 foreach(n 3 4)

@@ -340,7 +340,10 @@ static void mode_rabbytes(xcclComm_t comm) {
  * shard it does not own to its owner, each shard it owns to every other rank
  * of its host, and 2(H-1)/H of each shard it owns to the owner on the next
  * host (its ring). Counts are 2H slots per shard, so the ring's blocks are
- * whole slots and its bytes exact. */
+ * whole slots and its bytes exact. With XCCL_HIER_INTER=tree, between hosts
+ * each shard s climbs and comes down the in-order tree over the hosts,
+ * host h at u = (h - s) mod H + 1 (test_inorder_parents): an owner sends the
+ * whole shard to its parent and to each child, nothing to other hosts. */
 static void mode_hierbytes(xcclComm_t comm) {
   int host[64] = {0}, local[64] = {0}, size[64] = {0}, nhosts = 0, G = 0;
   const char *env = getenv("TEST_HIER_HOSTS");
@@ -365,7 +368,10 @@ static void mode_hierbytes(xcclComm_t comm) {
   for (int r = 0; r < nranks; r++)
     for (int s = 0; s < G; s++)
       if (s % size[host[r]] == local[r]) owner[host[r]][s] = r;
-  uint64_t want[64] = {0}, cross = 0, owned = 0;
+  const char *inter = getenv("XCCL_HIER_INTER");
+  int tree = inter && strcmp(inter, "tree") == 0, parent[65] = {0};
+  test_inorder_parents(1, H, 0, parent);
+  uint64_t want[64] = {0}, cross = 0, owned = 0, edges = 0;
   for (int s = 0; s < G; s++) {
     if (owner[h][s] != rank) {
       want[owner[h][s]] += sb;
@@ -374,20 +380,28 @@ static void mode_hierbytes(xcclComm_t comm) {
     owned++;
     for (int q = 0; q < nranks; q++)
       if (host[q] == h && q != rank) want[q] += sb;
-    if (H > 1) {
+    if (H > 1 && tree) {
+      int me = (h - s % H + H) % H + 1;
+      for (int u = 1; u <= H; u++)
+        if (parent[me] == u || parent[u] == me) {
+          want[owner[(u - 1 + s) % H][s]] += sb;
+          cross += sb, edges++;
+        }
+    } else if (H > 1) {
       uint64_t ring = 2 * (uint64_t)(H - 1) * sb / (uint64_t)H;
       want[owner[(h + 1) % H][s]] += ring;
       cross += ring;
     }
   }
   /* Per peer, so what crosses hosts is checked too: 2(H-1)/H of B/G per
-   * owned shard (2(H-1)/H B/g when the hosts are even), nothing else. */
+   * owned shard (2(H-1)/H B/g when the hosts are even), or B/G per tree
+   * edge of an owned shard, nothing else. */
   check_sent(comm, count, want);
-  CHECK(cross == (H > 1 ? owned * 2 * (uint64_t)(H - 1) * (count * 4 / (uint64_t)G) / (uint64_t)H : 0),
-        "formula mismatch");
-  printf("hierbytes: rank %d on host %d of %d (%d of its ranks, %llu shards of %d): %llu bytes of %zu to other "
+  uint64_t expect = tree ? edges * sb : owned * 2 * (uint64_t)(H - 1) * (count * 4 / (uint64_t)G) / (uint64_t)H;
+  CHECK(cross == (H > 1 ? expect : 0), "formula mismatch");
+  printf("hierbytes: rank %d on host %d of %d (%d of its ranks, %llu shards of %d, %s): %llu bytes of %zu to other "
          "hosts, 2(H-1)/H B/g = %.0f\n",
-         rank, h, H, g, (unsigned long long)owned, G, (unsigned long long)cross, count * 4,
+         rank, h, H, g, (unsigned long long)owned, G, tree ? "tree" : "ring", (unsigned long long)cross, count * 4,
          H > 1 ? 2.0 * (H - 1) / H * (double)(count * 4) / g : 0.0);
 }
 

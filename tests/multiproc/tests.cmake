@@ -53,6 +53,7 @@ xccl_add_test(NAME mp_p2p_settimeout TARGET test_p2p SOURCES ${p2p_src} RANKS 2 
 # within a second, naming it. Values as the message shows them (numbers as parsed).
 set(shared_cfg_mismatch NSOCKS=2 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
     NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072 ALGO=allreduce:ring TUNE=measure CHECKSUM=1 CHECK=1
+    HIER_INTER=tree
     IB_QPS_PER_CONNECTION=2
     SHM_COPY=single)
 set(shared_cfg_names)
@@ -73,11 +74,11 @@ foreach(pair DEBUG=INFO DUMP_DIR=/tmp TIMEOUT=100 NCHANNELS=2 CHUNK_SIZE=512K NE
                 ARGS agree ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
 endforeach()
 
-# A value rank 1's own checks refuse (a malformed XCCL_ALGO or XCCL_FAULT;
-# likewise XCCL_NET=ib on a host without verbs devices): it still joins, so
-# every rank fails within a second with its reason instead of waiting
-# XCCL_TIMEOUT for it.
-foreach(pair ALGO=bogus FAULT=action=nonsense)
+# A value rank 1's own checks refuse (a malformed XCCL_ALGO, XCCL_FAULT or
+# XCCL_HIER_INTER; likewise XCCL_NET=ib on a host without verbs devices): it
+# still joins, so every rank fails within a second with its reason instead
+# of waiting XCCL_TIMEOUT for it.
+foreach(pair ALGO=bogus FAULT=action=nonsense HIER_INTER=bogus)
   string(REGEX REPLACE "=.*" "" var ${pair})
   string(REGEX REPLACE "^[A-Z_]+=" "" value ${pair})
   xccl_add_test(NAME mp_shared_cfg_refused_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3

@@ -181,6 +181,38 @@ print(("" if ok else "FAIL: ") + "4x8, one NIC per host, 64 MiB: hier %.0f us (%
       % (h["time_us"], "chosen" if h["chosen"] else "not chosen", h["net_bytes"], want, g["time_us"]))
 sys.exit(0 if ok else 1)' "$tmp/h.json" || fail=1
 
+# hier's phase (2) between hosts: forced to rings (XCCL_HIER_INTER=ring),
+# the replay folded onto host 0 (--max-msgs small) gives the full replay's
+# times on 4 hosts x 8, at 1 and 16 MiB; at 8 B on 16 hosts the trees
+# (2 log2 H steps) beat the rings (2(H-1)), and auto takes the trees.
+for m in "full 1e9 1e9" "fold 1000 5000"; do # --max-msgs at 1 and 16 MiB: the folded replay's messages fit, the full's not
+  set -- $m
+  XCCL_HIER_INTER=ring "$sim" --hosts 4 --gpus 8 --max-msgs $2 allreduce -b 1M -e 1M --algo hier --json > "$tmp/h$1-1.json" &&
+    XCCL_HIER_INTER=ring "$sim" --hosts 4 --gpus 8 --max-msgs $3 allreduce -b 16M -e 16M --algo hier --json \
+      > "$tmp/h$1-16.json" || say "xccl-sim exited $?"
+done
+for i in ring tree auto; do
+  XCCL_HIER_INTER=$i "$sim" --hosts 16 --gpus 8 allreduce -b 8 -e 8 --algo hier --json > "$tmp/hi$i.json" ||
+    say "xccl-sim exited $?"
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+full, fold = ([json.load(open("%s/h%s-%d.json" % (d, m, b)))[0] for b in (1, 16)] for m in ("full", "fold"))
+bad = []
+for a, b in zip(full, fold):
+    if a["method"] != "event" or b["method"] != "symmetric" or a["time_us"] != b["time_us"]:
+        bad.append("hier rings, %d B on 4x8: %s %.2f us, %s %.2f us" % (a["bytes"], a["method"], a["time_us"], b["method"], b["time_us"]))
+t = {i: json.load(open("%s/hi%s.json" % (d, i)))[0]["time_us"] for i in ("ring", "tree", "auto")}
+if not (t["tree"] < t["ring"] and t["auto"] == t["tree"]):
+    bad.append("hier 8 B on 16x8: rings %.2f us, trees %.2f us, auto %.2f us" % (t["ring"], t["tree"], t["auto"]))
+for m in bad: print("FAIL:", m)
+if not bad:
+    print("hier: folded rings = full replay at %s; 8 B on 16x8: rings %.2f us, trees %.2f us" %
+          (", ".join("%d B %.2f us" % (b["bytes"], b["time_us"]) for b in fold), t["ring"], t["tree"]))
+sys.exit(1 if bad else 0)
+PY
+
 # The slot window: a tree that may fill one slot per connection waits a
 # round trip per piece (20 us NICs: the round trip dwarfs a piece's time),
 # slower than with XCCL_STEPS slots. (Unlimited is not

@@ -4,9 +4,14 @@
  * (sim_host_hash, the ones sim_main gives tuning_site_hosts), each rank's
  * streams of phases (1) and (3) are the ones host_hier_item builds (peers,
  * shards' lengths, and the `after` / `reduce_after` order between them), and
- * phase (2) runs, per owned shard in rising order, ring_schedule.h's
+ * phase (2) runs, per owned shard in rising order, either ring_schedule.h's
  * iterator on the ring of that shard's owners (hier_owner on the next and
- * previous host), as host_hier.c's ring_start sets it up.
+ * previous host), as host_hier.c's ring_start sets it up, or the shard's
+ * tree (hier_tree_links, as host_hier.c's tree_start), a piece at a time by
+ * host_tree.h's tree_down_may and tree_up_may (host_tree.c's own rule);
+ * which of the two by algo_hier_inter_tree, as hier's build chooses, on the
+ * site that xccl-sim's tuner prices (sim_main.c: the cluster's NIC latency
+ * and bandwidth between hosts; XCCL_HIER_INTER).
  *
  * Per rank, as host_hier.c's hier_step: (1)'s streams until all are done;
  * then (3)'s receives whenever they can, (2)'s rings one after the other,
@@ -21,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "host_hier.h"
 #include "sim.h"
+#include "tuning.h"
 #include "sim_stand_in.h"
 
 typedef struct {
@@ -38,6 +45,8 @@ typedef struct {
   int phase, cur, ring_on, nown, host, me, g;
   int next_p, prev_p; /* the current ring's neighbours, as partner indices */
   ring_iter_t it;
+  int par_p, ch_p[2], nch; /* the current tree's parent (-1: the root) and children, as partner indices */
+  uint32_t up, down, npieces; /* the current tree's pieces climbed, descended, in all */
 } hrank_t;
 
 typedef struct {
@@ -48,12 +57,67 @@ typedef struct {
   int *part;       /* [pfirst + i]: partner ranks */
   sim_conn_t *conn; /* [pfirst + i]: the connection with each */
   size_t piece;               /* elements per piece: a slot of XCCL_ALGO_CHUNK_SIZE */
+  int tree;                   /* (2) as trees */
 } hier_state_t;
 
-static int hier_can_fold(const sim_t *s) {
-  (void)s;
+/* What xccl-sim's tuner knows of hier on this cluster (sim_main.c fills
+ * its site by tuning_site_hosts, then the cluster's links): every host has
+ * `gpus` ranks, so a rank owns one shard. */
+static int hier_site(const sim_t *s, algo_site_t *site) {
+  *site = (algo_site_t){.nhosts = s->c.hosts,
+                        .local_min = s->c.gpus,
+                        .local_max = s->c.gpus,
+                        .hier_owned = 1,
+                        .net_alpha_s = s->c.nic_lat,
+                        .net_beta_bps = s->c.nic_bps,
+                        .peer_slot = s->peer_slot};
+  unsigned inter;
+  if (tuning_hier_inter(&inter) != xcclSuccess) return -1;
+  /* tuning_site_hosts keeps rings alone under auto where a rank would need
+   * more than ALGO_MAX_PEERS connections for both: here at most g - 1 on the
+   * host and 5 between hosts (a bound; it counts the exact number) */
+  if (inter == (HIER_INTER_RING | HIER_INTER_TREE) && s->c.gpus - 1 + 5 > ALGO_MAX_PEERS) inter = HIER_INTER_RING;
+  site->hier_inter = inter;
   return 0;
 }
+
+/* 1 if (2) runs as trees: hier_build's choice (algo_hier.c). */
+static int hier_tree(const sim_t *s) {
+  algo_site_t site;
+  if (hier_site(s, &site) != 0) return 0;
+  return algo_hier_inter_tree(s->bytes, s->peer_slot ? s->peer_slot : s->ring_slot, &site);
+}
+
+/*
+ * The fold (s->symmetric), for (2) as rings: xccl-sim's cluster has
+ * `gpus` ranks on every host, so hier_layout_make numbers hosts and local
+ * ranks in rank order, shard j's owner on every host is its local rank j,
+ * and every host runs the same streams of (1) and (3) and the same rings of
+ * (2) at the same times: the rings are H positions that each send to the
+ * next host, a rotation of the hosts maps the cluster onto itself. So only
+ * host 0's ranks run; (1) and (3) stay inside it, exactly as in the full
+ * replay, and in (2) what an owner sends to its next host is delivered to
+ * itself as what its previous host sent it (and its credits for the
+ * previous host to itself as its next host's), over its own NIC out and in
+ * (sim_send_via), which every host's NIC carries alike in the full replay.
+ * The NIC of a message between hosts is net_p2p_channel's, min(rank, peer)
+ * % channels, the same for every host's pair where the channels divide the
+ * GPUs per host; only then does it fold. Exact but for two things: a ring's
+ * blocks (ring_schedule.h) may differ by one alignment unit between
+ * positions (the host is the position), and host 0's stand for all, as in
+ * sim_ring.c's fold; and events at the same time are taken in send order,
+ * which the fold keeps per host but not across hosts. tests/tools/sim.sh
+ * checks the fold against the full replay on 4 hosts x 8 (equal times). The tree does not fold (its positions differ, root and
+ * leaves); it sends few messages between hosts (each piece once up and once
+ * down each of H-1 edges per shard), and its phases (1) and (3) replay in
+ * full.
+ */
+static int hier_can_fold(const sim_t *s) {
+  return s->c.hosts >= 2 && s->c.nchannels > 0 && s->c.gpus % s->c.nchannels == 0 && !hier_tree(s);
+}
+
+/* The ranks replayed: host 0's when folded. */
+static int hier_nrep(const sim_t *s) { return s->symmetric ? s->c.gpus : s->c.nranks; }
 
 static int hier_make_layout(const sim_t *s, void **mem_p, const hier_layout_t **l_p) {
   int k = s->c.nranks;
@@ -77,7 +141,10 @@ static double hier_msgs(const sim_t *s) {
   double H = s->c.hosts, G = s->c.gpus, k = s->c.nranks, slot = (double)s->peer_slot / (double)s->esize;
   double shard = (double)s->count / G, pieces = shard > slot ? shard / slot + 1 : 1;
   double loops = shard / (H * slot) + 1;
-  return k * (2 * (G - 1) * pieces + (H > 1 ? 2 * (H - 1) * loops : 0));
+  /* the tree: every edge of each shard's tree carries each piece up and down */
+  if (s->symmetric) k = G; /* host 0's ranks */
+  double inter = hier_tree(s) ? G * 2 * (H - 1) * pieces : k * 2 * (H - 1) * loops;
+  return k * 2 * (G - 1) * pieces + (H > 1 ? inter : 0);
 }
 
 static void hier_teardown(sim_t *s) {
@@ -96,7 +163,7 @@ static int pidx_of(const hier_state_t *st, int r, int peer) {
 }
 
 static int hier_setup(sim_t *s) {
-  int k = s->c.nranks;
+  int k = hier_nrep(s);
   hier_state_t *st = calloc(1, sizeof(*st));
   stand_in_t si;
   hier_item_t *item = NULL;
@@ -104,6 +171,15 @@ static int hier_setup(sim_t *s) {
   s->state = st;
   if (!st || hier_make_layout(s, &st->layout_mem, &st->l) != 0) goto oom;
   if (stand_in_make(&si, s) != 0) goto oom;
+  algo_site_t site; /* XCCL_HIER_INTER parses: hier_tree's choice is the build's */
+  if (hier_site(s, &site) != 0) {
+    fprintf(stderr, "xccl-sim: hier: %s\n", xcclGetLastError(NULL));
+    stand_in_free(&si);
+    hier_teardown(s);
+    return -1;
+  }
+  st->tree = hier_tree(s);
+  unsigned inter = st->tree ? HIER_INTER_TREE : HIER_INTER_RING;
   const hier_layout_t *l = st->l;
   st->rank = calloc((size_t)k, sizeof(hrank_t));
   if (!st->rank) goto oom_si;
@@ -112,7 +188,7 @@ static int hier_setup(sim_t *s) {
     size_t b = host_hier_item_bytes(l, r);
     item_cap = b > item_cap ? b : item_cap;
     nst += (b - sizeof(hier_item_t)) / sizeof(hier_stream_t);
-    npart += (size_t)host_hier_partners(l, r, NULL, 0);
+    npart += (size_t)host_hier_partners(l, r, inter, NULL, 0);
   }
   item = malloc(item_cap);
   st->st = malloc((nst ? nst : 1) * sizeof(hs_t));
@@ -123,10 +199,10 @@ static int hier_setup(sim_t *s) {
   for (int r = 0; r < k; r++) {
     hrank_t *q = &st->rank[r];
     q->pfirst = (int)pat;
-    q->npart = host_hier_partners(l, r, &st->part[pat], (int)(npart - pat));
+    q->npart = host_hier_partners(l, r, inter, &st->part[pat], (int)(npart - pat));
     pat += (size_t)q->npart;
     si.a.rank = r;
-    host_hier_item(item, &si.a, l, &si.env, 0);
+    host_hier_item(item, &si.a, l, &si.env, 0, st->tree);
     q->sfirst = (int)sat;
     q->n1 = item->n1s + item->n1r, q->n3s = item->n3s, q->n3r = item->n3r;
     q->nown = item->nown, q->host = item->host, q->me = item->me, q->g = item->g;
@@ -179,14 +255,72 @@ static int streams_step(sim_t *s, hier_state_t *st, int r, int from, int n, int 
   return moved;
 }
 
-/* (2): the rings of r's owned shards, one after the other; phase 2 once all
- * are done. 1 if a message moved. */
+/* Piece p of a shard of len elements: its bytes. */
+static size_t piece_bytes(const sim_t *s, const hier_state_t *st, size_t len, uint32_t p) {
+  size_t left = len - (size_t)p * st->piece;
+  return (left < st->piece ? left : st->piece) * s->esize;
+}
+
+/* (2) as a tree, shard sh of len elements: host_tree.c's tree_step, the
+ * descent of the next piece then the climb of the next, while either may
+ * go. 1 if a message moved; q->it.done once both are through. */
+static int tree_run(sim_t *s, hier_state_t *st, int r, int sh, size_t len) {
+  hrank_t *q = &st->rank[r];
+  sim_conn_t *c = &st->conn[q->pfirst];
+  const int *part = &st->part[q->pfirst];
+  if (!q->ring_on) {
+    tree_links_t t;
+    hier_tree_links(st->l, q->host, sh, &t);
+    q->par_p = t.parent >= 0 ? pidx_of(st, r, t.parent) : -1;
+    q->nch = t.nchild;
+    for (int i = 0; i < t.nchild; i++) q->ch_p[i] = pidx_of(st, r, t.child[i]);
+    q->up = q->down = 0;
+    q->npieces = (uint32_t)((len + st->piece - 1) / st->piece);
+    q->ring_on = 1;
+  }
+  int moved = 0;
+  for (int m = 1; m;) {
+    m = 0;
+    if (q->down < q->npieces) {
+      int room = 1;
+      for (int i = 0; i < q->nch; i++) room &= sim_conn_ready(s, &c[q->ch_p[i]], 0);
+      if (tree_down_may(1, q->up, q->down, q->par_p < 0 || sim_conn_ready(s, &c[q->par_p], 1), room)) {
+        size_t b = piece_bytes(s, st, len, q->down);
+        for (int i = 0; i < q->nch; i++) sim_conn_take(s, &c[q->ch_p[i]], r, part[q->ch_p[i]], 0, 0, b, -1);
+        if (q->par_p >= 0) sim_conn_take(s, &c[q->par_p], r, part[q->par_p], 0, 1, 0, -1);
+        q->down++, m = 1;
+      }
+    }
+    if (q->up < q->npieces) {
+      int in = 1;
+      for (int i = 0; i < q->nch; i++) in &= sim_conn_ready(s, &c[q->ch_p[i]], 1);
+      if (tree_up_may(in, q->par_p < 0 || sim_conn_ready(s, &c[q->par_p], 0))) {
+        for (int i = 0; i < q->nch; i++) sim_conn_take(s, &c[q->ch_p[i]], r, part[q->ch_p[i]], 0, 1, 0, -1);
+        if (q->par_p >= 0)
+          sim_conn_take(s, &c[q->par_p], r, part[q->par_p], 0, 0, piece_bytes(s, st, len, q->up), -1);
+        q->up++, m = 1;
+      }
+    }
+    moved |= m;
+  }
+  q->it.done = q->up == q->npieces && q->down == q->npieces;
+  return moved;
+}
+
+/* (2): the rings (or trees) of r's owned shards, one after the other; phase
+ * 2 once all are done. 1 if a message moved. */
 static int rings_step(sim_t *s, hier_state_t *st, int r) {
   hrank_t *q = &st->rank[r];
   const hier_layout_t *l = st->l;
   int H = l->nhosts, moved = 0;
   while (H > 1 && q->cur < q->nown) {
     int sh = q->me + q->cur * q->g;
+    if (st->tree) {
+      moved |= tree_run(s, st, r, sh, shard_off(s, l->shards, sh + 1) - shard_off(s, l->shards, sh));
+      if (!q->it.done) return moved;
+      q->cur++, q->ring_on = 0;
+      continue;
+    }
     if (!q->ring_on) {
       size_t len = shard_off(s, l->shards, sh + 1) - shard_off(s, l->shards, sh);
       ring_iter_init(&q->it, COLL_ALLREDUCE, H, q->host, 0, len, s->esize, s->peer_slot, 1, 0);
@@ -201,8 +335,14 @@ static int rings_step(sim_t *s, hier_state_t *st, int r) {
       int flags = ring_iter_action(&q->it, NULL, &in, &out, &n);
       if ((flags & RING_RECV) && !sim_conn_ready(s, prev, 1)) return moved;
       if ((flags & RING_SEND) && !sim_conn_ready(s, next, 0)) return moved;
-      if (flags & RING_RECV) sim_conn_take(s, prev, r, st->part[pv], 0, 1, 0, -1);
-      if (flags & RING_SEND) sim_conn_take(s, next, r, st->part[nx], 0, 0, n * s->esize, -1);
+      if (s->symmetric) { /* the fold (above): both ends are r, told apart by the tag */
+        if (flags & RING_RECV) prev->in--, sim_credit(s, r, st->part[pv], r, q->next_p + 1);
+        if (flags & RING_SEND)
+          next->sent++, sim_send_via(s, r, st->part[nx], r, r, q->prev_p + 1, n * s->esize, -1, 0);
+      } else {
+        if (flags & RING_RECV) sim_conn_take(s, prev, r, st->part[pv], 0, 1, 0, -1);
+        if (flags & RING_SEND) sim_conn_take(s, next, r, st->part[nx], 0, 0, n * s->esize, -1);
+      }
       ring_iter_next(&q->it);
       moved = 1;
     }
@@ -234,7 +374,7 @@ static void hier_advance(sim_t *s, hier_state_t *st, int r) {
 
 static void hier_start(sim_t *s) {
   hier_state_t *st = s->state;
-  for (int r = 0; r < s->c.nranks; r++) {
+  for (int r = 0; r < hier_nrep(s); r++) {
     if (s->count == 0) {
       st->rank[r].phase = 3, sim_finish(s);
       continue;
@@ -245,7 +385,10 @@ static void hier_start(sim_t *s) {
 
 static void hier_deliver(sim_t *s, const sim_ev_t *e) {
   hier_state_t *st = s->state;
-  sim_conn_arrive(&st->conn[(size_t)st->rank[e->dst].pfirst + (size_t)pidx_of(st, e->dst, e->src)], e);
+  /* tag: the partner's index + 1 where the fold names it (a message or
+   * credit of r to itself), else 0: the sender is the partner */
+  int pidx = e->tag > 0 ? e->tag - 1 : pidx_of(st, e->dst, e->src);
+  sim_conn_arrive(&st->conn[(size_t)st->rank[e->dst].pfirst + (size_t)pidx], e);
   hier_advance(s, st, e->dst);
 }
 
