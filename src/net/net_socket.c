@@ -109,6 +109,7 @@ typedef struct socket_comm {
   socket_req_t reqs[NET_MAX_REQUESTS];
   xcclResult_t failed; /* the first error; the comm is unusable after it */
   char fail_msg[256];
+  unsigned char stream_failed[SOCKET_MAX_STREAMS]; /* that stream stopped (its error is `failed` or later) */
 } socket_comm_t;
 
 /* One device per interface sock_list_interfaces gives (XCCL_SOCKET_IFNAME
@@ -328,8 +329,11 @@ static void socket_slice(size_t size, int nstreams, int i, size_t *off_p, size_t
 
 static xcclResult_t socket_failed(socket_comm_t *c) { return err_set(c->failed, LOG_NET, "%s", c->fail_msg); }
 
+/* A receive is taken even after a stream failed: older receives may still
+ * complete on the other streams, and the proxy posts into freed slots
+ * before it tests them. The new one fails when tested (socket_test). */
 static xcclResult_t socket_post(socket_comm_t *c, void *data, size_t size, void **req_p) {
-  if (c->failed) return socket_failed(c);
+  if (c->failed && c->is_send) return socket_failed(c);
   socket_req_t *r = &c->reqs[c->posted % NET_MAX_REQUESTS];
   if (r->in_use) {
     *req_p = NULL;
@@ -396,7 +400,7 @@ static xcclResult_t socket_stream_io(socket_comm_t *c, int i, socket_req_t *r, i
  * its last message). The first error is kept in the comm. */
 static void socket_progress(socket_comm_t *c) {
   for (int i = 0; i < c->nstreams; i++) {
-    while (c->cur[i] < c->posted) {
+    while (!c->stream_failed[i] && c->cur[i] < c->posted) {
       socket_req_t *r = &c->reqs[c->cur[i] % NET_MAX_REQUESTS];
       int done;
       xcclResult_t res = socket_stream_io(c, i, r, &done);
@@ -405,6 +409,7 @@ static void socket_progress(socket_comm_t *c) {
           c->failed = res;
           snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", err_last());
         }
+        c->stream_failed[i] = 1;
         break;
       }
       if (!done) break;
@@ -420,10 +425,13 @@ static xcclResult_t socket_test(void *req, int *done_p, size_t *size_p) {
   socket_progress(c);
   /* A request that completed before the comm failed is still complete: the
    * peer may close right after its last message, and that close must not
-   * take the message with it. */
+   * take the message with it. Nor may one stream's close fail a request
+   * whose slices the other streams are still reading: the peer's close
+   * reaches each stream after that stream's data, so a request fails only
+   * when a stream it still needs has stopped. */
   for (int i = 0; i < c->nstreams; i++) {
     if (c->cur[i] <= r->seq) {
-      if (c->failed) return socket_failed(c);
+      if (c->stream_failed[i]) return socket_failed(c);
       *done_p = 0;
       return xcclSuccess;
     }

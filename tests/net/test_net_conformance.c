@@ -22,6 +22,11 @@
  *                 refused with a NULL request, never an error
  *   close_sender  a sender that closes after its messages: they all arrive,
  *                 then the next receive fails with xcclRemoteError
+ *   close_big     the same with messages larger than the kernel's buffers
+ *                 (over sockets, sliced over several streams), every
+ *                 receive posted at once as the proxy posts them: the last
+ *                 message's slices still arrive after another stream has
+ *                 seen the close, and the message completes
  *   kill_sender   a sender killed mid-transfer: xcclRemoteError, no hang
  *   kill_receiver a receiver killed: the sender's next sends fail with
  *                 xcclRemoteError, no hang
@@ -470,6 +475,43 @@ static void recv_then_failure(role_t *r, int good, size_t last_size, const char 
 
 static void close_recv_role(role_t *r) { recv_then_failure(r, 3, 4096, "close_sender"); }
 
+/* close_big: three messages of 32 MiB, more than the kernel buffers both
+ * ends hold, and the close right after the last send completes, while the
+ * receiver (every receive posted at once, and one more) still reads. */
+#define BIG_N 3
+#define BIG_BYTES (32u << 20)
+
+static void close_big_send(role_t *r) {
+  unsigned char *b = xmalloc(BIG_BYTES);
+  for (int i = 0; i < BIG_N; i++) {
+    fill(b, BIG_BYTES, (uint64_t)i);
+    wait_ok(r, post(r, 1, b, BIG_BYTES), NULL);
+  }
+  r->ops->close_send(r->comm);
+  r->comm = NULL;
+  token_wait(r);
+  free(b);
+}
+
+static void close_big_recv(role_t *r) {
+  unsigned char *b = xmalloc((size_t)(BIG_N + 1) * BIG_BYTES);
+  void *req[BIG_N + 1];
+  for (int i = 0; i <= BIG_N; i++) req[i] = post(r, 0, b + (size_t)i * BIG_BYTES, BIG_BYTES);
+  for (int i = 0; i < BIG_N; i++) {
+    size_t got = 0;
+    xcclResult_t res = wait_req(r, req[i], &got, WAIT_S);
+    CHECK(res == xcclSuccess, "close_big: message %d, sent in full before the close, failed: %s", i, err_last());
+    if (res != xcclSuccess) break;
+    size_t bad = verify(b + (size_t)i * BIG_BYTES, got, (uint64_t)i);
+    CHECK(got == BIG_BYTES && bad == got, "close_big: message %d: %zu bytes, first wrong byte %zu", i, got, bad);
+  }
+  xcclResult_t res = wait_req(r, req[BIG_N], NULL, FAIL_WAIT_S);
+  CHECK(res == xcclRemoteError, "close_big: the receive after the close returned %s, not xcclRemoteError",
+        xcclGetErrorString(res));
+  token_send(r, 'k');
+  free(b);
+}
+
 static void kill_send_role(role_t *r) {
   fill(close_bufs[0], sizeof(close_bufs[0]), 0);
   wait_ok(r, post(r, 1, close_bufs[0], sizeof(close_bufs[0])), NULL);
@@ -566,6 +608,7 @@ static const net_case_t cases[] = {
     {"smaller_recv", smaller_recv, smaller_send, NULL, 0, 0},
     {"inflight", inflight_recv, inflight_send, NULL, 0, 0},
     {"close_sender", close_recv_role, close_send_role, NULL, 0, 0},
+    {"close_big", close_big_recv, close_big_send, NULL, 0, 0},
     {"kill_sender", kill_recv_role, kill_send_role, NULL, 0, 1},
     {"kill_receiver", victim_recv_role, survivor_send_role, NULL, 1, 0},
     {"bad_rkey", badkey_recv, badkey_send, badkey_prepare, 0, 0},
