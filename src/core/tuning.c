@@ -85,7 +85,7 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site) {
   if (forced[coll] >= 0) return (algo_t)forced[coll];
-  if (nranks < 2) return ALGO_RING;
+  if (nranks < 2) return coll == COLL_ALLTOALL ? ALGO_PAIRWISE : ALGO_RING; /* a copy: the first that serves it */
   algo_t best = ALGO_RING;
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {

@@ -86,6 +86,7 @@ int main(void) {
           algo_name(few));
   }
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 1, slot, &net) == ALGO_RING, "1 rank");
+  CHECK(tuning_pick(none, COLL_ALLTOALL, 8, 1, slot, &net) == ALGO_PAIRWISE, "1 rank all-to-all: not pairwise");
   /* Broadcast and reduce: the tree's log2 k hops beat the ring's chain of
    * k-1 for small buffers from 4 ranks on; never on 2 (the same one hop:
    * a tie, which the ring takes) nor 3; large buffers stay on the ring, which
