@@ -85,11 +85,11 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site) {
   if (forced[coll] >= 0) return (algo_t)forced[coll];
-  if (nranks < 2) return coll == COLL_ALLTOALL ? ALGO_PAIRWISE : ALGO_RING; /* a copy: the first that serves it */
   algo_t best = ALGO_RING;
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {
     if (!algo_serves((algo_t)a, coll)) continue;
+    if (nranks < 2) return (algo_t)a; /* a copy: the first that serves coll */
     double c = algo_table[a]->cost(coll, bytes, nranks, algo_slot((algo_t)a, slot, site->peer_slot), site);
     if (c < best_cost) best = (algo_t)a, best_cost = c;
   }

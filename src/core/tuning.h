@@ -23,8 +23,8 @@ int tuning_coll_lookup(const char *name);
 
 /* The algorithm for coll of `bytes` on nranks ranks with ring slots of
  * `slot` bytes (site->peer_slot on the algorithms' own connections): the forced one, else the cheapest that serves coll (the earlier in
- * algo_table on a tie); on one rank ALGO_RING (ALGO_PAIRWISE for all-to-all,
- * which the ring does not serve). */
+ * algo_table on a tie); on one rank the first that serves coll (the ring;
+ * pairwise for all-to-all). */
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site);
 
