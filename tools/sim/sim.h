@@ -90,7 +90,8 @@ typedef struct sim {
 
 typedef struct {
   const char *name; /* as XCCL_ALGO spells it */
-  /* 1 if it can run the reduced instance of one host (s->symmetric). */
+  /* 1 if it can run the reduced instance of one host (s->symmetric);
+   * NULL: it never folds. */
   int (*can_fold)(const sim_t *s);
   /* Messages a run of s's operation sends (an estimate, to choose the method). */
   double (*msgs)(const sim_t *s);

@@ -25,18 +25,12 @@ static bruck_item_t *bruck_at(bruck_state_t *st, int r) {
   return (bruck_item_t *)(st->items + (size_t)r * st->item_bytes);
 }
 
-static int no_fold(const sim_t *s) {
-  (void)s;
-  return 0;
-}
-
-static size_t piece_elems(const sim_t *s) { return s->peer_slot / s->esize ? s->peer_slot / s->esize : 1; }
 
 static double bruck_msgs(const sim_t *s) {
   double msgs = 0;
   for (int j = 0, r = host_bruck_rounds(s->c.nranks); j < r; j++) {
     size_t elems = host_bruck_round_blocks(s->c.nranks, j) * s->count;
-    msgs += (double)((elems + piece_elems(s) - 1) / piece_elems(s));
+    msgs += (double)((elems + stand_in_piece_elems(s) - 1) / stand_in_piece_elems(s));
   }
   return (double)s->c.nranks * msgs;
 }
@@ -112,7 +106,6 @@ static void bruck_deliver(sim_t *s, const sim_ev_t *e) {
 
 const sim_sched_t sim_bruck = {
     .name = "bruck",
-    .can_fold = no_fold,
     .msgs = bruck_msgs,
     .setup = bruck_setup,
     .start = bruck_start,

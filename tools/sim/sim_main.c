@@ -336,7 +336,7 @@ static int run_row(const opts_t *o, const sim_sched_t *sched, size_t bytes, row_
   sim_t s;
   int fold = 0;
   sim_for(&s, o, bytes, 0);
-  if (sched->msgs(&s) > o->max_msgs && sched->can_fold(&s)) fold = 1;
+  if (sched->msgs(&s) > o->max_msgs && sched->can_fold && sched->can_fold(&s)) fold = 1;
   sim_for(&s, o, bytes, fold);
   row->msgs = 0;
   /* The ring keeps its channel count while the size stays above this; the

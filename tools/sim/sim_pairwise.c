@@ -20,11 +20,6 @@ typedef struct {
   size_t pieces;
 } pairwise_state_t;
 
-static int no_fold(const sim_t *s) {
-  (void)s;
-  return 0;
-}
-
 static size_t pieces_of(const sim_t *s) {
   size_t bytes = s->count * s->esize, slot = s->ring_slot ? s->ring_slot : 1;
   return bytes ? (bytes + slot - 1) / slot : 1;
@@ -101,7 +96,6 @@ static void pairwise_deliver(sim_t *s, const sim_ev_t *e) {
 
 const sim_sched_t sim_pairwise = {
     .name = "pairwise",
-    .can_fold = no_fold,
     .msgs = pairwise_msgs,
     .setup = pairwise_setup,
     .start = pairwise_start,

@@ -49,12 +49,6 @@ int stand_in_make(stand_in_t *si, const sim_t *s) {
 
 void stand_in_free(stand_in_t *si) { free(si->fifos), free(si->steps); }
 
-static int no_fold(const sim_t *s) {
-  (void)s;
-  return 0;
-}
-
-static size_t piece_elems(const sim_t *s) { return s->peer_slot / s->esize ? s->peer_slot / s->esize : 1; }
 
 /* ---- recursive doubling ---- */
 
@@ -73,7 +67,7 @@ typedef struct {
 static double rd_msgs(const sim_t *s) {
   int k = s->c.nranks, levels = 0;
   while ((2 << levels) <= k) levels++;
-  double pieces = s->count ? (double)((s->count + piece_elems(s) - 1) / piece_elems(s)) : 0;
+  double pieces = s->count ? (double)((s->count + stand_in_piece_elems(s) - 1) / stand_in_piece_elems(s)) : 0;
   return pieces * k * (levels + 2);
 }
 
@@ -97,7 +91,7 @@ static int rd_setup(sim_t *s) {
   st->npart = calloc(k, sizeof(int));
   st->part = calloc(k * RD_MAX_PARTNERS, sizeof(int));
   if (!st->item || !st->piece || !st->conn || !st->npart || !st->part) goto fail;
-  st->npieces = (uint32_t)((s->count + piece_elems(s) - 1) / piece_elems(s));
+  st->npieces = (uint32_t)((s->count + stand_in_piece_elems(s) - 1) / stand_in_piece_elems(s));
   for (size_t r = 0; r < k; r++) {
     st->si.a.rank = (int)r;
     host_rd_item(&st->item[r], &st->si.a, &st->si.env, 0);
@@ -121,7 +115,7 @@ static int rd_partner_index(const rd_state_t *st, int r, int peer) {
 static void rd_advance(sim_t *s, rd_state_t *st, int r) {
   rd_item_t *it = &st->item[r];
   if (st->piece[r] == st->npieces) return;
-  size_t pe = piece_elems(s);
+  size_t pe = stand_in_piece_elems(s);
   while (st->piece[r] < st->npieces) {
     size_t off = (size_t)st->piece[r] * pe, n = s->count - off < pe ? s->count - off : pe;
     while (it->base.action < it->nact) {
@@ -156,7 +150,6 @@ static void rd_deliver(sim_t *s, const sim_ev_t *e) {
 
 const sim_sched_t sim_rd = {
     .name = "rd",
-    .can_fold = no_fold,
     .msgs = rd_msgs,
     .setup = rd_setup,
     .start = rd_start,
@@ -186,7 +179,7 @@ static double rab_msgs(const sim_t *s) {
   int k = s->c.nranks, levels = 0, halves = s->coll == COLL_ALLREDUCE ? 2 : 1;
   while ((2 << levels) <= k) levels++;
   double elems = s->coll == COLL_ALLREDUCE ? (double)s->count : (double)s->count * k;
-  double pieces = ceil(elems / (double)piece_elems(s));
+  double pieces = ceil(elems / (double)stand_in_piece_elems(s));
   return (double)k * (halves * (pieces + levels) + 2);
 }
 
@@ -262,7 +255,6 @@ static void rab_deliver(sim_t *s, const sim_ev_t *e) {
 
 const sim_sched_t sim_rab = {
     .name = "rab",
-    .can_fold = no_fold,
     .msgs = rab_msgs,
     .setup = rab_setup,
     .start = rab_start,

@@ -30,6 +30,11 @@ static inline xcclDataType_t stand_in_type(size_t esize) {
 /* Fills si for s's operation: 0, or -1 when out of memory (si then holds
  * nothing to free). */
 int stand_in_make(stand_in_t *si, const sim_t *s);
+
+/* Elements of one piece on the algorithms' own connections (at least 1). */
+static inline size_t stand_in_piece_elems(const sim_t *s) {
+  return s->peer_slot / s->esize ? s->peer_slot / s->esize : 1;
+}
 void stand_in_free(stand_in_t *si);
 
 #endif
