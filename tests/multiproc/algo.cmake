@@ -101,7 +101,7 @@ xccl_add_test(NAME mp_p2p_alltoall_bruck_socket TARGET test_p2p SOURCES ${mp}/te
               LABELS multiproc TIMEOUT 180 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck;XCCL_TRANSPORT=socket")
 foreach(n 2 6 8)
   xccl_add_test(NAME mp_bruck_bytes TARGET test_bruck SOURCES ${mp}/test_bruck.c RANKS ${n}
-                ARGS bytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck")
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=alltoall:bruck")
 endforeach()
 
 # The hierarchical all-reduce (issue 25) on one host: its degenerate path

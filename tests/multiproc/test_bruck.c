@@ -5,7 +5,7 @@
  * a group beside an all-reduce (the conformance matrix is test_p2p.c's
  * alltoall mode under the same XCCL_ALGO).
  *
- * usage: test_bruck bytes
+ * usage: test_bruck (under xccl-run)
  *
  * The formula. Block i of rank q is what q sends to q + i (mod k). In round
  * j, for each d = 2^j < k, q sends to q + d every block whose number i in
@@ -75,7 +75,7 @@ static void run_checked(xcclComm_t comm, size_t count, int grouped) {
   free(recv);
 }
 
-static void mode_bytes(xcclComm_t comm) {
+static void run_all(xcclComm_t comm) {
   if (nranks > 64) test_skip("more ranks than this test counts");
   /* 1 and 13 elements: one piece per round; 40000 (160 KB blocks): rounds
    * of several 64 KiB pieces, pieces that span blocks. */
@@ -85,20 +85,14 @@ static void mode_bytes(xcclComm_t comm) {
   if (rank == 0) printf("bruck bytes: %d ranks, counts 1, 13, 40000 and 13 in a group: checked\n", nranks);
 }
 
-int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "bytes";
+int main(void) {
   xcclComm_t comm;
   XCHECK(xcclCommInitFromEnv(&comm));
   XCHECK(xcclCommCount(comm, &nranks));
   XCHECK(xcclCommUserRank(comm, &rank));
-  if (strcmp(mode, "bytes") == 0) {
-    mode_bytes(comm);
-  } else {
-    fprintf(stderr, "unknown mode %s\n", mode);
-    return 2;
-  }
+  run_all(comm);
   test_comm_end(comm);
   char name[64];
-  snprintf(name, sizeof(name), "bruck %s rank %d/%d", mode, rank, nranks);
+  snprintf(name, sizeof(name), "bruck rank %d/%d", rank, nranks);
   return test_finish(name);
 }
