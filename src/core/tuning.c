@@ -23,6 +23,8 @@ static int algo_lookup(const char *name) {
   return -1;
 }
 
+const char *tuning_coll_name(coll_kind_t coll) { return (unsigned)coll < COLL_NKINDS ? coll_names[coll] : "?"; }
+
 int tuning_coll_lookup(const char *name) {
   for (int c = 0; c < COLL_NKINDS; c++)
     if (strcasecmp(name, coll_names[c]) == 0) return c;

@@ -20,6 +20,8 @@ xcclResult_t tuning_parse(const char *text, int *forced);
 /* The collective named name ("allreduce", any case) as XCCL_ALGO names
  * them, -1 for another. */
 int tuning_coll_lookup(const char *name);
+/* coll's name as XCCL_ALGO spells it ("?" for none). */
+const char *tuning_coll_name(coll_kind_t coll);
 
 /* The algorithm for coll of `bytes` on nranks ranks with ring slots of
  * `slot` bytes (site->peer_slot on the algorithms' own connections): the forced one, else the cheapest that serves coll (the earlier in

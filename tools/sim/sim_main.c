@@ -388,7 +388,6 @@ int main(int argc, char **argv) {
     site.local_alpha_s = local_alpha, site.local_beta_bps = c->nvl_bps;
     site.net_alpha_s = net_alpha, site.net_beta_bps = c->nic_bps;
   }
-  const char *coll_name[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"};
   char root_text[32] = "";
   if (o.coll == COLL_BROADCAST || o.coll == COLL_REDUCE)
     snprintf(root_text, sizeof(root_text), " %s root %d", o.coll == COLL_BROADCAST ? "from" : "to", o.root);
@@ -398,12 +397,12 @@ int main(int argc, char **argv) {
     printf("# xccl-sim: %d hosts x %d GPUs = %d ranks, %s%s (float); NVLink %.0f Gb/s %.2f us, %d NIC(s) per host of %.0f Gb/s "
            "%.2f us; %d channels; slots %zuK ring, %zuK others, %d per connection\n"
            "# %12s  %-6s %14s %12s  %-22s %12s %9s %14s\n",
-           c->hosts, c->gpus, k, coll_name[o.coll], root_text, c->nvl_bps * 8 / 1e9, c->nvl_lat * 1e6, c->nics,
+           c->hosts, c->gpus, k, tuning_coll_name(o.coll), root_text, c->nvl_bps * 8 / 1e9, c->nvl_lat * 1e6, c->nics,
            c->nic_bps * 8 / 1e9, c->nic_lat * 1e6, c->nchannels, o.ring_slot >> 10, o.peer_slot >> 10, c->window, "bytes", "algo",
            "time_us", "busbw_GB/s", "method", "msgs", "sim_ms", "net_B/rank");
   for (int i = 0; i < NSCHED && !o.json; i++)
     if (o.want[i] == 2 && !replays(&o, i))
-      printf("# %s does not serve %s: no rows for it\n", scheds[i]->name, coll_name[o.coll]);
+      printf("# %s does not serve %s: no rows for it\n", scheds[i]->name, tuning_coll_name(o.coll));
   int rows = 0, rc = 0;
   for (size_t bytes = o.minb;;) {
     /* The tuner is given the schedule's count in bytes, as coll_pick
