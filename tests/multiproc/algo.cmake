@@ -51,9 +51,9 @@ xccl_add_test(NAME mp_tree_rooted_init_all TARGET test_tree_rooted SOURCES ${mp}
               ARGS init_all 5 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=tree")
 
 # Rabenseifner (issue 25): the all-reduce suites with it forced, on powers
-# of two and not (3, 5, 6: the fold), over sockets, and its traffic per peer
+# of two and not (3, 6: the fold of one rank and of two), over sockets, and its traffic per peer
 # against its formula.
-foreach(n 2 3 5 6 8)
+foreach(n 3 6 8)
   xccl_add_test(NAME mp_allreduce_rab_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
                 ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rab")
 endforeach()
@@ -153,9 +153,11 @@ endforeach()
 
 # The conformance suites again over TCP only: same-host ranks otherwise use
 # shared memory, and the socket transport must keep passing them.
+# The all-reduce matrix at 3 ranks only (4 took 33 s of CI and no path 3
+# does not; the collectives matrix keeps 4).
+xccl_add_test(NAME mp_allreduce_matrix_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_TRANSPORT=socket")
 foreach(n 3 4)
-  xccl_add_test(NAME mp_allreduce_matrix_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
-                ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_TRANSPORT=socket")
   xccl_add_test(NAME mp_collectives_matrix_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS ${n}
                 ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_TRANSPORT=socket")
 endforeach()

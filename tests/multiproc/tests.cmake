@@ -1,6 +1,8 @@
 # Collectives across real processes on this host, started by xccl-run.
 set(mp ${CMAKE_CURRENT_LIST_DIR})
-foreach(n 1 2 3 4 5 7 8)
+# 1-4 ranks and 8 (a power of two past the fold's); 5 and 7 took no path
+# 3 does not, at 25 s of CI.
+foreach(n 1 2 3 4 8)
   xccl_add_test(NAME mp_allreduce_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n} ARGS matrix
                 LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120")
 endforeach()
