@@ -129,6 +129,8 @@ typedef struct {
   unsigned hier_inter;              /* hier's (2) shapes XCCL_HIER_INTER allows: HIER_INTER_RING | _TREE */
   double local_alpha_s, local_beta_bps; /* a link inside a host: shared memory's where it is used, else the network's */
   double net_alpha_s, net_beta_bps;     /* a link between hosts */
+  double cpu_share; /* ranks per core on the most crowded host (>= 1; 0 or 1: a core each), already in every
+                       alpha and beta above (tuning_site_hosts) */
   const hier_layout_t *layout;      /* the communicator's (freed with it) */
 } algo_site_t;
 

@@ -411,10 +411,16 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   TRY(res);
   int shm_used = transport_allows("shm") && !config_bool(CFG_SHM_DISABLE);
   TRY(direct_setup(comm, shm_used));
-  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, sizeof(*comm->peers), shm_used,
-                        comm->algo_forced));
+  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cores,
+                        sizeof(*comm->peers), shm_used, comm->algo_forced));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
+}
+
+/* The cores this process may run on. */
+static int comm_own_cores(void) {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 /* More ranks on this host than this process may use cores: waiting callers
@@ -422,9 +428,7 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
 static int comm_oversubscribed(const struct xcclComm *comm) {
   int local = 0;
   for (int r = 0; r < comm->nranks; r++) local += comm->peers[r].host_hash == comm->peers[comm->rank].host_hash;
-  cpu_set_t set;
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-  return local > cores;
+  return local > comm->peers[comm->rank].cores;
 }
 
 /* XCCL_TOPO_FILE (or NCCL_TOPO_FILE) names the topology the user wants: one
@@ -524,6 +528,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   me->pidns = slot_pidns();
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->numa = nranks > 1 ? comm_process_numa() : -1;
+  me->cores = comm_own_cores();
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   me->algo_hash = comm_algo_hash(comm->algo_text);
   config_shared_pack(&me->shared);

@@ -116,6 +116,33 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
     [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
 };
 
+/*
+ * Ranks taking turns on too few cores. With f = ranks / cores > 1 on a
+ * host, a step waits until the scheduler hands the core to the rank it
+ * waits for (waiters yield: comm.c's comm_oversubscribed), and each rank
+ * copies at 1/f of a core. Every link of the site is priced so:
+ *   alpha + (f - 1) TUNING_HANDOVER_S,   beta / f.
+ * TUNING_HANDOVER_S from the same 2 cores, 8 B all-reduce with rd forced
+ * (xccl-run -n K xccl-perf allreduce -b 8 -e 8 -n 300 --algo rd), time
+ * per step less the 0.5 us of a step on its own cores:
+ *   ranks (f)     3 (1.5)  4 (2)  5 (2.5)  6 (3)   8 (4)
+ *   us per step   4        12     8        10-13   22
+ * which (f - 1) x 8 us follows within a factor of 1.5. With it the tuner
+ * picks what ran fastest at 4 and 8 ranks where the plain table did not:
+ * rd at 16-32 KiB, rab for reduce-scatter at 1 MiB.
+ */
+#define TUNING_HANDOVER_S 8e-6
+
+static void site_share_cores(algo_site_t *site, double f) {
+  site->cpu_share = f;
+  if (f <= 1) return;
+  double extra = (f - 1) * TUNING_HANDOVER_S;
+  site->alpha_s += extra, site->local_alpha_s += extra, site->net_alpha_s += extra;
+  site->beta_bps /= f, site->local_beta_bps /= f, site->net_beta_bps /= f;
+  INFO(INIT, "cost model: %.2g ranks per core on the most crowded host: each step priced %.1f us more, "
+       "bandwidths / %.2g", f, extra * 1e6, f);
+}
+
 xcclResult_t tuning_hier_inter(unsigned *inter_p) {
   const char *v = config_str(CFG_HIER_INTER);
   unsigned inter = strcasecmp(v, "ring") == 0                ? HIER_INTER_RING
@@ -127,8 +154,25 @@ xcclResult_t tuning_hier_inter(unsigned *inter_p) {
   return xcclSuccess;
 }
 
-xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, size_t stride, int shm_used,
-                               const int *forced) {
+/* The most ranks per core on any host of l: a host's ranks over the fewest
+ * cores one of them may use (every rank computes the same from the peer
+ * info); 1 where cores are unknown (0). */
+static double hosts_cpu_share(const hier_layout_t *l, const void *cores, size_t stride) {
+  double f = 1;
+  for (int h = 0; h < l->nhosts; h++) {
+    int g = hier_host_size(l, h), least = 0;
+    for (int i = 0; i < g; i++) {
+      int32_t c;
+      memcpy(&c, (const char *)cores + (size_t)l->host_ranks[l->host_first[h] + i] * stride, sizeof(c));
+      if (c > 0 && (least == 0 || c < least)) least = c;
+    }
+    if (least > 0 && (double)g / least > f) f = (double)g / least;
+  }
+  return f;
+}
+
+xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cores,
+                               size_t stride, int shm_used, const int *forced) {
   unsigned inter;
   TRY(tuning_hier_inter(&inter));
   void *mem = malloc(hier_layout_bytes(nranks));
@@ -174,6 +218,7 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
   site->local_alpha_s = loc->alpha_s, site->local_beta_bps = loc->beta_bps;
   site->net_alpha_s = net->alpha_s, site->net_beta_bps = net->beta_bps;
   site->layout = l;
+  site_share_cores(site, cores ? hosts_cpu_share(l, cores, stride) : 1);
   return xcclSuccess;
 }
 

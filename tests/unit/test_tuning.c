@@ -22,6 +22,44 @@ static void expect_refused(const char *text, const char *words) {
   CHECK(f[0] == 7 && f[COLL_NKINDS - 1] == 7, "XCCL_ALGO=%s: output written on failure", text);
 }
 
+/* Ranks taking turns on too few cores (tuning_site_hosts' cores): the most
+ * crowded host's ranks per core, every link priced by it, and the picks it
+ * changes on 8 ranks of one host with 2 cores (measured there: rd at 16 KiB
+ * where the plain table says rab). */
+static void check_cpu_share(const int *none, size_t slot) {
+  struct {
+    uint64_t hash;
+    int32_t cores;
+  } peers[8];
+  int forced[COLL_NKINDS];
+  tuning_parse("", forced);
+  for (int r = 0; r < 8; r++) peers[r].hash = 42, peers[r].cores = 2;
+  algo_site_t plain = {.alpha_s = 0.5e-6, .beta_bps = 7e9}, site = plain, unknown = plain;
+  CHECK(tuning_site_hosts(&plain, 8, &peers[0].hash, NULL, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
+        err_last());
+  CHECK(tuning_site_hosts(&site, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess,
+        "%s", err_last());
+  CHECK(plain.alpha_s == 0.5e-6 && plain.beta_bps == 7e9, "no cores given, yet the links changed");
+  CHECK(site.cpu_share == 4, "8 ranks on 2 cores: share %g, want 4", site.cpu_share);
+  CHECK(site.alpha_s > 10 * plain.alpha_s && site.beta_bps == plain.beta_bps / 4, "shared cores: alpha %g beta %g",
+        site.alpha_s, site.beta_bps);
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &plain) == ALGO_RAB, "plain table at 16 KiB: not rab");
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &site) == ALGO_RD, "2 cores at 16 KiB: not rd");
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 256u << 10, 8, slot, &site) == ALGO_RAB, "2 cores at 256 KiB: not rab");
+  /* A core each, or unknown (0), changes nothing; the fewest cores of a
+   * host's ranks count, and the most crowded host decides. */
+  for (int r = 0; r < 8; r++) peers[r].cores = r == 5 ? 0 : 8;
+  CHECK(tuning_site_hosts(&unknown, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess &&
+            unknown.cpu_share == 1 && unknown.alpha_s == plain.alpha_s,
+        "8 ranks with 8 cores: share %g", unknown.cpu_share);
+  for (int r = 0; r < 8; r++) peers[r].hash = 1 + r / 4, peers[r].cores = r == 6 ? 1 : 4;
+  algo_site_t two = plain;
+  CHECK(tuning_site_hosts(&two, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess &&
+            two.cpu_share == 4 && two.net_alpha_s > ALGO_ALPHA_S,
+        "hosts of 4 ranks, one rank with 1 core: share %g", two.cpu_share);
+  tuning_site_free(&plain), tuning_site_free(&site), tuning_site_free(&unknown), tuning_site_free(&two);
+}
+
 int main(void) {
   int none[COLL_NKINDS];
   CHECK(tuning_parse("", none) == xcclSuccess, "empty XCCL_ALGO refused");
@@ -158,5 +196,6 @@ int main(void) {
   int forced[COLL_NKINDS];
   tuning_parse("allreduce:ring", forced);
   CHECK(tuning_pick(forced, COLL_ALLREDUCE, 8, 16, slot, &net) == ALGO_RING, "forced ring ignored");
+  check_cpu_share(none, slot);
   return test_finish("tuning");
 }

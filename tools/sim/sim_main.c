@@ -381,7 +381,7 @@ int main(int argc, char **argv) {
   int have_hosts = 0;
   if (hash) {
     for (int r = 0; r < k; r++) hash[r] = sim_host_hash(c->gpus, r);
-    have_hosts = tuning_site_hosts(&site, k, hash, sizeof(*hash), 1, forced) == xcclSuccess;
+    have_hosts = tuning_site_hosts(&site, k, hash, NULL, sizeof(*hash), 1, forced) == xcclSuccess;
     free(hash);
   }
   if (have_hosts) {
