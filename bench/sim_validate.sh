@@ -9,9 +9,11 @@
 # then runs xccl-sim on that cluster (one NIC per node, the measured links)
 # and prints measured against predicted, with their ratio. CALIBRATE=1 first
 # scales every latency and every bandwidth by one factor each so that the
-# ring's 8 B and 16 MiB match, and predicts the rest. Needs root. Not a
+# ring's 8 B and 16 MiB match, and predicts the rest. The nodes share the
+# machine's cores (CORES, default nproc): xccl-sim --cores prices ranks
+# taking turns on them as the tuner does. Needs root. Not a
 # test: the numbers mean something only on a quiet machine.
-#   [CALIBRATE=1] [MSG=1] sim_validate.sh BUILD_DIR [NODES...]      (default: 2 4)
+#   [CALIBRATE=1] [MSG=1] [CORES=N] sim_validate.sh BUILD_DIR [NODES...]      (default: 2 4)
 set -u
 build=$(cd "${1:?usage: sim_validate.sh BUILD_DIR [NODES...]}" && pwd)
 shift
@@ -20,7 +22,7 @@ perf=$build/tools/xccl-perf sim=$build/tools/sim/xccl-sim
 for x in "$perf" "$sim"; do [ -x "$x" ] || { echo "sim_validate: $x is not built"; exit 1; }; done
 . "$(cd "$(dirname "$0")" && pwd)/../tests/netns/netns.sh"
 netns_need_root || exit 77
-per=2 iters=${ITERS:-10} warm=${WARM:-3}
+per=2 iters=${ITERS:-10} warm=${WARM:-3} cores=${CORES:-$(nproc)}
 export XCCL_NCHANNELS=${XCCL_NCHANNELS:-2} XCCL_TIMEOUT=${XCCL_TIMEOUT:-120}
 out=$(mktemp -d)
 # netns_up sets its own EXIT trap: put ours back after it
@@ -77,6 +79,9 @@ for nodes in "$@"; do
     # than ranks it is CPU time, one message after another.
     local lat="--nic-us $nu --local-us $su"
     [ "${MSG:-0}" = 1 ] && lat="--nic-us 0 --local-us 0 --msg-us $nu --local-msg-us $su"
+    # The nodes share this machine's cores: each gets cores / nodes of them
+    # (--cores; CORES=0 leaves it out), as a fact of the machine, not a fit.
+    [ "$cores" != 0 ] && lat="$lat --cores $(python3 -c 'import sys; print(float(sys.argv[1]) / int(sys.argv[2]))' "$cores" "$nodes")"
     "$sim" --hosts "$nodes" --gpus $per --nics 1 --channels "$XCCL_NCHANNELS" $lat --nic-gbps "$ng" \
       --local-gbps "$sg" allreduce -b 8 -e 16M -f 8 --algo ring,tree,hier --json >"$1" ||
       { echo "sim_validate: xccl-sim failed"; exit 1; }

@@ -122,7 +122,7 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
  * waits for (waiters yield: comm.c's comm_oversubscribed), and each rank
  * copies at 1/f of a core. Every link of the site is priced so:
  *   alpha + (f - 1) TUNING_HANDOVER_S,   beta / f.
- * TUNING_HANDOVER_S from the same 2 cores, 8 B all-reduce with rd forced
+ * TUNING_HANDOVER_S (tuning.h) from the same 2 cores, 8 B all-reduce with rd forced
  * (xccl-run -n K xccl-perf allreduce -b 8 -e 8 -n 300 --algo rd), time
  * per step less the 0.5 us of a step on its own cores:
  *   ranks (f)     3 (1.5)  4 (2)  5 (2.5)  6 (3)   8 (4)
@@ -131,8 +131,6 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
  * picks what ran fastest at 4 and 8 ranks where the plain table did not:
  * rd at 16-32 KiB, rab for reduce-scatter at 1 MiB.
  */
-#define TUNING_HANDOVER_S 8e-6
-
 static void site_share_cores(algo_site_t *site, double f) {
   site->cpu_share = f;
   if (f <= 1) return;

@@ -48,6 +48,10 @@ typedef struct {
 
 extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
 
+/* What a step waits, per rank beyond one per core, for the scheduler to
+ * hand the core over (tuning.c, with its measurement; xccl-sim --cores). */
+#define TUNING_HANDOVER_S 8e-6
+
 /* Fills site's hosts (algo.h: nhosts ... layout) for nranks ranks whose
  * hosts are told apart by host_hash (one 64-bit value per rank, stride
  * bytes apart; the peer info's), with shm_used: ranks of one host talk over

@@ -322,5 +322,25 @@ for m in bad: print("FAIL: alltoall:", m)
 sys.exit(1 if bad else 0)' "$tmp/a2a.json" || fail=1
 [ $fail = 0 ] && echo "alltoall: Bruck for small blocks, pairwise for large, bytes as their formulas"
 
+# --cores: 2 hosts of 1 GPU with half a core each (f = 2): the ring's two
+# 8-byte steps each wait one hand-over more (tuning.h's 8 us), and 64 MiB
+# takes over twice as long (bandwidth / 2, and a hand-over more where a
+# piece's step waits on the last); a negative count is refused.
+for c in 0 0.5; do
+  "$sim" --hosts 2 --gpus 1 --cores $c allreduce -b 8 -e 64M -f 8388608 --algo ring --json >"$tmp/cores$c.json" ||
+    say "--cores $c exited $?"
+done
+python3 -c '
+import json, sys
+a, b = ({r["bytes"]: r["time_us"] for r in json.load(open(f))} for f in sys.argv[1:3])
+bad = []
+if abs(b[8] - a[8] - 2 * 8.0) > 0.01: bad.append("8 B: %g us against %g without" % (b[8], a[8]))
+r = b[64 << 20] / a[64 << 20]
+if not 2 < r < 2.6: bad.append("64 MiB: %.3g times the time without" % r)
+for m in bad: print("FAIL: --cores:", m)
+sys.exit(1 if bad else 0)' "$tmp/cores0.json" "$tmp/cores0.5.json" || fail=1
+"$sim" --hosts 2 --gpus 1 --cores -1 allreduce >/dev/null 2>&1 && say "--cores -1 accepted"
+[ $fail = 0 ] && echo "--cores: a hand-over per step and half the bandwidth at two ranks per core"
+
 [ $fail = 0 ] && echo "xccl-sim: all checks passed"
 exit $fail

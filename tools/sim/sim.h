@@ -64,6 +64,9 @@ typedef struct {
   int window;              /* slots per connection (XCCL_STEPS), 0: unlimited */
   double msg_s, local_msg_s; /* a sender's own time per message between hosts and inside one (--msg-us,
                                 --local-msg-us), its messages one after another; 0: none */
+  double cores;              /* cores per host (--cores; 0: a core per rank). With f = gpus / cores > 1
+                                every latency gains (f - 1) TUNING_HANDOVER_S and every bandwidth is
+                                divided by f, as the tuner prices ranks taking turns (tuning.c) */
 } sim_cluster_t;
 
 typedef struct sim {

@@ -85,6 +85,9 @@ static void usage(FILE *f) {
           "  --msg-us N      a sender's own time per message between hosts, its messages issued one after\n"
           "                  another (the per-message software cost the tuner's alpha holds), us (default 0)\n"
           "  --local-msg-us N  the same inside a host (default 0)\n"
+          "  --cores N       cores per host, fractions allowed (default 0: one per GPU); where G > N the\n"
+          "                  ranks take turns: every latency gains (G/N - 1) x %.0f us, every bandwidth is\n"
+          "                  divided by G/N, as xccl's tuner prices it\n"
           "  --local-gbps N, --local-us N  the same as --nvlink-gbps, --nvlink-us (a host's link: shm, NVLink)\n"
           "  --channels N    ring channels (default G: one per rail)\n"
           "  --window N      slots per connection a sender may fill before the receiver frees one (default %d,\n"
@@ -94,7 +97,7 @@ static void usage(FILE *f) {
           "                  net_bytes (per rank, between hosts), model_us (the algorithm's price in xccl's\n"
           "                  tuner, with this cluster's links; null where the tuner refuses it)}\n"
           "Slot sizes are XCCL_CHUNK_SIZE (ring) and XCCL_ALGO_CHUNK_SIZE (the others), from the environment.\n",
-          XCCL_STEPS);
+          TUNING_HANDOVER_S * 1e6, XCCL_STEPS);
 }
 
 static int parse_size(const char *s, size_t *out) {
@@ -167,6 +170,16 @@ static void topo_say(const opts_t *o, FILE *f) {
   fprintf(f, ", %d channel(s)%s\n", t->nchannels, o->given & GIVEN_CHANNELS ? " (--channels kept)" : "");
 }
 
+/* --cores: ranks taking turns on too few cores, priced on the links as the
+ * tuner prices them (tuning.c's site_share_cores). */
+static void share_cores(sim_cluster_t *c) {
+  double f = c->cores > 0 ? c->gpus / c->cores : 1;
+  if (f <= 1) return;
+  double extra = (f - 1) * TUNING_HANDOVER_S;
+  c->nvl_lat += extra, c->nic_lat += extra;
+  c->nvl_bps /= f, c->nic_bps /= f;
+}
+
 static int parse_args(int argc, char **argv, opts_t *o) {
   int coll = -1;
   *o = (opts_t){.c = {.nvl_bps = 3600e9 / 8, .nvl_lat = 1e-6, .nic_bps = 400e9 / 8, .nic_lat = 3e-6, .window = XCCL_STEPS},
@@ -226,6 +239,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     } else if (strcmp(a, "--local-msg-us") == 0) {
       if (parse_double(val, 0, &v)) BAD();
       o->c.local_msg_s = v * 1e-6;
+    } else if (strcmp(a, "--cores") == 0) {
+      if (parse_double(val, 0, &v)) BAD();
+      o->c.cores = v;
     } else if (strcmp(a, "--root") == 0) {
       if (parse_double(val, 0, &v) || v > 1 << 24 || v != (double)(int)v) BAD();
       o->root = (int)v;
@@ -258,6 +274,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
   if ((double)o->c.hosts * o->c.gpus > 1 << 24) return fprintf(stderr, "xccl-sim: too many ranks\n"), -1;
   if (o->maxb < o->minb) return fprintf(stderr, "xccl-sim: -e is smaller than -b\n"), -1;
   o->coll = (coll_kind_t)coll;
+  share_cores(&o->c);
   o->c.nranks = o->c.hosts * o->c.gpus;
   if (o->root >= o->c.nranks)
     return fprintf(stderr, "xccl-sim: --root %d is not a rank of the %d ranks (0 to %d)\n", o->root, o->c.nranks,
@@ -400,6 +417,8 @@ int main(int argc, char **argv) {
            c->hosts, c->gpus, k, tuning_coll_name(o.coll), root_text, c->nvl_bps * 8 / 1e9, c->nvl_lat * 1e6, c->nics,
            c->nic_bps * 8 / 1e9, c->nic_lat * 1e6, c->nchannels, o.ring_slot >> 10, o.peer_slot >> 10, c->window, "bytes", "algo",
            "time_us", "busbw_GB/s", "method", "msgs", "sim_ms", "net_B/rank");
+  if (!o.json && c->cores > 0 && c->gpus > c->cores)
+    printf("# %.3g cores per host for %d ranks: links priced as ranks taking turns (--cores)\n", c->cores, c->gpus);
   for (int i = 0; i < NSCHED && !o.json; i++)
     if (o.want[i] == 2 && !replays(&o, i))
       printf("# %s does not serve %s: no rows for it\n", scheds[i]->name, tuning_coll_name(o.coll));
