@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "perf_check.h"
+#include "perf_plot.h"
 
 void perf_usage(FILE *f, const char *collectives) {
   fprintf(f,
@@ -37,6 +38,8 @@ void perf_usage(FILE *f, const char *collectives) {
           "              named (ring,tree), side by side: each size runs once per algorithm\n"
           "              on a communicator of its own, a row each with its name, and the\n"
           "              one the tuner picks marked with * (host buffers only)\n"
+          "  --plot FILE rank 0 draws bus bandwidth against size into the PNG FILE, a line\n"
+          "              per algorithm with --algo (xccl-plot, which needs matplotlib)\n"
           "  --device    buffers in GPU memory (CUDA device XCCL_LOCAL_RANK modulo the\n"
           "              devices), calls on one stream, timed until it drains\n"
           "  -h, --help  show this help\n"
@@ -83,12 +86,13 @@ static int parse_int(const char *opt, const char *text, long lo, long hi, long *
 }
 
 int perf_parse_options(int argc, char **argv, const char *collectives, options_t *o) {
-  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE, OPT_MEMALLOC, OPT_ALGO };
+  enum { OPT_INPLACE = 1000, OPT_JSON, OPT_DEVICE, OPT_MEMALLOC, OPT_ALGO, OPT_PLOT };
   static const struct option longopts[] = {{"inplace", no_argument, NULL, OPT_INPLACE},
                                            {"device", no_argument, NULL, OPT_DEVICE},
                                            {"memalloc", no_argument, NULL, OPT_MEMALLOC},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"algo", required_argument, NULL, OPT_ALGO},
+                                           {"plot", required_argument, NULL, OPT_PLOT},
                                            {"latency", no_argument, NULL, 'L'},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
@@ -134,6 +138,7 @@ int perf_parse_options(int argc, char **argv, const char *collectives, options_t
     case OPT_DEVICE: o->device = 1; break;
     case OPT_MEMALLOC: o->memalloc = 1; break;
     case OPT_ALGO: o->algos = optarg; break;
+    case OPT_PLOT: o->plot = optarg; break;
     case 'h': perf_usage(stdout, collectives); exit(0);
     case ':':
       fprintf(stderr, "xccl-perf: option '%s' needs a value; see xccl-perf --help\n", argv[optind - 1]);
@@ -164,6 +169,7 @@ int perf_parse_options(int argc, char **argv, const char *collectives, options_t
     fprintf(stderr, "xccl-perf: --memalloc and --device exclude each other\n");
     return -1;
   }
+  if (o->plot && perf_plot_check(o->plot) != 0) return -1;
   if (o->iters == 0) o->iters = o->latency ? 1000 : 20; /* -n not given */
   return 0;
 }

@@ -19,6 +19,7 @@ typedef struct {
   int root;
   int check, inplace, json, latency, device, memalloc;
   const char *algos; /* --algo: "all" or a list of algorithms (perf_algo.h); NULL: the tuner's */
+  const char *plot;  /* --plot: the PNG rank 0 draws (perf_plot.h); NULL: none */
 } options_t;
 
 /* The help; collectives: " allreduce allgather ...". */

@@ -46,6 +46,7 @@
 #include "perf_check.h"
 #include "perf_device.h"
 #include "perf_options.h"
+#include "perf_plot.h"
 #include "xccl.h"
 
 /* ---- Context ------------------------------------------------------------ */
@@ -60,6 +61,7 @@ typedef struct {
   void *stream;   /* --device: the stream every call goes on; NULL otherwise */
   void *host_out; /* --device with -c 1: the output, copied back to check it */
   xcclComm_t tuned; /* the launcher's communicator, whose tuner picks (comm is an --algo one's) */
+  perf_plot_t *plot; /* --plot: rank 0's rows (rows NULL elsewhere and without it) */
   const char *algo; /* --algo: the algorithm comm runs; NULL without --algo */
 } perf_t;
 
@@ -455,16 +457,21 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
   if (algo) snprintf(algo_s, sizeof(algo_s), "\"%s\"", algo);
   char wrong_s[32];
   if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
-  if (o->json) {
+  /* The JSON row: --json's line, and what --plot draws from. */
+  FILE *outs[2] = {o->json ? stdout : NULL, p->plot->rows};
+  for (int i = 0; i < 2; i++) {
+    if (!outs[i]) continue;
     char root_s[16] = "null";
     if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
-    printf("{\"kind\":\"result\",\"collective\":\"%s\",\"size\":%zu,\"count\":%zu,\"type\":\"%s\","
-           "\"op\":\"%s\",\"root\":%s,\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.4f,"
-           "\"busbw_gbps\":%.4f,\"wrong\":%s,\"algo\":%s,\"chosen\":%s}\n",
-           coll->name, bytes, count, perf_type_name(o->type), op_label(p, coll), root_s,
-           o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null", algo_s,
-           algo && pick && strcmp(algo, pick) == 0 ? "true" : "false");
-  } else {
+    fprintf(outs[i],
+            "{\"kind\":\"result\",\"collective\":\"%s\",\"size\":%zu,\"count\":%zu,\"type\":\"%s\","
+            "\"op\":\"%s\",\"root\":%s,\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.6g,"
+            "\"busbw_gbps\":%.6g,\"wrong\":%s,\"algo\":%s,\"chosen\":%s}\n",
+            coll->name, bytes, count, perf_type_name(o->type), op_label(p, coll), root_s,
+            o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null", algo_s,
+            algo && pick && strcmp(algo, pick) == 0 ? "true" : "false");
+  }
+  if (!o->json) {
     printf("  %12zu %14zu %9s %6s %5d %12.2f %10.3f %10.3f %8s", bytes, count, perf_type_name(o->type),
            op_label(p, coll), root_label(p, coll), time_us, algbw, busbw, o->check ? wrong_s : "N/A");
     if (p->algo) printf(" %8s %5s", p->algo, pick && strcmp(p->algo, pick) == 0 ? "*" : "");
@@ -625,6 +632,12 @@ int main(int argc, char **argv) {
   }
   if (p.opt.device) copy_bytes(&p, sendbuf, input, send_n * p.tsize);
 
+  perf_plot_t plot = {0};
+  p.plot = &plot;
+  if (p.rank == 0 && p.opt.plot && perf_plot_open(&plot, p.opt.plot) != 0) {
+    (void)xcclCommAbort(p.comm);
+    return 1;
+  }
   if (p.rank == 0) print_header(&p, coll);
   uint64_t total_wrong = 0;
   double busbw_sum = 0;
@@ -648,6 +661,7 @@ int main(int argc, char **argv) {
     }
   }
   double avg_busbw = nsizes ? busbw_sum / nsizes : 0;
+  int plot_failed = 0;
   if (p.rank == 0) {
     char wrong_s[32] = "null";
     if (p.opt.check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)total_wrong);
@@ -661,6 +675,11 @@ int main(int argc, char **argv) {
     if (total_wrong)
       fprintf(stderr, "xccl-perf: FAILED: %llu wrong elements in total over all sizes and ranks\n",
               (unsigned long long)total_wrong);
+    char title[160];
+    snprintf(title, sizeof(title), "xccl-perf %s, %d ranks, %s%s%s", coll->name, p.nranks,
+             perf_type_name(p.opt.type), coll->flags & COLL_REDUCES ? " " : "",
+             coll->flags & COLL_REDUCES ? op_label(&p, coll) : "");
+    if (perf_plot_draw(&plot, title) != 0) plot_failed = 1;
   }
   perf_mem_deregister(p.comm, wins);
   perf_algo_close(algos, nalgos);
@@ -680,5 +699,5 @@ int main(int argc, char **argv) {
   free(input);
   free(want);
   free(p.host_out);
-  return total_wrong ? 1 : 0;
+  return total_wrong || plot_failed ? 1 : 0;
 }

@@ -90,7 +90,8 @@ if(XCCL_HAVE_CUDA)
   # checked (-c 1) through device buffers, a stream and the drains.
   add_executable(xccl_perf_mock ${PROJECT_SOURCE_DIR}/tools/xccl_perf.c ${PROJECT_SOURCE_DIR}/tools/perf_options.c
                  ${PROJECT_SOURCE_DIR}/tools/perf_algo.c ${PROJECT_SOURCE_DIR}/tools/perf_check.c
-                 ${PROJECT_SOURCE_DIR}/tools/perf_device.c ${gpu}/mock_cuda.c ${mock_objs})
+                 ${PROJECT_SOURCE_DIR}/tools/perf_device.c ${PROJECT_SOURCE_DIR}/tools/perf_plot.c
+                 ${gpu}/mock_cuda.c ${mock_objs})
   target_compile_definitions(xccl_perf_mock PRIVATE XCCL_HAVE_CUDA)
   target_include_directories(xccl_perf_mock PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   foreach(layer ${XCCL_LAYERS})
