@@ -2,7 +2,11 @@
 # bench/compare.sh — all-reduce (float32 sum) of xccl beside Open MPI and
 # PyTorch's Gloo on this machine, in one run, with the machine's limits.
 #
-#   bench/compare.sh [BUILD_DIR] [ROUNDS]     (defaults: build/default, 3)
+#   bench/compare.sh [--plot FILE] [BUILD_DIR] [ROUNDS]     (defaults: build/default, 3)
+#
+# --plot FILE: the medians also as a picture (xccl-plot, matplotlib): busbw
+# against size, a panel per number of ranks, a line per library, and on
+# 2 ranks the zero-copy bound.
 #
 # Installs what it needs from Debian when it runs as root (openmpi-bin
 # libopenmpi-dev python3-torch iperf3; Gloo runs under Debian's /usr/bin/python3,
@@ -19,6 +23,13 @@
 # all-reduce sends both ways at once), beside the veth all-reduce run 5 times
 # (median and spread).
 set -u
+plot=
+if [ "${1:-}" = --plot ]; then
+  plot=${2:?--plot needs a file}
+  shift 2
+  touch "$plot" 2>/dev/null || { echo "compare: --plot $plot: cannot write it" >&2; exit 2; }
+  rm -f "$plot"
+fi
 build=${1:-build/default}
 rounds=${2:-3}
 run=$build/tools/xccl-run
@@ -171,15 +182,25 @@ for n in 2 4 8; do
     done
     x=$(median <"$tmp/x"); m=$(median <"$tmp/m"); g=$(median <"$tmp/g"); z=$(median <"$tmp/z")
     bound=$(awk -v s="$size" '$1 == s {print $2 / 4}' "$tmp/bounds" 2>/dev/null)
-    awk -v n="$n" -v s="$size" -v x="$x" -v m="$m" -v g="$g" -v z="$z" -v bd="${bound:-0}" 'BEGIN {
+    awk -v n="$n" -v s="$size" -v x="$x" -v m="$m" -v g="$g" -v z="$z" -v bd="${bound:-0}" -v rows="$tmp/rows" 'BEGIN {
       f = 2 * (n - 1) / n
       bx = (x > 0) ? f * s / x / 1e3 : 0; bm = (m > 0) ? f * s / m / 1e3 : 0; bg = (g > 0) ? f * s / g / 1e3 : 0
       bz = (z > 0) ? f * s / z / 1e3 : 0
       rb = (n == 2 && bd > 0) ? sprintf("%7.2f", bz / bd) : sprintf("%7s", "-")
       printf "%-5d %10d | %12.1f %8.3f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f %s\n", n, s, x, bx, m, bm, (x > 0 ? m / x : 0), g, bg, (x > 0 ? g / x : 0), z, bz, (z > 0 ? m / z : 0), rb
+      # the picture's rows (xccl-plot): a panel per number of ranks, a series per library
+      row = "{\"kind\":\"result\",\"panel\":\"%d ranks\",\"series\":\"%s\",\"size\":%d,\"busbw_gbps\":%.6g}\n"
+      printf row, n, "xccl", s, bx >>rows; printf row, n, "Open MPI", s, bm >>rows; printf row, n, "Gloo", s, bg >>rows
+      printf row, n, "xccl zero copy", s, bz >>rows
+      if (n == 2 && bd > 0) printf row, n, "zero-copy bound", s, bd >>rows
     }'
+
   done
 done
+if [ -n "$plot" ]; then
+  "$build/tools/xccl-plot" -o "$plot" --title "all-reduce, float32 sum: xccl beside Open MPI and Gloo (medians of $rounds)" \
+    "$tmp/rows" || echo "# --plot: xccl-plot failed"
+fi
 
 # --- the socket transport between two network namespaces joined by a veth
 # pair, beside iperf3's single stream on the same link (needs root) ---

@@ -58,6 +58,12 @@ ROWS
 "$plot" -o "$tmp/rows.png" --title "two libraries" "$tmp/rows.json" >"$tmp/rows.out" 2>&1 || say "xccl-plot on rows exited $?"
 grep -q "xccl-plot: 2 series (xccl 2 ranks, mpi 2 ranks), 3 points" "$tmp/rows.out" ||
   say "xccl-plot: series from the rows: $(cat "$tmp/rows.out")"
+# A panel per value of "panel" (bench/compare.sh's numbers of ranks).
+sed 's/"kind":"result",/&"panel":"P",/; 3s/"panel":"P"/"panel":"Q"/' "$tmp/rows.json" >"$tmp/panels.json"
+"$plot" -o "$tmp/panels.png" "$tmp/panels.json" >"$tmp/panels.out" 2>&1 || say "xccl-plot on panels exited $?"
+grep -q "xccl-plot: 2 series (xccl 2 ranks, mpi 2 ranks), 3 points, 2 panels" "$tmp/panels.out" ||
+  say "xccl-plot: panels: $(cat "$tmp/panels.out")"
+[ "$(png_size "$tmp/panels.png" | cut -d' ' -f1)" -gt 800 ] || say "two panels drawn no wider than one"
 printf '{"kind":"result","size":8,\n' | "$plot" -o "$tmp/broken.png" >"$tmp/broken.out" 2>&1 && say "a broken line accepted"
 grep -q "line 1 is not JSON" "$tmp/broken.out" || say "a broken line's message: $(cat "$tmp/broken.out")"
 [ -e "$tmp/broken.png" ] && say "a picture drawn from a broken line"
