@@ -188,7 +188,7 @@ for n in 2 4 8; do
       bz = (z > 0) ? f * s / z / 1e3 : 0
       rb = (n == 2 && bd > 0) ? sprintf("%7.2f", bz / bd) : sprintf("%7s", "-")
       printf "%-5d %10d | %12.1f %8.3f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f | %12.1f %8.3f %7.2f %s\n", n, s, x, bx, m, bm, (x > 0 ? m / x : 0), g, bg, (x > 0 ? g / x : 0), z, bz, (z > 0 ? m / z : 0), rb
-      # the picture's rows (xccl-plot): a panel per number of ranks, a series per library
+      # rows for the picture (xccl-plot): a panel per number of ranks, a series per library
       row = "{\"kind\":\"result\",\"panel\":\"%d ranks\",\"series\":\"%s\",\"size\":%d,\"busbw_gbps\":%.6g}\n"
       printf row, n, "xccl", s, bx >>rows; printf row, n, "Open MPI", s, bm >>rows; printf row, n, "Gloo", s, bg >>rows
       printf row, n, "xccl zero copy", s, bz >>rows
