@@ -29,6 +29,7 @@
 #define XCCL_CORE_ALGO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "host_engine.h"
 #include "host_hier.h"
@@ -106,6 +107,14 @@ typedef struct {
 typedef struct {
   algo_peer_set_t set[ALGO_PEER_SETS];
 } algo_peers_t;
+
+/* The CPUs a rank may run on, as the cost model tells them apart: the
+ * lowest CPU of its affinity and how many it has (count 0: unknown). Ranks
+ * of one host with the same pair share those CPUs; different pairs are
+ * taken as disjoint, as launchers bind (a core, or a socket, each). */
+typedef struct {
+  int32_t first, count;
+} algo_cpus_t;
 
 /* What the cost model knows of where a communicator's ranks are, the same on
  * every rank (from the peer info all-gathered at init). */

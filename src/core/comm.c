@@ -411,24 +411,19 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   TRY(res);
   int shm_used = transport_allows("shm") && !config_bool(CFG_SHM_DISABLE);
   TRY(direct_setup(comm, shm_used));
-  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cores,
+  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cpus,
                         sizeof(*comm->peers), shm_used, comm->algo_forced));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
 }
 
-/* The cores this process may run on. */
-static int comm_own_cores(void) {
+/* The CPUs this process may run on: its affinity's lowest and its count. */
+static algo_cpus_t comm_own_cpus(void) {
   cpu_set_t set;
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
-/* More ranks on this host than this process may use cores: waiting callers
- * must give their core away, or the rank they wait for may not run. */
-static int comm_oversubscribed(const struct xcclComm *comm) {
-  int local = 0;
-  for (int r = 0; r < comm->nranks; r++) local += comm->peers[r].host_hash == comm->peers[comm->rank].host_hash;
-  return local > comm->peers[comm->rank].cores;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return (algo_cpus_t){0, (int32_t)sysconf(_SC_NPROCESSORS_ONLN)};
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &set)) first++;
+  return (algo_cpus_t){first, CPU_COUNT(&set)};
 }
 
 /* XCCL_TOPO_FILE (or NCCL_TOPO_FILE) names the topology the user wants: one
@@ -528,7 +523,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   me->pidns = slot_pidns();
   me->host_hash = comm_host_hash(me->host, sizeof(me->host));
   me->numa = nranks > 1 ? comm_process_numa() : -1;
-  me->cores = comm_own_cores();
+  me->cpus = comm_own_cpus();
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   me->algo_hash = comm_algo_hash(comm->algo_text);
   config_shared_pack(&me->shared);
@@ -551,7 +546,9 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   comm->env = (kern_env_t){.timeout_s = comm->timeout_s,
                            .abort_flag = &comm->abort_flag,
                            .spin_ns = (uint64_t)(spin_us < 0 ? 50 : spin_us) * 1000,
-                           .yield = comm_oversubscribed(comm),
+                           /* more ranks on a host than cores: a waiting caller gives its
+                              core away, or the rank it waits for may not run */
+                           .yield = comm->site.cpu_share > 1,
                            .bell = &comm->bell,
                            .progress = proxy_progress,
                            .wait = proxy_wait,

@@ -38,7 +38,7 @@ typedef struct {
   uint64_t host_hash; /* host name + network namespace: same value = same host */
   char host[COMM_HOST_BYTES];
   int32_t numa;                 /* NUMA domain the process runs on, -1 when unknown */
-  int32_t cores;                /* cores the process may run on (its affinity), for the cost model */
+  algo_cpus_t cpus;             /* the CPUs the process may run on (its affinity), for the cost model */
   char busid[COMM_BUSID_BYTES]; /* PCI bus id of the CUDA device it drives, "" none (comm_cuda_busid) */
   uint64_t chunk_size;          /* this rank's XCCL_CHUNK_SIZE: its slots (equal on every rank: a shared setting) */
   uint64_t algo_hash;           /* FNV-1a of its config->algo, lower-cased (0: none): equal on every rank */

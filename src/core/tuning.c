@@ -119,7 +119,7 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
 /*
  * Ranks taking turns on too few cores. With f = ranks / cores > 1 on a
  * host, a step waits until the scheduler hands the core to the rank it
- * waits for (waiters yield: comm.c's comm_oversubscribed), and each rank
+ * waits for (waiters yield: kern_env_t's yield, from cpu_share), and each rank
  * copies at 1/f of a core. Every link of the site is priced so:
  *   alpha + (f - 1) TUNING_HANDOVER_S,   beta / f.
  * TUNING_HANDOVER_S (tuning.h) from the same 2 cores, 8 B all-reduce with rd forced
@@ -152,24 +152,36 @@ xcclResult_t tuning_hier_inter(unsigned *inter_p) {
   return xcclSuccess;
 }
 
-/* The most ranks per core on any host of l: a host's ranks over the fewest
- * cores one of them may use (every rank computes the same from the peer
- * info); 1 where cores are unknown (0). */
-static double hosts_cpu_share(const hier_layout_t *l, const void *cores, size_t stride) {
+static algo_cpus_t cpus_of(const void *cpus, size_t stride, int rank) {
+  algo_cpus_t c;
+  memcpy(&c, (const char *)cpus + (size_t)rank * stride, sizeof(c));
+  return c;
+}
+
+/* The most ranks per core on any host of l: a host's ranks over the CPUs
+ * they may use, counting each distinct (first, count) once (every rank
+ * computes the same from the peer info); 1 where a count is unknown. */
+static double hosts_cpu_share(const hier_layout_t *l, const void *cpus, size_t stride) {
   double f = 1;
   for (int h = 0; h < l->nhosts; h++) {
-    int g = hier_host_size(l, h), least = 0;
-    for (int i = 0; i < g; i++) {
-      int32_t c;
-      memcpy(&c, (const char *)cores + (size_t)l->host_ranks[l->host_first[h] + i] * stride, sizeof(c));
-      if (c > 0 && (least == 0 || c < least)) least = c;
+    const int *ranks = &l->host_ranks[l->host_first[h]];
+    int g = hier_host_size(l, h);
+    long total = 0;
+    for (int i = 0; i < g && total >= 0; i++) {
+      algo_cpus_t c = cpus_of(cpus, stride, ranks[i]);
+      int seen = 0;
+      for (int j = 0; j < i && !seen; j++) {
+        algo_cpus_t d = cpus_of(cpus, stride, ranks[j]);
+        seen = d.first == c.first && d.count == c.count;
+      }
+      total = c.count <= 0 ? -1 : total + (seen ? 0 : c.count);
     }
-    if (least > 0 && (double)g / least > f) f = (double)g / least;
+    if (total > 0 && (double)g / (double)total > f) f = (double)g / (double)total;
   }
   return f;
 }
 
-xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cores,
+xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cpus,
                                size_t stride, int shm_used, const int *forced) {
   unsigned inter;
   TRY(tuning_hier_inter(&inter));
@@ -216,7 +228,7 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
   site->local_alpha_s = loc->alpha_s, site->local_beta_bps = loc->beta_bps;
   site->net_alpha_s = net->alpha_s, site->net_beta_bps = net->beta_bps;
   site->layout = l;
-  site_share_cores(site, cores ? hosts_cpu_share(l, cores, stride) : 1);
+  site_share_cores(site, cpus ? hosts_cpu_share(l, cpus, stride) : 1);
   return xcclSuccess;
 }
 

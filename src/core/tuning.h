@@ -55,14 +55,14 @@ extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
 /* Fills site's hosts (algo.h: nhosts ... layout) for nranks ranks whose
  * hosts are told apart by host_hash (one 64-bit value per rank, stride
  * bytes apart; the peer info's), with shm_used: ranks of one host talk over
- * shared memory. cores (int32_t per rank, the same stride; NULL: a core
- * each): the cores each rank may use; where a host's ranks outnumber them,
- * every link of the site is priced as ranks taking turns on the cores
- * (site->cpu_share, tuning.c). forced: XCCL_ALGO's (tuning_parse). site->layout is then
+ * shared memory. cpus (an algo_cpus_t per rank, the same stride; NULL: a
+ * core each): the CPUs each rank may use; where a host's ranks outnumber
+ * them, every link of the site is priced as ranks taking turns on the
+ * cores (site->cpu_share, tuning.c). forced: XCCL_ALGO's (tuning_parse). site->layout is then
  * the caller's, freed with tuning_site_free. Fails (site unchanged) when out
  * of memory, or when hier is forced and some rank would need more than
  * ALGO_MAX_PEERS connections for it, saying so. */
-xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cores,
+xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cpus,
                                size_t stride, int shm_used, const int *forced);
 /* XCCL_HIER_INTER as site->hier_inter holds it (HIER_INTER_RING, _TREE or
  * both, for auto), into *inter_p; xcclInvalidUsage, saying so, on another

@@ -22,42 +22,54 @@ static void expect_refused(const char *text, const char *words) {
   CHECK(f[0] == 7 && f[COLL_NKINDS - 1] == 7, "XCCL_ALGO=%s: output written on failure", text);
 }
 
-/* Ranks taking turns on too few cores (tuning_site_hosts' cores): the most
+/* Ranks taking turns on too few cores (tuning_site_hosts' cpus): the most
  * crowded host's ranks per core, every link priced by it, and the picks it
  * changes on 8 ranks of one host with 2 cores (measured there: rd at 16 KiB
  * where the plain table says rab). */
-static void check_cpu_share(const int *none, size_t slot) {
-  struct {
-    uint64_t hash;
-    int32_t cores;
-  } peers[8];
+typedef struct {
+  uint64_t hash;
+  algo_cpus_t cpus;
+} peer_t;
+
+static double share_of(peer_t *peers, int n, algo_site_t *site) {
   int forced[COLL_NKINDS];
   tuning_parse("", forced);
-  for (int r = 0; r < 8; r++) peers[r].hash = 42, peers[r].cores = 2;
-  algo_site_t plain = {.alpha_s = 0.5e-6, .beta_bps = 7e9}, site = plain, unknown = plain;
+  *site = (algo_site_t){.alpha_s = 0.5e-6, .beta_bps = 7e9};
+  CHECK(tuning_site_hosts(site, n, &peers[0].hash, &peers[0].cpus, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
+        err_last());
+  tuning_site_free(site);
+  return site->cpu_share;
+}
+
+static void check_cpu_share(const int *none, size_t slot) {
+  peer_t peers[8];
+  int forced[COLL_NKINDS];
+  tuning_parse("", forced);
+  for (int r = 0; r < 8; r++) peers[r] = (peer_t){42, {0, 2}}; /* 8 unbound ranks on 2 CPUs */
+  algo_site_t plain = {.alpha_s = 0.5e-6, .beta_bps = 7e9}, site;
   CHECK(tuning_site_hosts(&plain, 8, &peers[0].hash, NULL, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
         err_last());
-  CHECK(tuning_site_hosts(&site, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess,
-        "%s", err_last());
-  CHECK(plain.alpha_s == 0.5e-6 && plain.beta_bps == 7e9, "no cores given, yet the links changed");
-  CHECK(site.cpu_share == 4, "8 ranks on 2 cores: share %g, want 4", site.cpu_share);
+  tuning_site_free(&plain);
+  CHECK(plain.alpha_s == 0.5e-6 && plain.beta_bps == 7e9, "no CPUs given, yet the links changed");
+  CHECK(share_of(peers, 8, &site) == 4, "8 ranks on 2 cores: share %g, want 4", site.cpu_share);
   CHECK(site.alpha_s > 10 * plain.alpha_s && site.beta_bps == plain.beta_bps / 4, "shared cores: alpha %g beta %g",
         site.alpha_s, site.beta_bps);
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &plain) == ALGO_RAB, "plain table at 16 KiB: not rab");
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &site) == ALGO_RD, "2 cores at 16 KiB: not rd");
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 256u << 10, 8, slot, &site) == ALGO_RAB, "2 cores at 256 KiB: not rab");
-  /* A core each, or unknown (0), changes nothing; the fewest cores of a
-   * host's ranks count, and the most crowded host decides. */
-  for (int r = 0; r < 8; r++) peers[r].cores = r == 5 ? 0 : 8;
-  CHECK(tuning_site_hosts(&unknown, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess &&
-            unknown.cpu_share == 1 && unknown.alpha_s == plain.alpha_s,
-        "8 ranks with 8 cores: share %g", unknown.cpu_share);
-  for (int r = 0; r < 8; r++) peers[r].hash = 1 + r / 4, peers[r].cores = r == 6 ? 1 : 4;
-  algo_site_t two = plain;
-  CHECK(tuning_site_hosts(&two, 8, &peers[0].hash, &peers[0].cores, sizeof(peers[0]), 1, forced) == xcclSuccess &&
-            two.cpu_share == 4 && two.net_alpha_s > ALGO_ALPHA_S,
-        "hosts of 4 ranks, one rank with 1 core: share %g", two.cpu_share);
-  tuning_site_free(&plain), tuning_site_free(&site), tuning_site_free(&unknown), tuning_site_free(&two);
+  /* Bound a core each (mpirun's default): 8 distinct CPUs, no sharing. */
+  for (int r = 0; r < 8; r++) peers[r].cpus = (algo_cpus_t){r, 1};
+  CHECK(share_of(peers, 8, &site) == 1 && site.alpha_s == plain.alpha_s, "a core each: share %g", site.cpu_share);
+  /* Two sockets of 4 cores, 4 ranks bound to each: 8 CPUs. */
+  for (int r = 0; r < 8; r++) peers[r].cpus = (algo_cpus_t){r < 4 ? 0 : 4, 4};
+  CHECK(share_of(peers, 8, &site) == 1, "a socket per 4 ranks: share %g", site.cpu_share);
+  /* An unknown count (0) changes nothing. */
+  for (int r = 0; r < 8; r++) peers[r].cpus = (algo_cpus_t){0, r == 5 ? 0 : 2};
+  CHECK(share_of(peers, 8, &site) == 1, "a count unknown: share %g", site.cpu_share);
+  /* Two hosts of 4 ranks: the most crowded decides (host 2: 4 ranks on 1 CPU). */
+  for (int r = 0; r < 8; r++) peers[r] = (peer_t){1 + r / 4, r < 4 ? (algo_cpus_t){r, 1} : (algo_cpus_t){3, 1}};
+  CHECK(share_of(peers, 8, &site) == 4 && site.net_alpha_s > ALGO_ALPHA_S, "hosts of 4, one on 1 CPU: share %g",
+        site.cpu_share);
 }
 
 int main(void) {
