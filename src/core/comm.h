@@ -137,6 +137,7 @@ struct xcclComm {
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
+  struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
 };
 
 /* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
@@ -285,6 +286,10 @@ void comm_break_shm(struct xcclComm *comm, const char *msg);
 /* Bytes sent to and received from peer since init: what the producers
  * published on every fifo between the two, whatever the transport. */
 void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
+/* The same, counting only the connections through transport tr (NULL:
+ * every one). Any thread: it only loads the fifos' counters. */
+void comm_peer_bytes_on(struct xcclComm *comm, int peer, const xccl_transport_v1_t *tr, uint64_t *sent_p,
+                        uint64_t *recv_p);
 
 /* reduction ops and registrations (issue 16): comm_free's, once nothing
  * runs on comm: its PreMulSum ops, registrations and windows go (reg.c). */
