@@ -5,7 +5,10 @@
       4 ranks run stats_rank.c's calls with XCCL_STATS_FILE=DIR/stats.%r.prom:
       each rank's file parses, counts each call exactly, and its bytes per
       peer equal the library's counters (and the ring's formula), and every
-      byte one rank sent another received.
+      byte one rank sent another received. While the ranks wait before
+      destroying, the file is rewritten every XCCL_STATS_INTERVAL: the copy
+      each takes shows the communicator ready with the same counts. The
+      transport label is XCCL_TRANSPORT's (shm when unset).
   test_stats.py kill       XCCL_RUN FAULT_VICTIM
       rank 2 of 4 is killed in all-reduce #3 (XCCL_FAULT): every survivor's
       file shows the communicator failed, with the error, its reason and a
@@ -71,8 +74,9 @@ def counts(xrun, prog):
     n = 4
     tmp = tempfile.mkdtemp(prefix="xccl-stats-")
     env = {"XCCL_STATS_FILE": f"{tmp}/stats.%r.prom", "XCCL_NCHANNELS": "2", "XCCL_ALGO": "allreduce:ring",
-           "XCCL_TIMEOUT": "30"}
-    rc, out = run([xrun, "-n", str(n), "--grace", "5", prog, tmp], env)
+           "XCCL_TIMEOUT": "30", "XCCL_STATS_INTERVAL": "0.2"}
+    # the proxy thread, which rewrites the file, wakes at least once a second when idle
+    rc, out = run([xrun, "-n", str(n), "--grace", "5", prog, tmp, "1.5"], env)
     check(rc == 0, f"the job failed (exit {rc})", out)
     B = n * 2 * 65536 * 4
     ring_share = 5 * 2 * (n - 1) * B // n
@@ -113,8 +117,9 @@ def counts(xrun, prog):
             check(sent.get(p, 0) == s and recv.get(p, 0) == rv,
                   f"rank {r}, peer {p}: the file says {sent.get(p, 0)} sent, {recv.get(p, 0)} received; the library "
                   f"{s}, {rv}", text)
+        want = os.environ.get("XCCL_TRANSPORT", "shm")  # one host: shared memory unless the test says socket
         for _, labels, _ in fams["xccl_bytes_sent"]:
-            check(labels["transport"] == "shm", f"rank {r}: transport {labels['transport']} on one host", text)
+            check(labels["transport"] == want, f"rank {r}: transport {labels['transport']}, not {want}", text)
         state = {labels["state"]: v for _, labels, v in fams["xccl_communicator_state"]}
         check(state["destroyed"] == 1 and sum(state.values()) == 1, f"rank {r}: state {state}", text)
         info = fams["xccl_communicator_info"]
@@ -122,6 +127,11 @@ def counts(xrun, prog):
         check(fams["xccl_errors"][0][2] == 0 and fams["xccl_timeouts"][0][2] == 0, f"rank {r}: errors counted", text)
         check(fams["xccl_wait_seconds"][0][2] >= 0, f"rank {r}: negative wait", text)
         check(not fams.get("xccl_communicator_error"), f"rank {r}: an error on a good job", text)
+        _, mid = parse(f"{tmp}/midrun.{r}.prom")
+        state = {labels["state"]: v for _, labels, v in mid["xccl_communicator_state"]}
+        check(state["ready"] == 1 and sum(state.values()) == 1, f"rank {r}: while it ran, state {state}")
+        mid_ops = {(labels["collective"], labels["algorithm"]): v for _, labels, v in mid["xccl_operations"]}
+        check(mid_ops == ops, f"rank {r}: while it ran {mid_ops}, at the end {ops}")
         sent_to[r], recv_from[r] = sent, recv
     for a in range(n):
         for b in range(n):
