@@ -59,7 +59,7 @@ enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_ALGO2 = 2, COMM_P2P_SETS =
 typedef struct {
   slot_fifo_t *fifo; /* conn's, once ready */
   uint64_t step;
-  int ready;
+  _Atomic int ready; /* stored last, after fifo and conn: a thread that reads it (the metrics) sees them */
   transport_conn_t conn;
 } comm_p2p_t;
 
