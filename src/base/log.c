@@ -67,9 +67,12 @@ size_t log_expand_path(const char *pattern, int rank, char *out, size_t outlen) 
   size_t o = 0;
   for (const char *p = pattern; *p && o + 1 < outlen; p++) {
     int n = -2; /* -2: not a conversion */
-    if (p[0] == '%' && p[1] == 'h') n = snprintf(out + o, outlen - o, "%s", host);
-    else if (p[0] == '%' && p[1] == 'p') n = snprintf(out + o, outlen - o, "%d", (int)getpid());
-    else if (p[0] == '%' && p[1] == 'r' && rank >= 0) n = snprintf(out + o, outlen - o, "%d", rank);
+    if (p[0] == '%' && p[1] == 'h')
+      n = snprintf(out + o, outlen - o, "%s", host);
+    else if (p[0] == '%' && p[1] == 'p')
+      n = snprintf(out + o, outlen - o, "%d", (int)getpid());
+    else if (p[0] == '%' && p[1] == 'r' && rank >= 0)
+      n = snprintf(out + o, outlen - o, "%d", rank);
     if (n == -2) {
       out[o++] = *p;
       continue;

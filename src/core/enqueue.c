@@ -320,7 +320,8 @@ static xcclResult_t p2p_submit(const char *name, uint64_t seq, group_kind_t kind
   group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
   op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
   if (res == xcclSuccess) op.seq = seq ? seq : ++comm->seq;
-  if (res == xcclSuccess && !seq) comm_stats_op(comm, kind == GROUP_SEND ? COMM_STATS_SEND : COMM_STATS_RECV, COMM_STATS_P2P);
+  if (res == xcclSuccess && !seq)
+    comm_stats_op(comm, kind == GROUP_SEND ? COMM_STATS_SEND : COMM_STATS_RECV, COMM_STATS_P2P);
   comm_release(comm);
   if (res != xcclSuccess) return comm_record(comm, res);
 #ifdef XCCL_HAVE_CUDA
@@ -457,8 +458,8 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
   TRY(p2p_coll_check(name, kind, sendbuff, recvbuff, count, type, root, comm, &seq, &n, &me));
   size_t blk = count * xcclTypeSize(type);
   if (kind == P2P_ALLTOALL && count) TRY(alltoall_bruck(sendbuff, recvbuff, count, type, comm, stream, seq, &done));
-  static const int stats_op[] = {[P2P_GATHER] = COMM_STATS_GATHER, [P2P_SCATTER] = COMM_STATS_SCATTER,
-                                 [P2P_ALLTOALL] = COLL_ALLTOALL};
+  static const int stats_op[] = {
+      [P2P_GATHER] = COMM_STATS_GATHER, [P2P_SCATTER] = COMM_STATS_SCATTER, [P2P_ALLTOALL] = COLL_ALLTOALL};
   comm_stats_op(comm, stats_op[kind], kind != P2P_ALLTOALL ? COMM_STATS_P2P : done ? ALGO_BRUCK : ALGO_PAIRWISE);
   if (count == 0 || done) return xcclSuccess;
   const char *s = sendbuff;

@@ -46,7 +46,6 @@ void group_op_describe(const group_op_t *op, char *buf, size_t len) {
     snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
 }
 
-/* The sentence for a kernel that stopped early. */
 /* The rank a failure of op names: the item's peer, or where the item did
  * not know it, the ring neighbour of the channel it waited on. */
 static int op_failure_peer(const group_op_t *op, const kern_failure_t *f) {
@@ -56,6 +55,7 @@ static int op_failure_peer(const group_op_t *op, const kern_failure_t *f) {
   return op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? prev : next;
 }
 
+/* The sentence for a kernel that stopped early. */
 static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const kern_failure_t *f) {
   xcclComm_t comm = op->comm;
   char what[240], where[320], peer[160];
