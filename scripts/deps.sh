@@ -17,8 +17,8 @@
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 need=()
-for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev \
-  libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-prometheus-client python3-pip python3-setuptools \
+for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev python3-prometheus-client \
+  libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
   python3-wheel libtorch-dev pybind11-dev python3-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
