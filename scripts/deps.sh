@@ -11,13 +11,14 @@
 #   libpmix-dev  — pmix.h for xcclCommInitFromEnv under mpirun and srun --mpi=pmix (libpmix is loaded at run time)
 #   openmpi-bin, slurm-wlm, munge, python3-torch — the launchers the launch tests start (mpirun, srun, torchrun)
 #   python3-numpy, python3-pytest — the Python package's tests (tests/python), and from_env.py's arrays
+#   python3-prometheus-client — Prometheus' own parser, which reads XCCL_STATS_FILE back (tests/observe)
 #   python3-pip, python3-setuptools, python3-wheel — the test that pip-installs python/ (no network)
 #   libtorch-dev, pybind11-dev, python3-dev — the torch.distributed backend's C++ extension (python/xccl/torch)
 #   python3-matplotlib — xccl-plot, which xccl-perf --plot runs
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 need=()
-for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev \
+for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev python3-prometheus-client \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
   python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

@@ -154,6 +154,14 @@
   X(DUMP_SIGNAL, STR, "0", 0, 0,                                                                   \
     "Signal (name such as USR1, or number) on which every communicator of the process writes its " \
     "in-flight state dump to XCCL_DUMP_DIR. 0: off.")                                              \
+  X(STATS_FILE, STR, "", 0, 0,                                                                     \
+    "Write the process's metrics in Prometheus text format (node_exporter's textfile collector) to " \
+    "this file, every XCCL_STATS_INTERVAL seconds and when a communicator is destroyed, aborted or " \
+    "fails; %r becomes the rank (of the process's first communicator), %h the host name, %p the " \
+    "pid. One file per process: each communicator is a comm label. Empty: off.")                   \
+  X(STATS_INTERVAL, DOUBLE, "10", 0, 86400,                                                        \
+    "Seconds between rewrites of XCCL_STATS_FILE; 0: only when a communicator is destroyed, "      \
+    "aborted or fails.")                                                                           \
   /* ---- topology (src/topo) ---- */                                                              \
   X(TOPO_FILE, STR, "", 0, 0,                                                                      \
     "Read this node's topology from this file instead of detecting it: an hwloc XML export "       \

@@ -60,21 +60,29 @@ static int parse_subsys(const char *s, const char *var) {
   return invert ? ~mask : mask;
 }
 
-/* Expands %h (host) and %p (pid) in a file name pattern. */
-static void expand_path(const char *pattern, const char *host, char *out, size_t outlen) {
+size_t log_expand_path(const char *pattern, int rank, char *out, size_t outlen) {
+  if (outlen == 0) return 0;
+  char host[64] = "";
+  gethostname(host, sizeof(host) - 1);
   size_t o = 0;
   for (const char *p = pattern; *p && o + 1 < outlen; p++) {
-    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
-      int n = p[1] == 'h' ? snprintf(out + o, outlen - o, "%s", host)
-                          : snprintf(out + o, outlen - o, "%d", (int)getpid());
-      if (n < 0 || (size_t)n >= outlen - o) break;
-      o += (size_t)n;
-      p++;
-    } else {
+    int n = -2; /* -2: not a conversion */
+    if (p[0] == '%' && p[1] == 'h')
+      n = snprintf(out + o, outlen - o, "%s", host);
+    else if (p[0] == '%' && p[1] == 'p')
+      n = snprintf(out + o, outlen - o, "%d", (int)getpid());
+    else if (p[0] == '%' && p[1] == 'r' && rank >= 0)
+      n = snprintf(out + o, outlen - o, "%d", rank);
+    if (n == -2) {
       out[o++] = *p;
+      continue;
     }
+    if (n < 0 || (size_t)n >= outlen - o) break;
+    o += (size_t)n;
+    p++;
   }
   out[o] = '\0';
+  return o;
 }
 
 void log_configure(const log_settings_t *c) {
@@ -88,7 +96,7 @@ void log_configure(const log_settings_t *c) {
   FILE *f = NULL;
   if (c->file && *c->file) {
     char path[512];
-    expand_path(c->file, host, path, sizeof(path));
+    log_expand_path(c->file, -1, path, sizeof(path));
     f = fopen(path, "a");
     if (!f)
       fprintf(stderr, "xccl WARN %s=%s: cannot open %s: %s; logging to stderr\n", c->file_var, c->file, path,

@@ -11,6 +11,7 @@
 #define XCCL_BASE_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 typedef enum {
   LOG_NONE = 0,
@@ -48,6 +49,15 @@ typedef struct {
  * stderr naming its variable and the default is used.
  */
 void log_configure(const log_settings_t *settings);
+
+/*
+ * Expands a file name pattern of XCCL_DEBUG_FILE's kind into out (outlen
+ * bytes, always terminated): %h becomes the host name, %p the pid, and %r
+ * the rank when rank >= 0 (with rank < 0 "%r" stays as it is). A name that
+ * does not fit is cut before the conversion that overflows. Returns the
+ * length written. Any thread; not async-signal-safe (gethostname, snprintf).
+ */
+size_t log_expand_path(const char *pattern, int rank, char *out, size_t outlen);
 
 int log_enabled(log_level_t level, int subsys);
 /* Like log_enabled without loading the configuration: for config.c itself. */

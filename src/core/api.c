@@ -98,19 +98,25 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t *asyncError) {
   return comm_record(comm, r);
 }
 
-void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
+void comm_peer_bytes_on(struct xcclComm *comm, int peer, const xccl_transport_v1_t *tr, uint64_t *sent_p,
+                        uint64_t *recv_p) {
   uint64_t sent = 0, recv = 0;
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    if (comm->channels[c].next == peer) sent += atomic_load(&comm->channels[c].send->bytes);
-    if (comm->channels[c].prev == peer) recv += atomic_load(&comm->channels[c].recv->bytes);
+    const comm_channel_t *ch = &comm->channels[c];
+    if (ch->next == peer && (!tr || ch->send_conn.transport == tr)) sent += atomic_load(&ch->send->bytes);
+    if (ch->prev == peer && (!tr || ch->recv_conn.transport == tr)) recv += atomic_load(&ch->recv->bytes);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     comm_p2p_t *s = &comm->p2p_send[set][peer], *r = &comm->p2p_recv[set][peer];
-    if (s->ready) sent += atomic_load(&s->fifo->bytes);
-    if (r->ready) recv += atomic_load(&r->fifo->bytes);
+    if (s->ready && (!tr || s->conn.transport == tr)) sent += atomic_load(&s->fifo->bytes);
+    if (r->ready && (!tr || r->conn.transport == tr)) recv += atomic_load(&r->fifo->bytes);
   }
   *sent_p = sent;
   *recv_p = recv;
+}
+
+void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p) {
+  comm_peer_bytes_on(comm, peer, NULL, sent_p, recv_p);
 }
 
 xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters_t *counters) {

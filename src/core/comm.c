@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "comm_stats.h"
 #include "config.h"
 #include "dump.h"
 #ifdef XCCL_HAVE_CUDA
@@ -170,6 +171,7 @@ xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res) {
     pthread_mutex_lock(&comm->err_lock);
     snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
     pthread_mutex_unlock(&comm->err_lock);
+    comm_stats_error(comm);
   }
   pthread_mutex_unlock(&registry_lock);
   return res;
@@ -247,6 +249,7 @@ void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   char why[SLOT_ERROR_MAX];
   snprintf(why, sizeof(why), "rank %d gave up after a failure of its own", comm->rank);
   comm_break_shm(comm, why);
+  comm_stats_failed(comm, res); /* the metrics show it now, before anyone destroys it */
 }
 
 static void comm_free(struct xcclComm *comm) {
@@ -254,6 +257,7 @@ static void comm_free(struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
 #endif
+  comm_stats_stop(comm);      /* its last numbers, while what they are read from is there */
   dump_unregister(comm);      /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   direct_maps_free(comm);
@@ -557,6 +561,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   if (nranks > 1) TRY_GOTO(comm_connect_algos(comm), fail);
   TRY_GOTO(dump_register(comm, id->job), fail);
   if (nranks > 1) TRY_GOTO(tune_measure(comm), fail);
+  comm_stats_start(comm, id->job); /* after tune_measure: only the user's operations count */
   int conns;
   uint64_t slot_bytes;
   comm_conn_memory(comm, &conns, &slot_bytes);

@@ -60,7 +60,7 @@ enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_ALGO2 = 2, COMM_P2P_SETS =
 typedef struct {
   slot_fifo_t *fifo; /* conn's, once ready */
   uint64_t step;
-  int ready;
+  _Atomic int ready; /* stored last, after fifo and conn: a thread that reads it (the metrics) sees them */
   transport_conn_t conn;
 } comm_p2p_t;
 
@@ -138,6 +138,7 @@ struct xcclComm {
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
+  struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
 };
 
 /* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
@@ -286,6 +287,10 @@ void comm_break_shm(struct xcclComm *comm, const char *msg);
 /* Bytes sent to and received from peer since init: what the producers
  * published on every fifo between the two, whatever the transport. */
 void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
+/* The same, counting only the connections through transport tr (NULL:
+ * every one). Any thread: it only loads the fifos' counters. */
+void comm_peer_bytes_on(struct xcclComm *comm, int peer, const xccl_transport_v1_t *tr, uint64_t *sent_p,
+                        uint64_t *recv_p);
 
 /* reduction ops and registrations (issue 16): comm_free's, once nothing
  * runs on comm: its PreMulSum ops, registrations and windows go (reg.c). */

@@ -25,7 +25,7 @@
 typedef struct {
   transport_conn_t *conn;
   slot_fifo_t **fifo_p; /* the data movers' pointer: set once connected */
-  int *ready_p;         /* set to 1 once connected; NULL: none */
+  _Atomic int *ready_p; /* set to 1 once connected; NULL: none */
   int peer, is_send, dev;
   int channel; /* ring channel, -1: point-to-point */
   size_t slot_size;

@@ -349,26 +349,13 @@ int dump_parse_signal(const char *text, int *sig_p, char *why, size_t whylen) {
 }
 
 /* The log file the handler writes to: stderr, or XCCL_DEBUG_FILE expanded
- * as log.c does (%h host, %p pid) and opened for appending. */
+ * as log.c does (log_expand_path) and opened for appending. */
 static int dump_open_log(void) {
   if (!log_enabled(LOG_WARN, LOG_COLL)) return -1;
   const char *pattern = config_str(CFG_DEBUG_FILE);
   if (!*pattern) return STDERR_FILENO;
-  char host[64] = "", path[512];
-  gethostname(host, sizeof(host) - 1);
-  size_t o = 0;
-  for (const char *p = pattern; *p && o + 1 < sizeof(path); p++) {
-    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p')) {
-      int n = p[1] == 'h' ? snprintf(path + o, sizeof(path) - o, "%s", host)
-                          : snprintf(path + o, sizeof(path) - o, "%d", (int)getpid());
-      if (n < 0 || (size_t)n >= sizeof(path) - o) break;
-      o += (size_t)n;
-      p++;
-    } else {
-      path[o++] = *p;
-    }
-  }
-  path[o] = '\0';
+  char path[512];
+  log_expand_path(pattern, -1, path, sizeof(path));
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   return fd >= 0 ? fd : STDERR_FILENO;
 }

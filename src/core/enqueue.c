@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "comm_stats.h"
 #include "group.h"
 #include "log.h"
 #include "redop.h"
@@ -198,6 +199,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
         comm->site.direct && !comm->site.direct_forced && !on_device && atomic_load(&comm->windows_shared) &&
         coll_in_windows(comm, a);
     op.coll.algo = coll_pick(comm, a->coll, a->count * xcclTypeSize(a->type), in_windows);
+    comm_stats_op(comm, a->coll, op.coll.algo);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
     /* One rank: a copy, now; inside a group at xcclGroupEnd, like any
@@ -318,6 +320,8 @@ static xcclResult_t p2p_submit(const char *name, uint64_t seq, group_kind_t kind
   group_op_t op = {.kind = kind, .comm = comm, .peer = peer, .buf = buf, .bytes = count * esize};
   op.coll = (coll_args_t){.name = name, .count = count, .type = type, .op = xcclNumOps, .root = -1};
   if (res == xcclSuccess) op.seq = seq ? seq : ++comm->seq;
+  if (res == xcclSuccess && !seq)
+    comm_stats_op(comm, kind == GROUP_SEND ? COMM_STATS_SEND : COMM_STATS_RECV, COMM_STATS_P2P);
   comm_release(comm);
   if (res != xcclSuccess) return comm_record(comm, res);
 #ifdef XCCL_HAVE_CUDA
@@ -453,9 +457,11 @@ static xcclResult_t p2p_coll(const char *name, p2p_coll_t kind, const void *send
   int n = 0, me = 0, done = 0;
   TRY(p2p_coll_check(name, kind, sendbuff, recvbuff, count, type, root, comm, &seq, &n, &me));
   size_t blk = count * xcclTypeSize(type);
-  if (count == 0) return xcclSuccess;
-  if (kind == P2P_ALLTOALL) TRY(alltoall_bruck(sendbuff, recvbuff, count, type, comm, stream, seq, &done));
-  if (done) return xcclSuccess;
+  if (kind == P2P_ALLTOALL && count) TRY(alltoall_bruck(sendbuff, recvbuff, count, type, comm, stream, seq, &done));
+  static const int stats_op[] = {
+      [P2P_GATHER] = COMM_STATS_GATHER, [P2P_SCATTER] = COMM_STATS_SCATTER, [P2P_ALLTOALL] = COLL_ALLTOALL};
+  comm_stats_op(comm, stats_op[kind], kind != P2P_ALLTOALL ? COMM_STATS_P2P : done ? ALGO_BRUCK : ALGO_PAIRWISE);
+  if (count == 0 || done) return xcclSuccess;
   const char *s = sendbuff;
   char *r = recvbuff;
   p2p_parts_t parts;
@@ -581,6 +587,7 @@ xcclResult_t xcclAllToAllv(const void *sendbuff, const size_t *sendcounts, const
   } else if (res == xcclSuccess) {
     seq = ++comm->seq;
   }
+  if (res == xcclSuccess) comm_stats_op(comm, COMM_STATS_ALLTOALLV, COMM_STATS_P2P);
   comm_release(comm);
   if (res != xcclSuccess) return comm_record(comm, res);
   if (!stot && !rtot) return xcclSuccess;

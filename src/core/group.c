@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_stats.h"
 #include "dump.h"
 #include "fault.h"
 #include "log.h"
@@ -45,6 +46,15 @@ void group_op_describe(const group_op_t *op, char *buf, size_t len) {
     snprintf(buf + n, len - (size_t)n, " %s rank %d", op->kind == GROUP_SEND ? "to" : "from", op->peer);
 }
 
+/* The rank a failure of op names: the item's peer, or where the item did
+ * not know it, the ring neighbour of the channel it waited on. */
+static int op_failure_peer(const group_op_t *op, const kern_failure_t *f) {
+  const struct xcclComm *comm = op->comm;
+  const comm_channel_t *fch = f->channel >= 0 && f->channel < comm->nchannels ? &comm->channels[f->channel] : NULL;
+  int next = fch ? fch->next : comm->next, prev = fch ? fch->prev : comm->prev;
+  return op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? prev : next;
+}
+
 /* The sentence for a kernel that stopped early. */
 static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const kern_failure_t *f) {
   xcclComm_t comm = op->comm;
@@ -55,10 +65,7 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
              (unsigned long long)f->loop, f->action);
   else
     snprintf(where, sizeof(where), "%s: slot %d", what, f->action);
-  const comm_channel_t *fch = f->channel >= 0 && f->channel < comm->nchannels ? &comm->channels[f->channel] : NULL;
-  int next = fch ? fch->next : comm->next, prev = fch ? fch->prev : comm->prev;
-  int p = op->kind != GROUP_COLL ? op->peer : f->peer >= 0 ? f->peer : f->waiting_on_recv ? prev : next;
-  comm_peer_desc(comm, p, peer, sizeof(peer));
+  comm_peer_desc(comm, op_failure_peer(op, f), peer, sizeof(peer));
   switch (f->kind) {
     case KERN_FAIL_TIMEOUT:
       if (f->waiting_on_recv)
@@ -324,11 +331,13 @@ static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   res = kern_run(g.items, g.nitems, &fail);
   for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);
   if (res != xcclSuccess) {
-    res = op_failure(&ops[g.item_op[fail.item]], res, &fail);
+    const group_op_t *failed = &ops[g.item_op[fail.item]];
+    res = op_failure(failed, res, &fail);
     for (int c = 0; c < g.ncomms; c++) {
+      comm_stats_note(g.comms[c], &fail, g.comms[c] == failed->comm ? op_failure_peer(failed, &fail) : -1);
       comm_fail(g.comms[c], res, err_last());
       /* The peers are told; now the in-flight state, for xccl-stuck. */
-      dump_op_failed(g.comms[c], &fail, g.comms[c] == ops[g.item_op[fail.item]].comm, g.comms[c]->fail_msg);
+      dump_op_failed(g.comms[c], &fail, g.comms[c] == failed->comm, g.comms[c]->fail_msg);
     }
   }
 out:

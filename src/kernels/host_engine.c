@@ -179,6 +179,15 @@ static int progress_all(kern_item_t *const *items, int n) {
   return moved;
 }
 
+/* A stall that began at since (idle_since) ended now: its time goes to the
+ * environment's wait counter (one writer: the thread that runs env's
+ * operations, so a plain add). */
+static void stall_counted(const kern_env_t *env, uint64_t since) {
+  uint64_t t = clock_ns() - since;
+  atomic_store_explicit(env->wait_ns, atomic_load_explicit(env->wait_ns, memory_order_relaxed) + t,
+                        memory_order_relaxed);
+}
+
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   memset(fail, 0, sizeof(*fail));
   /* The clock is first read when the items stall (a small operation never
@@ -199,6 +208,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   int idle = 0, slept = 0;
   int noted = 0; /* the waits of this stall are in the state records */
   uint64_t idle_since = 0;
+  uint64_t stall_since = 0; /* when the stall that a move ends began (for env->wait_ns); 0: none */
   while (remaining > 0) {
     const kern_env_t *env0 = items[0]->env;
     uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
@@ -236,13 +246,18 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     }
     if (moved) {
       progress_all(items, n);
+      if (stall_since && items[0]->env->wait_ns) stall_counted(items[0]->env, stall_since);
+      stall_since = 0;
       idle = slept = 0;
       if (noted) state_clear(items, n), noted = 0;
       continue;
     }
     /* The first polls are free of clock reads (a peer usually answers within
      * them; a clock read costs as much as a poll); then the clock every 16. */
-    if (++idle == SPIN_FREE_POLLS) idle_since = clock_ns();
+    if (++idle == SPIN_FREE_POLLS) {
+      idle_since = clock_ns();
+      if (!stall_since) stall_since = idle_since;
+    }
     if (!slept && env0->spin_ns) {
       if (env0->yield) sched_yield();
       if (idle <= SPIN_FREE_POLLS || idle % 16 != 0 || clock_ns() - idle_since < env0->spin_ns) continue;

@@ -39,6 +39,10 @@ typedef struct {
   /* What the items of this environment wait on, for dumps (see
    * kern_state_t); NULL: nobody asks. */
   struct kern_state *state;
+  /* Where the time a run spent stalled on its peers is added (ns: from the
+   * first poll that found nothing to the move that ended the stall, counted
+   * when it ends); NULL: nobody counts, and no clock is read for it. */
+  _Atomic uint64_t *wait_ns;
 } kern_env_t;
 
 /* Why a host kernel stopped early: what it was waiting on, and where. */

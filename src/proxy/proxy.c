@@ -54,6 +54,8 @@ struct proxy {
   _Atomic int shutdown_requested;
   _Atomic int error;
   char error_msg[SLOT_ERROR_MAX + 128];
+  void (*_Atomic tick)(void *); /* proxy_set_tick's, after each sleep */
+  void *_Atomic tick_arg;
 };
 
 xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p) {
@@ -390,6 +392,8 @@ static void *proxy_main(void *arg) {
     }
     if (!atomic_load(&p->stop)) proxy_sleep(p, shut);
     atomic_store(&p->sleeping, 0);
+    void (*tick)(void *) = atomic_load_explicit(&p->tick, memory_order_acquire);
+    if (tick) tick(atomic_load_explicit(&p->tick_arg, memory_order_relaxed));
     idle = 0;
   }
   return NULL;
@@ -400,6 +404,11 @@ xcclResult_t proxy_start(proxy_t *p) {
   if (rc != 0) return err_set(xcclSystemError, LOG_PROXY, "cannot start the proxy thread: %s", strerror(rc));
   p->started = 1;
   return xcclSuccess;
+}
+
+void proxy_set_tick(proxy_t *p, void (*fn)(void *arg), void *arg) {
+  atomic_store_explicit(&p->tick_arg, arg, memory_order_relaxed);
+  atomic_store_explicit(&p->tick, fn, memory_order_release);
 }
 
 static void proxy_wake(proxy_t *p) {

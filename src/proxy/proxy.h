@@ -99,6 +99,14 @@ int proxy_progress(void *proxy);
  * wake-up instead of two. Returns 1 if anything moved. */
 int proxy_wait(void *proxy, int timeout_us);
 
+/* Periodic work on the proxy's thread: fn(arg) runs after each of the
+ * thread's sleeps in poll(), which last at most a second when idle (100 ms
+ * during an operation), so fn runs about once a second or more often. fn
+ * must be cheap when it has nothing to do (a clock read) and never wait for
+ * a lock held across a call into this file. Any thread, before or after
+ * proxy_start; fn = NULL stops it. Unset, the thread pays one load. */
+void proxy_set_tick(proxy_t *p, void (*fn)(void *arg), void *arg);
+
 /* Breaks every connection now (abort, or an operation failed): peers see the
  * closure. Safe from any thread. */
 void proxy_shutdown_connections(proxy_t *p);

@@ -1,0 +1,15 @@
+# XCCL_STATS_FILE (issue 27): the metrics file of real jobs, read by
+# Prometheus' own parser (Debian's python3-prometheus-client; skipped, with
+# the reason, where it is missing). Debian's python3, not a virtualenv's.
+add_executable(stats_rank ${CMAKE_CURRENT_LIST_DIR}/stats_rank.c)
+target_link_libraries(stats_rank PRIVATE xccl_internal)
+set(stats_py /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_stats.py)
+add_test(NAME stats_counts COMMAND ${stats_py} counts $<TARGET_FILE:xccl-run> $<TARGET_FILE:stats_rank>)
+add_test(NAME stats_kill COMMAND ${stats_py} kill $<TARGET_FILE:xccl-run> $<TARGET_FILE:fault_victim>)
+add_test(NAME stats_unwritable COMMAND ${stats_py} unwritable $<TARGET_FILE:xccl-run> $<TARGET_FILE:stats_rank>)
+add_test(NAME stats_counts_socket COMMAND ${stats_py} counts $<TARGET_FILE:xccl-run> $<TARGET_FILE:stats_rank>)
+set_tests_properties(stats_counts_socket PROPERTIES LABELS multiproc TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TRANSPORT=socket")
+set_tests_properties(stats_counts stats_unwritable PROPERTIES LABELS multiproc TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${XCCL_TEST_ENV}")
+set_tests_properties(stats_kill PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${XCCL_TEST_ENV}")
