@@ -409,10 +409,10 @@ static uint64_t check_output(const perf_t *p, const coll_t *coll, size_t count, 
 
 /* One --json line: obj compact, its keys in the order they were packed, then
  * a newline; nothing where out or obj (json_pack's failure) is NULL. Times and
- * bandwidths keep 9 significant digits, so small sizes on many ranks are not
+ * bandwidths keep 6 significant digits, so small sizes on many ranks are not
  * rounded to 0. */
 static void json_line(FILE *out, const json_t *obj) {
-  if (out && obj && json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) == 0)
+  if (out && obj && json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) == 0)
     fputc('\n', out);
 }
 
