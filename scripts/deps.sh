@@ -6,6 +6,7 @@
 #   libhwloc-dev, libxml2-dev — topology: hwloc (machine, hwloc XML), libxml2 (NCCL XML)
 #   graphviz     — xccl-topo --png; clang, libclang-rt-14-dev — the topo libFuzzer runs
 #   libisal-dev  — ISA-L's CRC32C for XCCL_CHECKSUM
+#   libjansson-dev — jansson, which writes xccl's JSON (xccl-topo, xccl-perf and xccl-sim --json)
 #   libibverbs-dev, librdmacm-dev — the ib transport (verbs + rdma_cm); the rxe VM test
 #                  installs its own (qemu, busybox-static, ...) when run as root
 #   libpmix-dev  — pmix.h for xcclCommInitFromEnv under mpirun and srun --mpi=pmix (libpmix is loaded at run time)
@@ -18,7 +19,8 @@
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 need=()
-for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev python3-prometheus-client \
+for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev \
+  libjansson-dev python3-prometheus-client \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
   python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

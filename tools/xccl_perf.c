@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -406,22 +407,35 @@ static uint64_t check_output(const perf_t *p, const coll_t *coll, size_t count, 
   return wrong;
 }
 
+/* One --json line: obj compact, its keys in the order they were packed, then
+ * a newline; nothing where out or obj (json_pack's failure) is NULL. Times and
+ * bandwidths keep 6 significant digits, so small sizes on many ranks are not
+ * rounded to 0. */
+static void json_line(FILE *out, const json_t *obj) {
+  if (out && obj && json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) == 0)
+    fputc('\n', out);
+}
+
+/* The root of a rooted collective, else JSON's null. */
+static json_t *json_root(const perf_t *p, const coll_t *coll) {
+  return coll->flags & COLL_ROOTED ? json_integer(p->opt.root) : json_null();
+}
+
 static void print_header(const perf_t *p, const coll_t *coll) {
   int version = 0;
   (void)xcclGetVersion(&version);
   const options_t *o = &p->opt;
   if (o->json) {
-    char root_s[16] = "null";
-    if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
-    printf("{\"kind\":\"header\",\"collective\":\"%s\",\"nranks\":%d,\"type\":\"%s\",\"op\":\"%s\","
-           "\"root\":%s,\"inplace\":%s,\"check\":%s,\"latency\":%s,\"iters\":%d,\"warmup\":%d,"
-           "\"min_bytes\":%zu,\"max_bytes\":%zu,\"factor\":%zu,\"device\":%s,\"version\":\"%d.%d.%d\","
-           "\"version_code\":%d}\n",
-           coll->name, p->nranks, perf_type_name(o->type), op_label(p, coll), root_s,
-           o->inplace ? "true" : "false", o->check ? "true" : "false", o->latency ? "true" : "false",
-           o->iters, o->warmup, o->min_bytes, o->max_bytes, o->factor, o->device ? "true" : "false",
-           version / 10000, version / 100 % 100,
-           version % 100, version);
+    char version_s[32];
+    snprintf(version_s, sizeof(version_s), "%d.%d.%d", version / 10000, version / 100 % 100, version % 100);
+    json_t *h = json_pack("{s:s, s:s, s:i, s:s, s:s, s:o, s:b, s:b, s:b, s:i, s:i, s:I, s:I, s:I, s:b, s:s, s:i}",
+                          "kind", "header", "collective", coll->name, "nranks", p->nranks, "type",
+                          perf_type_name(o->type), "op", op_label(p, coll), "root", json_root(p, coll), "inplace",
+                          o->inplace, "check", o->check, "latency", o->latency, "iters", o->iters, "warmup", o->warmup,
+                          "min_bytes", (json_int_t)o->min_bytes, "max_bytes", (json_int_t)o->max_bytes, "factor",
+                          (json_int_t)o->factor, "device", o->device, "version", version_s, "version_code", version);
+    json_line(stdout, h);
+    json_decref(h);
   } else {
     printf("# xccl-perf %s: nranks %d, type %s", coll->name, p->nranks, perf_type_name(o->type));
     if (coll->flags & COLL_REDUCES) printf(", op %s", perf_op_names[o->op]);
@@ -453,23 +467,18 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
   int has_algos = perf_algo_has(coll->name);
   const char *pick = has_algos ? perf_algo_chosen(p->tuned, coll->name, sched, o->type) : NULL;
   const char *algo = p->algo ? p->algo : pick;
-  char algo_s[64] = "null";
-  if (algo) snprintf(algo_s, sizeof(algo_s), "\"%s\"", algo);
   char wrong_s[32];
   if (o->check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)wrong);
-  /* The JSON row: --json's line, and what --plot draws from. */
-  FILE *outs[2] = {o->json ? stdout : NULL, p->plot->rows};
-  for (int i = 0; i < 2; i++) {
-    if (!outs[i]) continue;
-    char root_s[16] = "null";
-    if (coll->flags & COLL_ROOTED) snprintf(root_s, sizeof(root_s), "%d", o->root);
-    fprintf(outs[i],
-            "{\"kind\":\"result\",\"collective\":\"%s\",\"size\":%zu,\"count\":%zu,\"type\":\"%s\","
-            "\"op\":\"%s\",\"root\":%s,\"inplace\":%s,\"time_us\":%.3f,\"algbw_gbps\":%.6g,"
-            "\"busbw_gbps\":%.6g,\"wrong\":%s,\"algo\":%s,\"chosen\":%s}\n",
-            coll->name, bytes, count, perf_type_name(o->type), op_label(p, coll), root_s,
-            o->inplace ? "true" : "false", time_us, algbw, busbw, o->check ? wrong_s : "null", algo_s,
-            algo && pick && strcmp(algo, pick) == 0 ? "true" : "false");
+  if (o->json || p->plot->rows) { /* the JSON row: --json's line, and what --plot draws from */
+    json_t *row = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:o, s:b, s:f, s:f, s:f, s:o, s:s?, s:b}", "kind", "result",
+                            "collective", coll->name, "size", (json_int_t)bytes, "count", (json_int_t)count, "type",
+                            perf_type_name(o->type), "op", op_label(p, coll), "root", json_root(p, coll), "inplace",
+                            o->inplace, "time_us", time_us, "algbw_gbps", algbw, "busbw_gbps", busbw, "wrong",
+                            o->check ? json_integer((json_int_t)wrong) : json_null(), "algo", algo, "chosen",
+                            algo && pick && strcmp(algo, pick) == 0);
+    json_line(o->json ? stdout : NULL, row);
+    json_line(p->plot->rows, row);
+    json_decref(row);
   }
   if (!o->json) {
     printf("  %12zu %14zu %9s %6s %5d %12.2f %10.3f %10.3f %8s", bytes, count, perf_type_name(o->type),
@@ -663,14 +672,15 @@ int main(int argc, char **argv) {
   double avg_busbw = nsizes ? busbw_sum / nsizes : 0;
   int plot_failed = 0;
   if (p.rank == 0) {
-    char wrong_s[32] = "null";
-    if (p.opt.check) snprintf(wrong_s, sizeof(wrong_s), "%llu", (unsigned long long)total_wrong);
-    if (p.opt.json)
-      printf("{\"kind\":\"summary\",\"collective\":\"%s\",\"sizes\":%d,\"avg_busbw_gbps\":%.4f,"
-             "\"wrong\":%s,\"ok\":%s}\n",
-             coll->name, nsizes, avg_busbw, wrong_s, total_wrong ? "false" : "true");
-    else
+    if (p.opt.json) {
+      json_t *sum = json_pack("{s:s, s:s, s:i, s:f, s:o, s:b}", "kind", "summary", "collective", coll->name, "sizes",
+                              nsizes, "avg_busbw_gbps", avg_busbw, "wrong",
+                              p.opt.check ? json_integer((json_int_t)total_wrong) : json_null(), "ok", !total_wrong);
+      json_line(stdout, sum);
+      json_decref(sum);
+    } else {
       printf("# avg busbw: %.3f GB/s\n", avg_busbw);
+    }
     fflush(stdout);
     if (total_wrong)
       fprintf(stderr, "xccl-perf: FAILED: %llu wrong elements in total over all sizes and ranks\n",

@@ -6,6 +6,7 @@
  * graph, so it is the same on every run.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,85 +178,75 @@ static void render_matrix(topo_buf_t *b, const topo_system_t *sys) {
   }
 }
 
-static void json_str(topo_buf_t *b, const char *key, const char *v) {
-  topo_buf_printf(b, "\"%s\": \"", key);
-  topo_buf_json_escaped(b, v);
-  topo_buf_printf(b, "\"");
-}
-
-static void render_json(topo_buf_t *b, const topo_system_t *sys, const topo_channels_t *chs) {
+json_t *topo_json(const topo_system_t *sys, const topo_channels_t *chs) {
   char bus[32];
-  topo_buf_printf(b, "{\n  \"version\": 1,\n  ");
-  json_str(b, "source", sys->source);
-  topo_buf_printf(b, ",\n  \"numa_domains\": %d,\n  \"nvswitch\": %s,\n  \"gpus\": [", sys->ncpus,
-                  sys->nvs >= 0 ? "true" : "false");
+  int bad = 0;
+  json_t *gpus = json_array(), *nics = json_array(), *excluded = json_array(), *channels = json_array();
+  json_t *nodes = json_array(), *links = json_array();
   for (int g = 0; g < sys->ngpus; g++) {
     const topo_node_t *x = &sys->nodes[sys->gpus[g]];
     int nic = topo_gpu_nearest_nic(sys, g);
-    topo_buf_printf(b, "%s\n    {\"index\": %d, ", g ? "," : "", g);
-    json_str(b, "busid", topo_busid_format(x->busid, bus, sizeof(bus)));
-    topo_buf_printf(b, ", \"numa\": %d, \"sm\": %d, ", x->numa, x->sm);
-    if (nic >= 0) topo_buf_printf(b, "\"nearest_nic\": %d, \"nic_path\": \"%s\"}", nic, topo_path_name(topo_path_gn(sys, g, nic)->type));
-    else topo_buf_printf(b, "\"nearest_nic\": null, \"nic_path\": null}");
+    bad |= json_array_append_new(
+        gpus,
+        json_pack("{s:i, s:s, s:i, s:i, s:o, s:s?}", "index", g, "busid", topo_busid_format(x->busid, bus, sizeof(bus)),
+                  "numa", x->numa, "sm", x->sm, "nearest_nic", nic >= 0 ? json_integer(nic) : json_null(), "nic_path",
+                  nic >= 0 ? topo_path_name(topo_path_gn(sys, g, nic)->type) : NULL));
   }
-  topo_buf_printf(b, "%s],\n  \"nics\": [", sys->ngpus ? "\n  " : "");
   for (int n = 0; n < sys->nnics; n++) {
     const topo_node_t *x = &sys->nodes[sys->nics[n]];
-    topo_buf_printf(b, "%s\n    {\"index\": %d, ", n ? "," : "", n);
-    json_str(b, "name", x->name);
-    topo_buf_printf(b, ", ");
-    json_str(b, "busid", topo_busid_format(x->busid, bus, sizeof(bus)));
-    topo_buf_printf(b, ", \"numa\": %d, ", x->numa);
-    if (x->speed_mbps > 0) topo_buf_printf(b, "\"speed_gbps\": %.1f", x->speed_mbps / 1000);
-    else topo_buf_printf(b, "\"speed_gbps\": null");
-    topo_buf_printf(b, ", \"rdma\": %s}", x->rdma ? "true" : "false");
+    bad |= json_array_append_new(
+        nics, json_pack("{s:i, s:s, s:s, s:i, s:o, s:b}", "index", n, "name", x->name, "busid",
+                        topo_busid_format(x->busid, bus, sizeof(bus)), "numa", x->numa, "speed_gbps",
+                        x->speed_mbps > 0 ? json_real(x->speed_mbps / 1000) : json_null(), "rdma", x->rdma));
   }
-  topo_buf_printf(b, "%s],\n  \"excluded\": [", sys->nnics ? "\n  " : "");
-  for (int e = 0; e < topo_nexcluded(sys); e++) { /* interfaces no choice takes (topo_virtual.c) */
-    topo_buf_printf(b, "%s\n    {", e ? "," : "");
-    json_str(b, "name", topo_excluded_name(sys, e));
-    topo_buf_printf(b, ", ");
-    json_str(b, "why", topo_excluded_why(sys, e));
-    topo_buf_printf(b, "}");
-  }
-  topo_buf_printf(b, "%s],\n  \"channels\": [", topo_nexcluded(sys) ? "\n  " : "");
+  for (int e = 0; e < topo_nexcluded(sys); e++) /* interfaces no choice takes (topo_virtual.c) */
+    bad |= json_array_append_new(
+        excluded, json_pack("{s:s, s:s}", "name", topo_excluded_name(sys, e), "why", topo_excluded_why(sys, e)));
   for (int c = 0; chs && c < chs->nchannels; c++) {
     const topo_channel_t *ch = &chs->ch[c];
-    topo_buf_printf(b, "%s\n    {\"gpus\": [", c ? "," : "");
-    for (int i = 0; i < ch->ngpus; i++) topo_buf_printf(b, "%s%d", i ? ", " : "", ch->gpus[i]);
-    topo_buf_printf(b, "], \"nic\": ");
-    if (ch->nic >= 0) topo_buf_printf(b, "%d", ch->nic);
-    else topo_buf_printf(b, "null");
-    topo_buf_printf(b, ", \"bw_gbs\": %.3f, \"path\": \"%s\", \"nic_bw_gbs\": %.3f}", ch->bw, topo_path_name(ch->worst),
-                    ch->nic_bw);
+    json_t *ring = json_array();
+    for (int i = 0; i < ch->ngpus; i++) bad |= json_array_append_new(ring, json_integer(ch->gpus[i]));
+    bad |=
+        json_array_append_new(channels, json_pack("{s:o, s:o, s:f, s:s, s:f}", "gpus", ring, "nic",
+                                                  ch->nic >= 0 ? json_integer(ch->nic) : json_null(), "bw_gbs", ch->bw,
+                                                  "path", topo_path_name(ch->worst), "nic_bw_gbs", ch->nic_bw));
   }
-  topo_buf_printf(b, "%s],\n  \"nodes\": [", chs && chs->nchannels ? "\n  " : "");
   for (int i = 0; i < sys->nnodes; i++) {
     const topo_node_t *x = &sys->nodes[i];
-    topo_buf_printf(b, "%s\n    {\"id\": %d, \"type\": \"%s\", \"parent\": %d, \"numa\": %d", i ? "," : "", i,
-                    topo_node_type_name(x->type), x->parent, x->numa);
-    if (x->busid >= 0) {
-      topo_buf_printf(b, ", ");
-      json_str(b, "busid", topo_busid_format(x->busid, bus, sizeof(bus)));
-    }
-    if (x->index >= 0) topo_buf_printf(b, ", \"index\": %d", x->index);
-    if (x->type == TOPO_NIC) {
-      topo_buf_printf(b, ", ");
-      json_str(b, "name", x->name);
-    }
-    topo_buf_printf(b, "}");
+    json_t *node = json_pack("{s:i, s:s, s:i, s:i}", "id", i, "type", topo_node_type_name(x->type), "parent", x->parent,
+                             "numa", x->numa);
+    if (node && x->busid >= 0)
+      bad |= json_object_set_new(node, "busid", json_string(topo_busid_format(x->busid, bus, sizeof(bus))));
+    if (node && x->index >= 0) bad |= json_object_set_new(node, "index", json_integer(x->index));
+    if (node && x->type == TOPO_NIC) bad |= json_object_set_new(node, "name", json_string(x->name));
+    bad |= json_array_append_new(nodes, node);
   }
-  topo_buf_printf(b, "\n  ],\n  \"links\": [");
-  int first = 1;
   for (int i = 0; i < sys->nnodes; i++)
     for (int l = 0; l < sys->nodes[i].nlinks; l++) {
       const topo_link_t *lk = &sys->nodes[i].links[l];
-      if (lk->peer < i) continue;
-      topo_buf_printf(b, "%s\n    {\"from\": %d, \"to\": %d, \"type\": \"%s\", \"bw_gbs\": %.3f, \"count\": %d}",
-                      first ? "" : ",", i, lk->peer, topo_link_type_name(lk->type), lk->bw, lk->count);
-      first = 0;
+      if (lk->peer < i) continue; /* each link once */
+      bad |=
+          json_array_append_new(links, json_pack("{s:i, s:i, s:s, s:f, s:i}", "from", i, "to", lk->peer, "type",
+                                                 topo_link_type_name(lk->type), "bw_gbs", lk->bw, "count", lk->count));
     }
-  topo_buf_printf(b, "\n  ]\n}\n");
+  json_t *top = json_pack("{s:i, s:s, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "version", 1, "source", sys->source,
+                          "numa_domains", sys->ncpus, "nvswitch", sys->nvs >= 0, "gpus", gpus, "nics", nics, "excluded",
+                          excluded, "channels", channels, "nodes", nodes, "links", links);
+  if (bad) {
+    json_decref(top);
+    return NULL;
+  }
+  return top;
+}
+
+void topo_buf_json(topo_buf_t *b, json_t *j) {
+  char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+  if (text)
+    topo_buf_printf(b, "%s\n", text);
+  else
+    b->oom = 1;
+  free(text);
+  json_decref(j);
 }
 
 static void render_dot(topo_buf_t *b, const topo_system_t *sys, const topo_channels_t *chs) {
@@ -324,13 +315,16 @@ xcclResult_t topo_render(const topo_system_t *sys, const topo_channels_t *chs, t
   switch (fmt) {
   case TOPO_FMT_TEXT: render_text(&b, sys, chs); break;
   case TOPO_FMT_MATRIX: render_matrix(&b, sys); break;
-  case TOPO_FMT_JSON: render_json(&b, sys, chs); break;
+  case TOPO_FMT_JSON:
+    topo_buf_json(&b, topo_json(sys, chs));
+    break;
   case TOPO_FMT_DOT: render_dot(&b, sys, chs); break;
   case TOPO_FMT_XML: res = topo_render_xml(sys, &b); break;
   case TOPO_FMT_NCCL_GRAPH: res = topo_render_nccl_graph(sys, chs, &b); break;
   default: res = err_set(xcclInvalidArgument, LOG_TOPO, "unknown output format %d", (int)fmt);
   }
-  if (res == xcclSuccess && (b.oom || !b.data)) res = err_set(xcclSystemError, LOG_TOPO, "out of memory rendering the topology");
+  if (res == xcclSuccess && (b.oom || !b.data))
+    res = err_set(xcclSystemError, LOG_TOPO, "out of memory rendering the topology (or, in JSON, a name not in UTF-8)");
   if (res != xcclSuccess) {
     free(b.data);
     return res;

@@ -173,7 +173,16 @@ char *topo_node_label(const topo_system_t *sys, int n, char *buf, size_t len);
 void topo_buf_printf(topo_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s with &<>"' escaped for XML (and control bytes dropped). */
 void topo_buf_xml_escaped(topo_buf_t *b, const char *s);
-/* Appends s escaped for a JSON string, without the quotes. */
+/* Appends s escaped for a JSON string, without the quotes (the dot labels). */
 void topo_buf_json_escaped(topo_buf_t *b, const char *s);
+
+struct json_t;
+/* The topology as README.md's JSON object, keys in its order, chs (may be
+ * NULL) as "channels"; the caller owns it. NULL when out of memory or when a
+ * name is not UTF-8 (topo_dump.c). */
+struct json_t *topo_json(const topo_system_t *sys, const topo_channels_t *chs);
+/* Appends j, indented, and a newline to b and releases j; a NULL j, or one
+ * that cannot be written, sets b->oom. */
+void topo_buf_json(topo_buf_t *b, struct json_t *j);
 
 #endif

@@ -5,6 +5,7 @@
  * JSON (the topology's JSON with the key "job" added, README.md), and host
  * 0's GPU rings as NCCL's graph XML.
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,55 +108,40 @@ static void render_text(topo_buf_t *b, const topo_system_t *sys, const topo_plan
   free(loc);
 }
 
-static void job_json(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host) {
-  int per_host = host ? host->nlocal : plan->nranks / (plan->nhosts ? plan->nhosts : 1);
-  topo_buf_printf(b, "{\n    \"hosts\": %d,\n    \"ranks_per_host\": %d,\n    \"with_gpus\": %s,\n    \"plan\": \"",
-                  plan->nhosts, per_host, host && host->with_gpus ? "true" : "false");
-  if (host) topo_buf_json_escaped(b, host->desc);
-  topo_buf_printf(b, "\",\n    \"channels\": [");
+static json_t *job_json(const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host) {
+  int per_host = host ? host->nlocal : plan->nranks / (plan->nhosts ? plan->nhosts : 1), bad = 0;
+  json_t *channels = json_array(), *nics = json_array();
   for (int c = 0; c < plan->nchannels; c++) {
-    topo_buf_printf(b, "%s\n      {\"ring\": [", c ? "," : "");
+    json_t *ring = json_array(), *hosts = json_array();
     for (int i = 0; i < plan->nranks; i++)
-      topo_buf_printf(b, "%s%d", i ? ", " : "", plan->ring[(size_t)c * (size_t)plan->nranks + i]);
-    topo_buf_printf(b, "], \"hosts\": [");
+      bad |= json_array_append_new(ring, json_integer(plan->ring[(size_t)c * (size_t)plan->nranks + i]));
     for (int h = 0; h < plan->nhosts; h++)
-      topo_buf_printf(b, "%s{\"nic_in\": %d, \"nic_out\": %d}", h ? ", " : "", plan->nic_in[c * plan->nhosts + h],
-                      plan->nic_out[c * plan->nhosts + h]);
-    topo_buf_printf(b, "]}");
+      bad |= json_array_append_new(hosts, json_pack("{s:i, s:i}", "nic_in", plan->nic_in[c * plan->nhosts + h],
+                                                    "nic_out", plan->nic_out[c * plan->nhosts + h]));
+    bad |= json_array_append_new(channels, json_pack("{s:o, s:o}", "ring", ring, "hosts", hosts));
   }
-  topo_buf_printf(b, "%s],\n    \"nics\": [", plan->nchannels ? "\n    " : "");
-  for (int n = 0; sys && n < topo_nnics(sys); n++) {
-    topo_buf_printf(b, "%s\"", n ? ", " : "");
-    topo_buf_json_escaped(b, topo_nic_name(sys, n));
-    topo_buf_printf(b, "\"");
+  for (int n = 0; sys && n < topo_nnics(sys); n++)
+    bad |= json_array_append_new(nics, json_string(topo_nic_name(sys, n)));
+  json_t *job =
+      json_pack("{s:i, s:i, s:b, s:s, s:o, s:o}", "hosts", plan->nhosts, "ranks_per_host", per_host, "with_gpus",
+                host && host->with_gpus, "plan", host ? host->desc : "", "channels", channels, "nics", nics);
+  if (bad) {
+    json_decref(job);
+    return NULL;
   }
-  topo_buf_printf(b, "]\n  }");
+  return job;
 }
 
 /* The topology's JSON (host 0's GPU rings as its "channels") with "job"
- * added as the last top-level key: the object's closing "\n}\n" is
- * replaced, so every other key stays as topo_render writes it. */
-static xcclResult_t render_json(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan,
-                                const topo_host_plan_t *host) {
-  if (!sys) {
-    topo_buf_printf(b, "{\n  \"job\": ");
-    job_json(b, sys, plan, host);
-    topo_buf_printf(b, "\n}\n");
-    return xcclSuccess;
+ * added as the last top-level key; only "job" without a topology. */
+static void render_json(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan,
+                        const topo_host_plan_t *host) {
+  json_t *top = sys ? topo_json(sys, host ? host->gpu_channels : NULL) : json_object();
+  if (top && json_object_set_new(top, "job", job_json(sys, plan, host)) != 0) {
+    json_decref(top);
+    top = NULL;
   }
-  char *t;
-  TRY(topo_render(sys, host ? host->gpu_channels : NULL, TOPO_FMT_JSON, &t));
-  size_t len = strlen(t);
-  if (len < 3 || strcmp(t + len - 3, "\n}\n") != 0) {
-    free(t);
-    return err_set(xcclInternalError, LOG_TOPO, "the topology's JSON does not end in \"\\n}\\n\"");
-  }
-  t[len - 3] = 0;
-  topo_buf_printf(b, "%s,\n  \"job\": ", t);
-  free(t);
-  job_json(b, sys, plan, host);
-  topo_buf_printf(b, "\n}\n");
-  return xcclSuccess;
+  topo_buf_json(b, top);
 }
 
 xcclResult_t topo_plan_render(const topo_system_t *sys, const topo_plan_t *plan, const topo_host_plan_t *host,
@@ -169,7 +155,7 @@ xcclResult_t topo_plan_render(const topo_system_t *sys, const topo_plan_t *plan,
       render_text(&b, sys, plan, host);
       break;
     case TOPO_FMT_JSON:
-      res = render_json(&b, sys, plan, host);
+      render_json(&b, sys, plan, host);
       break;
     case TOPO_FMT_NCCL_GRAPH:
       if (!sys || !host || !host->gpu_channels)
@@ -181,7 +167,8 @@ xcclResult_t topo_plan_render(const topo_system_t *sys, const topo_plan_t *plan,
       return err_set(xcclInvalidArgument, LOG_TOPO, "a job's rings are written as text, json or nccl-graph only");
   }
   if (res == xcclSuccess && (b.oom || !b.data))
-    res = err_set(xcclSystemError, LOG_TOPO, "out of memory writing the job's rings");
+    res =
+        err_set(xcclSystemError, LOG_TOPO, "out of memory writing the job's rings (or, in JSON, a name not in UTF-8)");
   if (res != xcclSuccess) {
     free(b.data);
     return res;

@@ -16,7 +16,8 @@ foreach(kind nccl hwloc)
   if(XCCL_FUZZ_OK)
     add_custom_command(OUTPUT ${_out}
       COMMAND ${XCCL_CLANG} ${_fz_flags} -DTOPO_FUZZ_LOAD=topo_load_${kind}_xml -I/usr/include/libxml2
-        ${_fz_dir}/fuzz_topo.c ${_fz_base} ${_fz_topo} -o ${_out} -lhwloc -lxml2 -lpthread -lm -ldl
+        ${_fz_dir}/fuzz_topo.c ${_fz_base} ${_fz_topo} -o ${_out} -lhwloc -lxml2 ${XCCL_JANSSON_LDFLAGS} -lpthread -lm
+        -ldl
       DEPENDS ${_fz_dir}/fuzz_topo.c ${_fz_base} ${_fz_topo}
       COMMENT "Building libFuzzer target fuzz_topo_${kind} with clang")
     list(APPEND _fz_targets ${_out})

@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_tool_virtual.sh XCCL_TOPO DATA_DIR — xccl-topo lists the virtual
 # interfaces of a file as excluded, with the reasons, after the text and the
-# matrix outputs; the other formats stay as they were (JSON parses); a file
+# matrix outputs; the other formats stay as they were (JSON parses, and a
+# NIC name with a quote and a backslash in it comes out escaped); a file
 # without virtual interfaces has no such section.
 set -u
 tool=$1
@@ -28,6 +29,12 @@ if command -v python3 >/dev/null 2>&1; then
     "$tmp/j.json" || fail "json does not parse, or has more than eno1"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); x={e["name"]: e["why"] for e in d["excluded"]}
 assert x.get("veth5a1c9e2") == "a veth pair end" and len(x) >= 3, x' "$tmp/j.json" || fail "json lacks the excluded list"
+  # A NIC named with a quote and a backslash comes out escaped, in the
+  # topology's "nics" and in the job's.
+  sed 's/name="eno1"/name="e\&quot;n\\o1"/' "$f" > "$tmp/quote.xml"
+  "$tool" --file "$tmp/quote.xml" --job 2x2 --format json > "$tmp/q.json" || fail "json of a NIC with a quote"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); n=[d["nics"][0]["name"], d["job"]["nics"][0]]
+assert n == ["e\"n\\o1"] * 2, n' "$tmp/q.json" || fail "a NIC name with a quote and a backslash: $(grep -m1 '"e' "$tmp/q.json")"
 fi
 "$tool" --file "$data/nccl/aws-p4d.24xlarge-a100-topo.xml" > "$tmp/plain" || fail "plain file"
 grep -q "Excluded" "$tmp/plain" && fail "a file without virtual interfaces has an Excluded section"

@@ -17,6 +17,8 @@
  * rank does the same, so only host 0's ranks run, and a message to rank q
  * is delivered to host 0's rank q % G, over host 0's receive side.
  */
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,10 +180,13 @@ int sim_bootstrap(const sim_cluster_t *c, int json) {
     }
     int steps = w ? boot_rounds(k) : k - 1;
     double sent = (double)(k - 1) * (double)block; /* each rank sends k-1 blocks either way */
+    char algo[32];
+    snprintf(algo, sizeof(algo), "bootstrap_%s", ways[w]->name);
     if (json)
-      printf("%s\n {\"algo\": \"bootstrap_%s\", \"ranks\": %d, \"steps\": %d, \"block_bytes\": %zu, \"time_us\": %.3f, "
-             "\"bytes_per_rank\": %.0f, \"msgs\": %llu}",
-             w ? "," : "", ways[w]->name, k, steps, block, s.end * 1e6, sent, (unsigned long long)s.nmsgs);
+      sim_json_row(json_pack("{s:s, s:i, s:i, s:I, s:f, s:I, s:I}", "algo", algo, "ranks", k, "steps", steps,
+                             "block_bytes", (json_int_t)block, "time_us", s.end * 1e6, "bytes_per_rank",
+                             (json_int_t)llround(sent), "msgs", (json_int_t)s.nmsgs),
+                   w == 0);
     else
       printf("  %-6s %8d %12.3f %14.0f %12llu\n", ways[w]->name, steps, s.end * 1e3, sent,
              (unsigned long long)s.nmsgs);

@@ -16,4 +16,10 @@ size_t sim_boot_block_bytes(void);
  * time_us, bytes_per_rank, msgs}). 0, or 1 when one could not run. */
 int sim_bootstrap(const sim_cluster_t *c, int json);
 
+struct json_t;
+/* --json (sim_main.c): row as one line of the output's list, after the "["
+ * when first, else after a ","; releases row. The list's "[" and its closing
+ * "\n]\n" are the caller's. */
+void sim_json_row(struct json_t *row, int first);
+
 #endif

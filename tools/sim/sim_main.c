@@ -21,6 +21,7 @@
  * linearly with its pieces once it is full).
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +378,13 @@ static int run_row(const opts_t *o, const sim_sched_t *sched, size_t bytes, row_
   return 0;
 }
 
+void sim_json_row(json_t *row, int first) {
+  fputs(first ? "\n " : ",\n ", stdout);
+  /* "key": value, ... on one line; null where json_pack ran out of memory */
+  if (!row || json_dumpf(row, stdout, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) != 0) fputs("null", stdout);
+  json_decref(row);
+}
+
 int main(int argc, char **argv) {
   opts_t o;
   if (parse_args(argc, argv, &o) != 0) return 2;
@@ -446,13 +454,13 @@ int main(int argc, char **argv) {
       /* What the tuner prices it at: its cost slot at this site (null
        * where it is refused: hier on one host or one rank per host). */
       double model = algo_table[a]->cost(o.coll, pick_bytes, k, algo_slot(a, o.ring_slot, o.peer_slot), &site);
-      char model_text[32] = "null";
-      if (isfinite(model)) snprintf(model_text, sizeof(model_text), "%.4f", model * 1e6);
       if (o.json)
-        printf("%s\n {\"algo\": \"%s\", \"bytes\": %zu, \"time_us\": %.4f, \"busbw\": %.4f, \"chosen\": %s, "
-               "\"method\": \"%s\", \"msgs\": %.0f, \"sim_ms\": %.1f, \"net_bytes\": %.0f, \"model_us\": %s}",
-               rows ? "," : "", scheds[i]->name, bytes, row.time_s * 1e6, busbw, chosen ? "true" : "false",
-               row.method, row.msgs, ms, row.net_bytes, model_text);
+        sim_json_row(json_pack("{s:s, s:I, s:f, s:f, s:b, s:s, s:I, s:f, s:I, s:o}", "algo", scheds[i]->name, "bytes",
+                               (json_int_t)bytes, "time_us", row.time_s * 1e6, "busbw", busbw, "chosen", chosen,
+                               "method", row.method, "msgs", (json_int_t)llround(row.msgs), "sim_ms",
+                               round(ms * 10) / 10, "net_bytes", (json_int_t)llround(row.net_bytes), "model_us",
+                               isfinite(model) ? json_real(model * 1e6) : json_null()),
+                     rows == 0);
       else
         printf("  %12zu  %-5s%c %14.2f %12.2f  %-22s %12.0f %9.1f %14.0f\n", bytes, scheds[i]->name,
                chosen ? '*' : ' ', row.time_s * 1e6, busbw, row.method, row.msgs, ms, row.net_bytes);
