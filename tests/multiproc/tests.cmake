@@ -92,11 +92,11 @@ add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-ru
 set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
 
 # Ranks killed at random moments (SIGKILL, SIGPIPE) over shared memory and
-# sockets: no segment left in /dev/shm, no rank process left. 100 random
-# kills (XCCL_KILL_ITERS for a longer hunt); 20 under a sanitizer, where each
+# sockets: no segment left in /dev/shm, no rank process left. 50 random
+# kills, 60 s of CI (XCCL_KILL_ITERS for a longer hunt); 20 under a sanitizer, where each
 # costs twice as much and what it looks for (a bad free or read on a
 # teardown path) shows in fewer.
-set(XCCL_KILL_ITERS 100 CACHE STRING "random kills of mp_kill_leak (20 under a sanitizer)")
+set(XCCL_KILL_ITERS 50 CACHE STRING "random kills of mp_kill_leak (20 under a sanitizer)")
 set(_kill_iters ${XCCL_KILL_ITERS})
 if(XCCL_SANITIZE)
   set(_kill_iters 20)
