@@ -134,11 +134,11 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
 static void site_share_cores(algo_site_t *site, double f) {
   site->cpu_share = f;
   if (f <= 1) return;
-  double extra = (f - 1) * TUNING_HANDOVER_S;
-  site->alpha_s += extra, site->local_alpha_s += extra, site->net_alpha_s += extra;
-  site->beta_bps /= f, site->local_beta_bps /= f, site->net_beta_bps /= f;
+  tuning_share_link(f, &site->alpha_s, &site->beta_bps);
+  tuning_share_link(f, &site->local_alpha_s, &site->local_beta_bps);
+  tuning_share_link(f, &site->net_alpha_s, &site->net_beta_bps);
   INFO(INIT, "cost model: %.2g ranks per core on the most crowded host: each step priced %.1f us more, "
-       "bandwidths / %.2g", f, extra * 1e6, f);
+       "bandwidths / %.2g", f, (f - 1) * TUNING_HANDOVER_S * 1e6, f);
 }
 
 xcclResult_t tuning_hier_inter(unsigned *inter_p) {

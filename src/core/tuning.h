@@ -52,6 +52,15 @@ extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
  * hand the core over (tuning.c, with its measurement; xccl-sim --cores). */
 #define TUNING_HANDOVER_S 8e-6
 
+/* One link (alpha seconds per step, bytes/s) with f ranks per core (> 1:
+ * taking turns): alpha + (f - 1) TUNING_HANDOVER_S, bps / f. The tuner's
+ * site and xccl-sim --cores both price their links so. */
+static inline void tuning_share_link(double f, double *alpha_s, double *bps) {
+  if (f <= 1) return;
+  *alpha_s += (f - 1) * TUNING_HANDOVER_S;
+  *bps /= f;
+}
+
 /* Fills site's hosts (algo.h: nhosts ... layout) for nranks ranks whose
  * hosts are told apart by host_hash (one 64-bit value per rank, stride
  * bytes apart; the peer info's), with shm_used: ranks of one host talk over

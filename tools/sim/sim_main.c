@@ -172,13 +172,11 @@ static void topo_say(const opts_t *o, FILE *f) {
 }
 
 /* --cores: ranks taking turns on too few cores, priced on the links as the
- * tuner prices them (tuning.c's site_share_cores). */
+ * tuner prices them (tuning_share_link). */
 static void share_cores(sim_cluster_t *c) {
   double f = c->cores > 0 ? c->gpus / c->cores : 1;
-  if (f <= 1) return;
-  double extra = (f - 1) * TUNING_HANDOVER_S;
-  c->nvl_lat += extra, c->nic_lat += extra;
-  c->nvl_bps /= f, c->nic_bps /= f;
+  tuning_share_link(f, &c->nvl_lat, &c->nvl_bps);
+  tuning_share_link(f, &c->nic_lat, &c->nic_bps);
 }
 
 static int parse_args(int argc, char **argv, opts_t *o) {
