@@ -293,7 +293,8 @@ xcclResult_t xcclCommAbort(xcclComm_t comm);
  * The lowest rank that stays leads: it checks that every survivor passed the
  * same list and starts the new communicator's bootstrap. It never waits
  * forever: the leader waits comm's timeout (XCCL_TIMEOUT, or what
- * xcclCommSetTimeout set) for the others, the others up to 2 x that + 5 s
+ * xcclCommSetTimeout set) + 5 s for the others (one may be blocked that long
+ * in an operation before it sees the failure), the others up to 2 x the timeout + 5 s
  * for the leader, then the new communicator's init has its own XCCL_TIMEOUT; an xcclCommAbort(comm) on another thread ends the
  * wait with xcclRemoteError.
  *
@@ -313,6 +314,42 @@ xcclResult_t xcclCommAbort(xcclComm_t comm);
  * was: still live, and still usable if it was healthy.
  */
 xcclResult_t xcclCommShrink(xcclComm_t comm, const int *excludeRanks, int excludeCount, xcclComm_t *newcomm);
+
+/*
+ * Makes a larger communicator of comm's ranks and new ones: a replacement
+ * for a rank that died (after xcclCommShrink), or more ranks. As NCCL's
+ * ncclCommGrow and ncclCommGetUniqueId (2.29).
+ *
+ * One rank of comm (usually rank 0) calls xcclCommGetUniqueId(comm, &id) and
+ * carries id to every rank of comm and to every joining process, as a
+ * launcher carries xcclGetUniqueId's. Then, together:
+ *   - every rank of comm: xcclCommGrow(comm, nranks, &id, -1, &newcomm, config);
+ *     it keeps its number in newcomm;
+ *   - every joining process: xcclCommGrow(NULL, nranks, &id, rank, &newcomm,
+ *     config), rank one of comm's size .. nranks-1, each once.
+ * The id holds a new random secret that authenticates every bootstrap message
+ * of newcomm, as xcclGetUniqueId's does (treat it as a secret), and names comm:
+ * a rank of another communicator that passes it is refused. The process that
+ * called xcclCommGetUniqueId serves the new communicator's bootstrap root
+ * until every rank has met it or XCCL_TIMEOUT (comm's timeout) passed since
+ * the id was made: it must live that long, and joiners must call within it.
+ *
+ * comm must be ready (not failed nor revoked: shrink a failed one first) and
+ * every rank of comm must take part; newcomm shares nothing with comm, which
+ * the caller still destroys. config NULL: ranks of comm take comm's options
+ * (blocking, name, timeout, algorithms), joiners the defaults.
+ *
+ * Errors, checked before anything is sent, *newcomm untouched: NULL id or
+ * newcomm, an id not made by xcclCommGetUniqueId or made by another
+ * communicator, nranks not above comm's size, a rank of comm passing a rank
+ * other than -1, a joiner's rank outside comm's size .. nranks-1
+ * (xcclInvalidArgument); inside a group (xcclInvalidUsage). A rank that
+ * never calls is named in an xcclTimeout error; two joiners with one rank, or
+ * one with the wrong secret, fail the init with a sentence naming them.
+ */
+xcclResult_t xcclCommGetUniqueId(xcclComm_t comm, xcclUniqueId *uniqueId);
+xcclResult_t xcclCommGrow(xcclComm_t comm, int nranks, const xcclUniqueId *uniqueId, int rank, xcclComm_t *newcomm,
+                          const xcclConfig_t *config);
 
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank);

@@ -198,6 +198,11 @@ XCCL_NCCL_DECLARE(ncclResult_t, ncclCommSplit,
 XCCL_NCCL_DECLARE(ncclResult_t, ncclCommShrink,
                   (ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
                    ncclConfig_t *config, int shrinkFlags));
+/* NCCL 2.29: ranks join a communicator (xccl.h's xcclCommGrow). */
+XCCL_NCCL_DECLARE(ncclResult_t, ncclCommGetUniqueId, (ncclComm_t comm, ncclUniqueId *uniqueId));
+XCCL_NCCL_DECLARE(ncclResult_t, ncclCommGrow,
+                  (ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId, int rank, ncclComm_t *newcomm,
+                   ncclConfig_t *config));
 XCCL_NCCL_DECLARE(ncclResult_t, ncclCommInitRankScalable,
                   (ncclComm_t * newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds,
                    ncclConfig_t *config));

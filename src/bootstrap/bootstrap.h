@@ -88,9 +88,9 @@ void bootstrap_serve(bootstrap_t *bs);
  * Disagreement ends in an error on every rank that took part instead of a
  * hang: a survivor whose list differs fails them all (xcclInvalidUsage); a
  * rank that the leader's list removes gets xcclInvalidArgument; survivors
- * that never ask are named after timeout_s (xcclTimeout). The leader waits
- * timeout_s for the others, the others 2 * timeout_s + 5 s for its answer
- * (their failed operations may end up to timeout_s apart); all stop when
+ * that never ask are named after timeout_s + 5 s (xcclTimeout). The leader
+ * waits timeout_s + 5 s for the others, the others 2 * timeout_s + 5 s for
+ * its answer (their failed operations may end up to timeout_s apart); all stop when
  * *abort_flag of bs is set. On success *id_p is filled; on failure it is
  * untouched, and bs stays usable.
  */

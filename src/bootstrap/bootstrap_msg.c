@@ -236,6 +236,8 @@ void bs_id_encode(const bs_id_t *id, xcclUniqueId *out) {
   bs_addr_encode(&id->root, p + 8);
   memcpy(p + 36, id->secret, BS_SECRET_BYTES);
   put64(p + 68, id->job);
+  put64(p + 76, id->parent);
+  put32(p + 84, id->parent_nranks);
   id_checksum(p, p + ID_SUM_OFF);
 }
 
@@ -260,6 +262,8 @@ int bs_id_decode(const xcclUniqueId *in, bs_id_t *id, char *why, size_t whylen) 
   if (bs_addr_decode(p + 8, &r.root, why, whylen) != 0) return -1;
   memcpy(r.secret, p + 36, BS_SECRET_BYTES);
   r.job = get64(p + 68);
+  r.parent = get64(p + 76);
+  r.parent_nranks = get32(p + 84);
   r.flags = p[6];
   *id = r;
   return 0;

@@ -63,10 +63,16 @@ typedef struct {
   uint8_t secret[BS_SECRET_BYTES];
   uint64_t job;
   uint32_t flags; /* BS_ID_* */
+  /* BS_ID_GROW: the communicator that handed the id out (its job) and its
+   * size; existing ranks check the first, joiners number from the second. */
+  uint64_t parent;
+  uint32_t parent_nranks;
 } bs_id_t;
 /* No root runs yet: the init of rank 0 starts it at root (an id that
  * xcclGetUniqueId derived from XCCL_ROOT / NCCL_COMM_ID, as NCCL does). */
 #define BS_ID_ROOT_AT_RANK0 1u
+/* Made by xcclCommGetUniqueId for xcclCommGrow (grow.c). */
+#define BS_ID_GROW 2u
 
 /* ---- Frames ---- */
 /* Checks a header. 0 and *out filled, or -1 with a reason in why. */

@@ -297,7 +297,9 @@ static xcclResult_t shrink_lead(bootstrap_t *bs, const int *ex, int nex, double 
     state[r] = list_has(ex, nex, r) ? SHRINK_OUT : r == me ? SHRINK_JOINED : SHRINK_WAITING;
     waiting += state[r] == SHRINK_WAITING;
   }
-  uint64_t deadline = clock_deadline(timeout_s);
+  /* A survivor blocked in an operation with a live rank that left for the
+   * shrink notices only when its own wait times out: give it that and more. */
+  uint64_t deadline = clock_deadline(timeout_s + SHRINK_GRACE_S);
   const uint32_t tag = SHRINK_TAG_JOIN;
   while (waiting > 0) {
     int from = -1, nt = 0;
@@ -352,9 +354,9 @@ static xcclResult_t shrink_lead(bootstrap_t *bs, const int *ex, int nex, double 
       if (state[r] == SHRINK_WAITING)
         off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%d", shown++ ? ", " : " ", r);
     snprintf(why + off, sizeof(why) - off,
-             "%s did not call xcclCommShrink within XCCL_TIMEOUT=%g s although excludeRanks %s of rank %d (which leads "
+             "%s did not call xcclCommShrink within XCCL_TIMEOUT + %g s = %g s although excludeRanks %s of rank %d (which leads "
              "the shrink) keeps them: a rank that died must be in the list, and every caller must pass the same one",
-             shown < waiting ? ", ..." : "", timeout_s, mine, me);
+             shown < waiting ? ", ..." : "", SHRINK_GRACE_S, timeout_s + SHRINK_GRACE_S, mine, me);
   }
   if (res == xcclSuccess) { /* a root of its own for the survivors, as xcclGetUniqueId makes one */
     bs_shrink_msg_t go = {.kind = BS_SHRINK_GO, .nranks = n - nex};

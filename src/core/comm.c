@@ -543,6 +543,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   }
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
+  comm->job = id->job;
   if (nranks > 1) {
     TRY_GOTO(comm_setup_rings(comm, refused), fail);
   }

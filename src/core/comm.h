@@ -85,6 +85,7 @@ struct xcclComm {
   int *ring;
   int *ring_pos;
   bootstrap_t *bs;
+  uint64_t job; /* the bootstrap id's job: names this communicator in dumps, stats and grow ids */
   const xccl_net_ops_v1_t *net;
   proxy_t *proxy;
   int nchannels;
@@ -216,6 +217,13 @@ xcclResult_t comm_group_inits_finish(void);
 xcclResult_t comm_group_connect_shared(const void *ops, int n);
 /* Checks a user's config into *opts (NULL: the defaults). fn for messages. */
 xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, comm_opts_t *opts);
+/* A derived communicator's options: config's, or (NULL) parent's (lifecycle.c). */
+xcclResult_t comm_opts_inherit(const char *fn, const struct xcclComm *parent, const xcclConfig_t *config,
+                               comm_opts_t *o);
+/* A new random id with a root serving it in this process for timeout_s
+ * (xcclGetUniqueId, xcclCommGetUniqueId; unique_id.c). id's other fields
+ * (flags, parent) are the caller's, set before. */
+xcclResult_t unique_id_fresh(bs_id_t *id, double timeout_s);
 
 /* "rank 3 (host h)" for messages. */
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);

@@ -58,6 +58,17 @@ xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, c
   return xcclSuccess;
 }
 
+/* A derived communicator's options (split, grow): config's, or (NULL) its
+ * parent's blocking, timeout, name, algorithms and device. */
+xcclResult_t comm_opts_inherit(const char *fn, const struct xcclComm *parent, const xcclConfig_t *config,
+                               comm_opts_t *o) {
+  if (config) return comm_opts_from_config(fn, config, o);
+  *o = (comm_opts_t){.blocking = parent->blocking, .timeout_s = parent->timeout_s, .cuda_dev = parent->cuda_dev};
+  snprintf(o->algo, sizeof(o->algo), "%s", parent->algo_text);
+  snprintf(o->name, sizeof(o->name), "%s", parent->name);
+  return xcclSuccess;
+}
+
 /* ---- Inits started inside a group ---- */
 
 /* This thread's blocking-config inits since the outermost xcclGroupStart. */

@@ -10,15 +10,6 @@
 #include "group.h"
 #include "log.h"
 
-/* The new communicator's options: config's, or (NULL) the parent's. */
-static xcclResult_t split_opts(const struct xcclComm *comm, const xcclConfig_t *config, comm_opts_t *o) {
-  if (config) return comm_opts_from_config("xcclCommSplit", config, o);
-  *o = (comm_opts_t){.blocking = comm->blocking, .timeout_s = comm->timeout_s, .cuda_dev = comm->cuda_dev};
-  snprintf(o->algo, sizeof(o->algo), "%s", comm->algo_text);
-  snprintf(o->name, sizeof(o->name), "%s", comm->name);
-  return xcclSuccess;
-}
-
 /* Rank 0 of the parent hosts every color's root (bootstrap_split): it must
  * not return, and perhaps exit, while a color's ranks still connect to one.
  * A non-blocking split does not wait here: its caller keeps the process up
@@ -45,7 +36,7 @@ xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t *newc
     res = err_set(xcclInvalidUsage, LOG_INIT,
                   "xcclCommSplit: not allowed between xcclGroupStart and xcclGroupEnd (it waits for the others)");
   else
-    res = split_opts(comm, config, &opts);
+    res = comm_opts_inherit("xcclCommSplit", comm, config, &opts);
   int checked = res == xcclSuccess;
   if (checked) res = bootstrap_split(comm->bs, color, key, comm->timeout_s, &sp);
   /* The new communicator needs nothing more of this one. */

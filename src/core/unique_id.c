@@ -23,16 +23,21 @@ static xcclResult_t unique_id_at_root(xcclUniqueId *uniqueId) {
   return xcclSuccess;
 }
 
+xcclResult_t unique_id_fresh(bs_id_t *id, double timeout_s) {
+  char ifname[64];
+  TRY(sock_pick_interface(&id->root, ifname, sizeof(ifname)));
+  if (bs_random(id->secret, sizeof(id->secret)) != 0 || bs_random(&id->job, sizeof(id->job)) != 0)
+    return err_set(xcclSystemError, LOG_INIT, "cannot draw random bytes for the unique id's secret");
+  return bootstrap_root_start(id, timeout_s);
+}
+
 xcclResult_t xcclGetUniqueId(xcclUniqueId *uniqueId) {
   if (!uniqueId) return err_set(xcclInvalidArgument, LOG_INIT, "xcclGetUniqueId: uniqueId is NULL");
   if (*config_str(CFG_ROOT)) return unique_id_at_root(uniqueId); /* set and not empty */
   bs_id_t id;
   memset(&id, 0, sizeof(id));
-  char ifname[64];
-  TRY(sock_pick_interface(&id.root, ifname, sizeof(ifname)));
-  if (bs_random(id.secret, sizeof(id.secret)) != 0 || bs_random(&id.job, sizeof(id.job)) != 0)
-    return err_set(xcclSystemError, LOG_INIT, "xcclGetUniqueId: cannot draw random bytes for the secret");
-  TRY(bootstrap_root_start(&id, config_double(CFG_TIMEOUT)));
+  xcclResult_t res = unique_id_fresh(&id, config_double(CFG_TIMEOUT));
+  if (res != xcclSuccess) return err_prefix(res, "xcclGetUniqueId");
   bs_id_encode(&id, uniqueId);
   return xcclSuccess;
 }

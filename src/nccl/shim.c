@@ -205,6 +205,19 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int exclude
   return res(xcclCommShrink(X(comm), excludeRanksList, excludeRanksCount, (xcclComm_t *)(void *)newcomm));
 }
 
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId *uniqueId) {
+  return res(xcclCommGetUniqueId(X(comm), (xcclUniqueId *)(void *)uniqueId));
+}
+
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId, int rank, ncclComm_t *newcomm,
+                           ncclConfig_t *config) {
+  xcclConfig_t c;
+  xcclResult_t r = config_from_nccl("ncclCommGrow", config, &c);
+  if (r != xcclSuccess) return res(comm ? comm_record(X(comm), r) : r);
+  return res(xcclCommGrow(X(comm), nRanks, (const xcclUniqueId *)(const void *)uniqueId, rank,
+                          (xcclComm_t *)(void *)newcomm, config_or_null(config, &c)));
+}
+
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
   if (!asyncError) return res(err_set(xcclInvalidArgument, LOG_COLL, "ncclCommGetAsyncError: asyncError is NULL"));
   xcclResult_t state;
@@ -352,6 +365,8 @@ ALIAS(ncclCommAbort);
 ALIAS(ncclCommRevoke);
 ALIAS(ncclCommSplit);
 ALIAS(ncclCommShrink);
+ALIAS(ncclCommGetUniqueId);
+ALIAS(ncclCommGrow);
 ALIAS(ncclCommInitRankScalable);
 ALIAS(ncclGetErrorString);
 ALIAS(ncclGetLastError);

@@ -4,6 +4,9 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -116,4 +119,97 @@ void test_inorder_parents(int lo, int hi, int up, int *parent) {
   parent[root] = up;
   test_inorder_parents(lo, root - 1, root, parent);
   test_inorder_parents(root + 1, hi, root, parent);
+}
+
+double test_now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+char *test_run_capture(char *const argv[], double limit_s, int *code_p) {
+  *code_p = -1;
+  int p[2];
+  if (pipe(p) != 0) {
+    CHECK(0, "pipe: %s", strerror(errno));
+    return NULL;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    dup2(p[1], 2);
+    close(p[0]);
+    close(p[1]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(p[1]);
+  size_t len = 0, cap = 1 << 16;
+  char *out = malloc(cap);
+  double deadline = test_now_s() + limit_s;
+  for (;;) { /* until the program and every child of it closed the pipe */
+    if (test_now_s() > deadline) {
+      CHECK(0, "%s still running after %g s: killed", argv[0], limit_s);
+      kill(pid, SIGKILL);
+      break;
+    }
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    if (poll(&pf, 1, 1000) <= 0) continue;
+    char chunk[4096];
+    ssize_t n = read(p[0], chunk, sizeof(chunk));
+    if (n <= 0) break;
+    fwrite(chunk, 1, (size_t)n, stdout);
+    fflush(stdout);
+    char *grown = out && len + (size_t)n + 1 > cap ? realloc(out, cap *= 2) : out;
+    if (!grown) continue; /* out of memory: keep draining, judge nothing */
+    out = grown;
+    memcpy(out + len, chunk, (size_t)n);
+    len += (size_t)n;
+  }
+  if (out) out[len] = '\0';
+  close(p[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  *code_p = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return out;
+}
+
+void test_judge_ranks(char *out, int code, int want, int nranks, int dead) {
+  CHECK(out != NULL, "no output captured");
+  if (!out) return;
+  CHECK(code == want, "xccl-run exited %d, expected %d", code, want);
+  CHECK(!strstr(out, "Sanitizer") && !strstr(out, "runtime error:"), "a sanitizer reported an error (above)");
+  for (int r = 0; r < nranks; r++) {
+    if (r == dead) continue;
+    char pass[32];
+    snprintf(pass, sizeof(pass), "rank %d: PASS", r);
+    CHECK(strstr(out, pass) != NULL, "rank %d did not pass (its output is above)", r);
+  }
+  free(out);
+}
+
+int test_allreduce_checked(xcclComm_t comm, int me, size_t count, int it, float weight, const char *what) {
+  float *buf = malloc(count * sizeof(float));
+  CHECK(buf != NULL, "rank %d: out of memory for %zu floats", me, count);
+  if (!buf) return 0;
+  for (size_t i = 0; i < count; i++) buf[i] = (float)(me + 1) * (float)((i + (size_t)it) % 7);
+  xcclResult_t r = xcclAllReduce(buf, buf, count, xcclFloat32, xcclSum, comm, NULL);
+  int ok = r == xcclSuccess;
+  CHECK(ok, "rank %d: all-reduce of %zu %s -> %s: %s", me, count, what, xcclGetErrorString(r), xcclGetLastError(comm));
+  for (size_t i = 0; ok && i < count; i++)
+    if (buf[i] != weight * (float)((i + (size_t)it) % 7)) {
+      ok = 0;
+      CHECK(0, "rank %d: all-reduce of %zu %s: element %zu is %g, expected %g", me, count, what, i, buf[i],
+            weight * (float)((i + (size_t)it) % 7));
+    }
+  free(buf);
+  return ok;
+}
+
+void test_expect_size(xcclComm_t comm, int me, int nranks, int rank, const char *what) {
+  int n = -1, r = -1;
+  CHECK(xcclCommCount(comm, &n) == xcclSuccess && n == nranks, "rank %d: %s has %d ranks, expected %d", me, what, n,
+        nranks);
+  CHECK(xcclCommUserRank(comm, &r) == xcclSuccess && r == rank, "rank %d: is rank %d of %s, expected %d", me, r, what,
+        rank);
 }

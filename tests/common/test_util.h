@@ -75,4 +75,29 @@ void test_comm_end(xcclComm_t comm);
  * tests check host_tree_links' traffic against. */
 void test_inorder_parents(int lo, int hi, int up, int *parent);
 
+/* ---- Tests that drive xccl-run and judge what the ranks print ---- */
+
+/* CLOCK_MONOTONIC in seconds. */
+double test_now_s(void);
+
+/* Runs argv (argv[0] the program) with its stdout and stderr into a pipe,
+ * echoed to this stdout, for limit_s at most (then it is killed, a failed
+ * check). Returns what it printed, NUL-terminated (the caller frees; NULL
+ * when out of memory or the pipe cannot be made), and its exit code (128 +
+ * the signal when a signal ended it) in *code_p. */
+char *test_run_capture(char *const argv[], double limit_s, int *code_p);
+/* Judges what test_run_capture returned for ranks 0..nranks-1 that print
+ * "rank R: PASS": exit code `want`, no sanitizer report (a survivor's shows
+ * only in the output when a killed rank's status is xccl-run's), and every
+ * rank but `dead` (-1: none) passed. Frees out. */
+void test_judge_ranks(char *out, int code, int want, int nranks, int dead);
+
+/* An in-place all-reduce where the rank `me` gives (me + 1) * ((i + it) % 7):
+ * the sum must be weight * ((i + it) % 7), weight being the sum of (r + 1)
+ * over the members. Returns whether it was right. */
+int test_allreduce_checked(xcclComm_t comm, int me, size_t count, int it, float weight, const char *what);
+
+/* comm has nranks ranks and the caller is its rank `rank` (me: for messages). */
+void test_expect_size(xcclComm_t comm, int me, int nranks, int rank, const char *what);
+
 #endif

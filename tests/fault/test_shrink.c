@@ -52,44 +52,12 @@
 #define RUN_LIMIT_S 150.0 /* the whole xccl-run */
 #define SENTINEL ((xcclComm_t)(uintptr_t)0x5e5e5e50)
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* ---- Ranks ---- */
 
 static int me = -1; /* rank in the communicator the process started with */
 
-/* An in-place all-reduce where this process gives (me + 1) * ((i + it) % 7):
- * the sum must be weight * ((i + it) % 7), weight being the sum of (r + 1)
- * over the members. Returns whether it was right. */
-static int allreduce_checked(xcclComm_t comm, size_t count, int it, float weight, const char *what) {
-  float *buf = malloc(count * sizeof(float));
-  CHECK(buf != NULL, "rank %d: out of memory for %zu floats", me, count);
-  if (!buf) return 0;
-  for (size_t i = 0; i < count; i++) buf[i] = (float)(me + 1) * (float)((i + (size_t)it) % 7);
-  xcclResult_t r = xcclAllReduce(buf, buf, count, xcclFloat32, xcclSum, comm, NULL);
-  int ok = r == xcclSuccess;
-  CHECK(ok, "rank %d: all-reduce of %zu %s -> %s: %s", me, count, what, xcclGetErrorString(r), xcclGetLastError(comm));
-  for (size_t i = 0; ok && i < count; i++)
-    if (buf[i] != weight * (float)((i + (size_t)it) % 7)) {
-      ok = 0;
-      CHECK(0, "rank %d: all-reduce of %zu %s: element %zu is %g, expected %g", me, count, what, i, buf[i],
-            weight * (float)((i + (size_t)it) % 7));
-    }
-  free(buf);
-  return ok;
-}
-
-static void expect_size(xcclComm_t comm, int nranks, int rank, const char *what) {
-  int n = -1, r = -1;
-  CHECK(xcclCommCount(comm, &n) == xcclSuccess && n == nranks, "rank %d: %s has %d ranks, expected %d", me, what, n,
-        nranks);
-  CHECK(xcclCommUserRank(comm, &r) == xcclSuccess && r == rank, "rank %d: is rank %d of %s, expected %d", me, r, what,
-        rank);
-}
+#define allreduce_checked(comm, count, it, weight, what) test_allreduce_checked(comm, me, count, it, weight, what)
+#define expect_size(comm, nranks, rank, what) test_expect_size(comm, me, nranks, rank, what)
 
 /* A call that must be refused before anything is sent: code, message, and
  * *newcomm untouched. */
@@ -106,9 +74,9 @@ static void mode_kill(xcclComm_t comm) {
   for (int it = 1; it <= 2; it++) allreduce_checked(comm, 4096, it, 10, "before the fault");
   size_t count = 1u << 20;
   float *buf = calloc(count, sizeof(float));
-  double t0 = now_s();
+  double t0 = test_now_s();
   xcclResult_t r = xcclAllReduce(buf, buf, count, xcclFloat32, xcclSum, comm, NULL);
-  double dt = now_s() - t0;
+  double dt = test_now_s() - t0;
   free(buf);
   CHECK(me != 2, "rank 2 outlived XCCL_FAULT's kill");
   CHECK(r != xcclSuccess, "rank %d: all-reduce #3 succeeded although rank 2 died", me);
@@ -118,9 +86,9 @@ static void mode_kill(xcclComm_t comm) {
   /* Right after the error: shrink, and let the old communicator go. */
   int ex[1] = {2};
   xcclComm_t c3 = SENTINEL;
-  t0 = now_s();
+  t0 = test_now_s();
   r = xcclCommShrink(comm, ex, 1, &c3);
-  dt = now_s() - t0;
+  dt = test_now_s() - t0;
   CHECK(r == xcclSuccess, "rank %d: shrink excluding rank 2 -> %s: %s", me, xcclGetErrorString(r),
         xcclGetLastError(comm));
   CHECK(xcclCommAbort(comm) == xcclSuccess, "rank %d: abort of the failed communicator: %s", me,
@@ -135,9 +103,9 @@ static void mode_kill(xcclComm_t comm) {
   /* Again, on a healthy communicator: (new) rank 1 goes, and calls anyway. */
   int ex2[1] = {1};
   xcclComm_t c2 = SENTINEL;
-  t0 = now_s();
+  t0 = test_now_s();
   r = xcclCommShrink(c3, ex2, 1, &c2);
-  dt = now_s() - t0;
+  dt = test_now_s() - t0;
   if (r3 == 1) {
     CHECK(r == xcclInvalidArgument && c2 == SENTINEL && strstr(xcclGetLastError(c3), "is in excludeRanks"),
           "rank %d: an excluded rank's shrink -> %s, newcomm %p: %s", me, xcclGetErrorString(r), (void *)c2,
@@ -174,9 +142,9 @@ static void mode_errors(xcclComm_t comm) {
    * (rank 2 calls too and is refused). Each must fail promptly. */
   int ex2[1] = {2}, ex12[2] = {1, 2};
   xcclComm_t nc = SENTINEL;
-  double t0 = now_s();
+  double t0 = test_now_s();
   xcclResult_t r = me == 3 ? xcclCommShrink(comm, ex12, 2, &nc) : xcclCommShrink(comm, ex2, 1, &nc);
-  double dt = now_s() - t0;
+  double dt = test_now_s() - t0;
   const char *msg = xcclGetLastError(comm);
   if (me == 2) {
     CHECK(r == xcclInvalidArgument && strstr(msg, "is in excludeRanks"), "rank 2: excluded rank's shrink -> %s: %s",
@@ -191,9 +159,9 @@ static void mode_errors(xcclComm_t comm) {
   allreduce_checked(comm, 1000, 3, 10, "after a shrink with differing lists");
 
   /* Excluding nobody: a copy, independent of the original. */
-  t0 = now_s();
+  t0 = test_now_s();
   r = xcclCommShrink(comm, NULL, 0, &nc);
-  dt = now_s() - t0;
+  dt = test_now_s() - t0;
   CHECK(r == xcclSuccess, "rank %d: shrink excluding nobody -> %s: %s", me, xcclGetErrorString(r),
         xcclGetLastError(comm));
   if (r == xcclSuccess) {
@@ -208,9 +176,9 @@ static void mode_errors(xcclComm_t comm) {
   /* Last (rank 3 may wait for an answer that never comes): ranks 0-2
    * exclude 3, rank 3 excludes 0 and sends its request to rank 1. */
   int ex3[1] = {3}, ex0[1] = {0};
-  t0 = now_s();
+  t0 = test_now_s();
   r = me == 3 ? xcclCommShrink(comm, ex0, 1, &nc) : xcclCommShrink(comm, ex3, 1, &nc);
-  dt = now_s() - t0;
+  dt = test_now_s() - t0;
   msg = xcclGetLastError(comm);
   if (me == 3) {
     CHECK(r != xcclSuccess && nc == SENTINEL, "rank 3: shrink excluding 0, which the others keep -> %s",
@@ -249,9 +217,9 @@ static void mode_abort(xcclComm_t comm) {
   pthread_t t;
   pthread_create(&t, NULL, abort_later, comm);
   xcclComm_t nc = SENTINEL;
-  double t0 = now_s();
+  double t0 = test_now_s();
   xcclResult_t r = xcclCommShrink(comm, NULL, 0, &nc);
-  double dt = now_s() - t0;
+  double dt = test_now_s() - t0;
   pthread_join(t, NULL);
   const char *msg = xcclGetLastError(NULL);
   CHECK(r == xcclRemoteError && nc == SENTINEL && strstr(msg, "aborted"), "rank %d: shrink during abort -> %s: %s", me,
@@ -352,60 +320,11 @@ int main(int argc, char **argv) {
   else
     unsetenv("XCCL_FAULT");
 
-  int p[2];
-  if (pipe(p) != 0) return fprintf(stderr, "test_shrink: pipe: %s\n", strerror(errno)), 1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(p[1], 1);
-    dup2(p[1], 2);
-    close(p[0]);
-    close(p[1]);
-    execl(run, run, "-n", "4", "-p", "--grace", "30", "--timeout", "140", self, "--rank", mode, (char *)NULL);
-    _exit(127);
-  }
-  close(p[1]);
-  size_t len = 0, cap = 1 << 16;
-  char *out = malloc(cap);
-  CHECK(out != NULL, "out of memory");
-  if (!out) return test_finish("test_shrink");
-  double deadline = now_s() + RUN_LIMIT_S;
-  for (;;) { /* until xccl-run and every rank closed the pipe */
-    if (now_s() > deadline) {
-      CHECK(0, "xccl-run still running after %g s: killed", RUN_LIMIT_S);
-      kill(pid, SIGKILL);
-      break;
-    }
-    struct pollfd pf = {.fd = p[0], .events = POLLIN};
-    if (poll(&pf, 1, 1000) <= 0) continue;
-    char chunk[4096];
-    ssize_t n = read(p[0], chunk, sizeof(chunk));
-    if (n <= 0) break;
-    fwrite(chunk, 1, (size_t)n, stdout);
-    fflush(stdout);
-    char *grown = len + (size_t)n + 1 > cap ? realloc(out, cap *= 2) : out;
-    if (!grown) break; /* out of memory: judge what came so far */
-    out = grown;
-    memcpy(out + len, chunk, (size_t)n);
-    len += (size_t)n;
-  }
-  out[len] = '\0';
-  close(p[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  int kill_mode = strcmp(mode, "kill") == 0;
-  CHECK(code == (kill_mode ? 128 + SIGKILL : 0), "xccl-run exited %d, expected %d", code,
-        kill_mode ? 128 + SIGKILL : 0);
-  /* (xccl-run's status is rank 2's in kill mode: a survivor's sanitizer
-   * report at exit shows only here.) */
-  CHECK(!strstr(out, "Sanitizer") && !strstr(out, "runtime error:"), "a sanitizer reported an error (above)");
-  for (int r = 0; r < NRANKS; r++) {
-    if (kill_mode && r == 2) continue;
-    char pass[32];
-    snprintf(pass, sizeof(pass), "rank %d: PASS", r);
-    CHECK(strstr(out, pass) != NULL, "rank %d did not pass (its output is above)", r);
-  }
-  free(out);
+  char *argv_run[] = {(char *)run, "-n", "4", "-p", "--grace", "30", "--timeout", "140", self, "--rank", (char *)mode, NULL};
+  int code;
+  char *out = test_run_capture(argv_run, RUN_LIMIT_S, &code);
+  int killed = strcmp(mode, "kill") == 0; /* rank 2's SIGKILL is xccl-run's status */
+  test_judge_ranks(out, code, killed ? 128 + SIGKILL : 0, NRANKS, killed ? 2 : -1);
   char name[64];
   snprintf(name, sizeof(name), "test_shrink %s", mode);
   return test_finish(name);

@@ -59,6 +59,15 @@ endforeach()
 xccl_add_test(NAME fault_shrink_abort TARGET test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c
               ARGS $<TARGET_FILE:xccl-run> abort LABELS fault TIMEOUT 120)
 
+# xcclCommGrow (issue 26): 3 ranks grow to 4, and the refused calls; a
+# killed rank replaced by a spare after the survivors shrink.
+foreach(mode more replace)
+  xccl_add_test(NAME fault_grow_${mode} TARGET test_grow SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_grow.c
+                ARGS $<TARGET_FILE:xccl-run> ${mode} LABELS fault TIMEOUT 180)
+endforeach()
+xccl_add_test(NAME fault_grow_replace_socket TARGET test_grow SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_grow.c
+              ARGS $<TARGET_FILE:xccl-run> replace LABELS fault TIMEOUT 180 ENV "XCCL_TRANSPORT=socket")
+
 # In-flight state dumps (issue 7): a stopped rank and a rank that holds back,
 # named by xccl-stuck from the dumps of the others; the tool's parser on
 # malformed input, link cycles and random mutations.
