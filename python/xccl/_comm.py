@@ -67,6 +67,13 @@ def _count_is(fn, buf, want, why):
                               % (fn, buf.name, buf.count, buf.dtype.name.lower(), want, why))
 
 
+def _as_uid(uid):
+    """A UniqueId from one, its hex form or its 128 bytes."""
+    if isinstance(uid, str):
+        return UniqueId.fromhex(uid)
+    return uid if isinstance(uid, UniqueId) else UniqueId(uid)
+
+
 def get_unique_id():
     """A new xccl.UniqueId. This process then hosts the bootstrap root on a
     thread, so it must stay alive until every rank has made its Comm."""
@@ -124,10 +131,7 @@ class Comm:
             raise InvalidArgument("%s: nranks=%d; a communicator has at least one rank" % (fn, nranks))
         if not 0 <= rank < nranks:
             raise InvalidArgument("%s: rank=%d is not in 0..%d (nranks=%d)" % (fn, rank, nranks - 1, nranks))
-        if isinstance(uid, str):
-            uid = UniqueId.fromhex(uid)
-        elif not isinstance(uid, UniqueId):
-            uid = UniqueId(uid)
+        uid = _as_uid(uid)
         h = _lib.comm_t()
         _check(_fn["xcclCommInitRank"](ctypes.byref(h), nranks, uid._as_struct(), rank))
         self._adopt(h.value)
@@ -224,6 +228,40 @@ class Comm:
         out = _lib.comm_t()
         _check(_fn["xcclCommShrink"](h, arr, len(ranks), ctypes.byref(out)), h)
         return Comm._wrap(out.value)
+
+    def grow_id(self):
+        """A new xccl.UniqueId for growing this communicator
+        (xcclCommGetUniqueId): one rank makes it and carries it to the others
+        and to the joining processes. This process then hosts the new
+        communicator's bootstrap root for XCCL_TIMEOUT, so it must live until
+        the grow is done."""
+        h = self._live("grow_id")
+        s = _lib.UniqueIdStruct()
+        _check(_fn["xcclCommGetUniqueId"](h, ctypes.byref(s)), h)
+        return UniqueId._from_struct(s)
+
+    def grow(self, nranks, uid):
+        """A new Comm of nranks ranks: this one's, keeping their numbers, and
+        processes joining with Comm.join(nranks, uid, rank) (xcclCommGrow).
+        Every rank of this communicator calls it with uid from grow_id(). This
+        one stays as it was (and still has to be destroyed or aborted)."""
+        h = self._live("grow")
+        nranks = _int_arg(nranks, "nranks", "grow")
+        uid = _as_uid(uid)
+        out = _lib.comm_t()
+        _check(_fn["xcclCommGrow"](h, nranks, ctypes.byref(uid._as_struct()), -1, ctypes.byref(out), None), h)
+        return Comm._wrap(out.value)
+
+    @classmethod
+    def join(cls, nranks, uid, rank):
+        """Joins a communicator that grows to nranks as rank (from its present
+        size to nranks - 1), with the uid its grow_id() made (xcclCommGrow)."""
+        nranks = _int_arg(nranks, "nranks", "join")
+        rank = _int_arg(rank, "rank", "join")
+        uid = _as_uid(uid)
+        out = _lib.comm_t()
+        _check(_fn["xcclCommGrow"](None, nranks, ctypes.byref(uid._as_struct()), rank, ctypes.byref(out), None))
+        return cls._wrap(out.value)
 
     def get_async_error(self):
         """None, or (not raised) the xccl.Error a failed operation left the communicator in."""

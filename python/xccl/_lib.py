@@ -106,6 +106,8 @@ _PROTOTYPES = {
     "xcclCommDestroy": [comm_t],
     "xcclCommAbort": [comm_t],
     "xcclCommShrink": [comm_t, ctypes.POINTER(ctypes.c_int), _int, ctypes.POINTER(comm_t)],
+    "xcclCommGetUniqueId": [comm_t, ctypes.POINTER(UniqueIdStruct)],
+    "xcclCommGrow": [comm_t, _int, ctypes.POINTER(UniqueIdStruct), _int, ctypes.POINTER(comm_t), _vp],
     "xcclCommCount": [comm_t, ctypes.POINTER(ctypes.c_int)],
     "xcclCommUserRank": [comm_t, ctypes.POINTER(ctypes.c_int)],
     "xcclCommGetAsyncError": [comm_t, ctypes.POINTER(res_t)],

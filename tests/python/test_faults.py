@@ -77,6 +77,34 @@ def test_shrink(comm):
     assert (y == 3).all()
 
 
+def test_grow(comm):
+    """Ranks 0 and 1 shrink away rank 2, then grow back to 3 with rank 2
+    joining as a new process would (Comm.join); the id travels over the
+    job's communicator, as a launcher's store would carry it."""
+    sub = comm.shrink([2]) if comm.rank != 2 else None
+    uid = np.zeros(128, np.uint8)
+    if comm.rank == 0:
+        uid[:] = np.frombuffer(bytes(sub.grow_id()), np.uint8)
+    comm.broadcast(uid, root=0)
+    uid = xccl.UniqueId(uid.tobytes())
+    if sub is not None:
+        with pytest.raises(xccl.InvalidArgument, match="needs more"):
+            sub.grow(2, uid)  # not larger: refused before anything is sent
+        big = sub.grow(3, uid)
+    else:
+        with pytest.raises(xccl.InvalidArgument, match="takes a rank from 2"):
+            xccl.Comm.join(3, uid, 1)  # a number the communicator has
+        big = xccl.Comm.join(3, uid, 2)
+    with big:
+        assert (big.size, big.rank) == (3, comm.rank)
+        x = np.full(4, comm.rank + 1, np.int32)
+        big.all_reduce(x)
+        assert (x == 6).all()
+    if sub is not None:
+        sub.destroy()
+    comm.barrier()
+
+
 def test_timeout_names_the_peer(comm):
     """Ranks 0 and 1 make a communicator of their own with a 1 s timeout;
     rank 1 skips an all-reduce, and rank 0's raises xccl.Timeout naming
