@@ -38,10 +38,10 @@ typedef struct {
 } bs_root_t;
 
 static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
-  char s[SOCK_ADDR_STRLEN];
+  char s[SOCK_ADDR_STRLEN], from[SOCK_ADDR_STRLEN]; /* two: both strings are arguments of one call */
   bs_conn_t *c = &rt->cands[k];
   WARN(BOOTSTRAP, "bootstrap root %s refused a connection from %s: %s", sock_addr_str(&rt->addr, s, sizeof(s)),
-       sock_addr_str(&c->from, s, sizeof(s)), why);
+       sock_addr_str(&c->from, from, sizeof(from)), why);
   if (tell) send_fail(c->fd, xcclInvalidUsage, rt->id.secret, c->nonce, why);
   conn_close(c);
   rt->cands[k] = rt->cands[--rt->ncands];

@@ -14,7 +14,10 @@
  *            another communicator, inside a group; a joiner's rank out of
  *            3..3, a corrupted id), then ranks 0-2 grow it to 4 with rank 3
  *            joining: everyone keeps or takes its number and checked
- *            all-reduces run on the grown and, still, on the old one.
+ *            all-reduces run on the grown and, still, on the old one. Before
+ *            it joins, rank 3 tries once with the id's secret changed (and its
+ *            checksum made anew, as a forger would): it must be refused at
+ *            once, and the grow must not be disturbed.
  *   replace  ranks 0-2 run a job; rank 3 is a spare, outside it. Rank 1 is
  *            killed (SIGKILL); the survivors see the error, shrink to 2 and
  *            hand a grow id to the spare through a file (as a launcher's
@@ -31,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bootstrap_msg.h"
 #include "test_util.h"
 #include "xccl.h"
 
@@ -79,6 +83,24 @@ static void refused_joiner(const xcclUniqueId *id) {
   expect_refused(NULL, 4, &bad, 3, 0, xcclInvalidArgument, "corrupted");
 }
 
+/* The id with another secret and a right checksum: the root's challenge
+ * cannot be authentic to it, so it must fail fast, naming the bootstrap. */
+static void forged_joiner(const xcclUniqueId *id) {
+  bs_id_t b;
+  char why[160];
+  CHECK(bs_id_decode(id, &b, why, sizeof(why)) == 0, "rank %d: the grow id does not decode: %s", me, why);
+  b.secret[0] ^= 0x5a;
+  xcclUniqueId forged;
+  bs_id_encode(&b, &forged);
+  xcclComm_t nc = SENTINEL;
+  double t0 = test_now_s();
+  xcclResult_t r = xcclCommGrow(NULL, 4, &forged, 3, &nc, NULL);
+  double dt = test_now_s() - t0;
+  CHECK(r != xcclSuccess && nc == SENTINEL && dt < 2.0, "rank %d: a forged secret -> %s after %.2f s: %s", me,
+        xcclGetErrorString(r), dt, xcclGetLastError(NULL));
+  printf("rank %d: the forged id was refused in %.1f ms: %s\n", me, dt * 1e3, xcclGetLastError(NULL));
+}
+
 static void mode_more(xcclComm_t world) {
   xcclComm_t sub = NULL, big = NULL;
   XCHECK(xcclCommSplit(world, me < 3 ? 0 : XCCL_SPLIT_NOCOLOR, me, &sub, NULL));
@@ -91,6 +113,7 @@ static void mode_more(xcclComm_t world) {
     test_allreduce_checked(sub, me, 300000, 1, 1 + 2 + 3, "on the 3-rank communicator after refused grows");
   } else {
     refused_joiner(&id);
+    forged_joiner(&id);
   }
   double t0 = test_now_s();
   if (sub)
