@@ -40,8 +40,13 @@ typedef struct {
 static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
   char s[SOCK_ADDR_STRLEN], from[SOCK_ADDR_STRLEN]; /* two: both strings are arguments of one call */
   bs_conn_t *c = &rt->cands[k];
-  WARN(BOOTSTRAP, "bootstrap root %s refused a connection from %s: %s", sock_addr_str(&rt->addr, s, sizeof(s)),
-       sock_addr_str(&c->from, from, sizeof(from)), why);
+  unsigned long nth;
+  if (sock_refusal_first(&c->from, &nth))
+    WARN(BOOTSTRAP, "bootstrap root %s refused a connection from %s: %s (later ones from that host: INFO)",
+         sock_addr_str(&rt->addr, s, sizeof(s)), sock_addr_str(&c->from, from, sizeof(from)), why);
+  else
+    INFO(BOOTSTRAP, "bootstrap root %s refused a connection from %s (#%lu from that host): %s",
+         sock_addr_str(&rt->addr, s, sizeof(s)), sock_addr_str(&c->from, from, sizeof(from)), nth, why);
   if (tell) send_fail(c->fd, xcclInvalidUsage, rt->id.secret, c->nonce, why);
   conn_close(c);
   rt->cands[k] = rt->cands[--rt->ncands];

@@ -30,9 +30,13 @@ static uint32_t get32(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8 | p
 
 static void incoming_drop(bootstrap_t *bs, int k, const char *why) {
   char s[SOCK_ADDR_STRLEN];
-  if (why)
-    WARN(BOOTSTRAP, "bootstrap rank %d refused a connection from %s: %s", bs->rank,
+  unsigned long nth;
+  if (why && sock_refusal_first(&bs->incoming[k].from, &nth))
+    WARN(BOOTSTRAP, "bootstrap rank %d refused a connection from %s: %s (later ones from that host: INFO)", bs->rank,
          sock_addr_str(&bs->incoming[k].from, s, sizeof(s)), why);
+  else if (why)
+    INFO(BOOTSTRAP, "bootstrap rank %d refused a connection from %s (#%lu from that host): %s", bs->rank,
+         sock_addr_str(&bs->incoming[k].from, s, sizeof(s)), nth, why);
   conn_close(&bs->incoming[k]);
   bs->incoming[k] = bs->incoming[--bs->nincoming];
 }

@@ -273,8 +273,13 @@ static void socket_pending_progress(socket_listen_t *l, int k) {
     why = "its stream index or count is inconsistent";
   }
   if (why) {
-    WARN(NET, "refused a connection from %s to the socket transport's port: %s", sock_addr_str(&p->from, s, sizeof(s)),
-         why);
+    unsigned long nth;
+    if (sock_refusal_first(&p->from, &nth))
+      WARN(NET, "refused a connection from %s to the socket transport's port: %s (later ones from that host: INFO)",
+           sock_addr_str(&p->from, s, sizeof(s)), why);
+    else
+      INFO(NET, "refused a connection from %s to the socket transport's port (#%lu from that host): %s",
+           sock_addr_str(&p->from, s, sizeof(s)), nth, why);
     close(p->fd);
   } else {
     l->nstreams = (int)p->hdr.nstreams;

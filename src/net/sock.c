@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,4 +440,34 @@ xcclResult_t sock_connect_retry(const sock_addr_t *addr, int *fd_p, uint64_t dea
 void sock_close(int *fd) {
   if (*fd >= 0) close(*fd);
   *fd = -1;
+}
+
+/* ---- Refusals: one WARN per source host ---- */
+
+#define REFUSAL_HOSTS 64
+static struct {
+  uint8_t ip[16];
+  unsigned long n;
+} refusals[REFUSAL_HOSTS];
+static int refusals_used, refusals_next;
+static pthread_mutex_t refusals_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int sock_refusal_first(const sock_addr_t *addr, unsigned long *nth_p) {
+  uint8_t ip[16] = {0};
+  if (addr->sa.sa_family == AF_INET6)
+    memcpy(ip, &addr->sin6.sin6_addr, 16);
+  else
+    memcpy(ip, &addr->sin.sin_addr, 4);
+  pthread_mutex_lock(&refusals_lock);
+  int k = 0;
+  while (k < refusals_used && memcmp(refusals[k].ip, ip, 16) != 0) k++;
+  if (k == refusals_used) { /* new: a free entry, or the oldest one's */
+    k = refusals_used < REFUSAL_HOSTS ? refusals_used++ : refusals_next++ % REFUSAL_HOSTS;
+    memcpy(refusals[k].ip, ip, 16);
+    refusals[k].n = 0;
+  }
+  unsigned long n = ++refusals[k].n;
+  pthread_mutex_unlock(&refusals_lock);
+  if (nth_p) *nth_p = n;
+  return n == 1;
 }

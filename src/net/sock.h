@@ -27,6 +27,11 @@ typedef union {
 
 /* "1.2.3.4:5" or "[::1]:5" (with %scope for link-local). Returns buf. */
 const char *sock_addr_str(const sock_addr_t *addr, char *buf, size_t len);
+/* Whether a refused connection from addr's host (its address, any port) is
+ * the first from there in this process: WARN it then, INFO the rest, so
+ * hostile or garbage traffic cannot flood the log. Remembers the last 64
+ * hosts; thread-safe. *nth_p: how many from that host so far (1 the first). */
+int sock_refusal_first(const sock_addr_t *addr, unsigned long *nth_p);
 socklen_t sock_addr_len(const sock_addr_t *addr);
 uint16_t sock_addr_port(const sock_addr_t *addr);
 void sock_addr_set_port(sock_addr_t *addr, uint16_t port);

@@ -129,6 +129,7 @@ static pid_t spawn_rank(const char *self, const char *mode, int rank, int nranks
     setenv("XCCL_UNIQUE_ID", idhex, 1);
     setenv("XCCL_TIMEOUT", t, 1);
     unsetenv("XCCL_DEBUG_FILE");
+    unsetenv("XCCL_DEBUG");
     execl(self, self, mode, "--rank", r, (char *)NULL);
     _exit(127);
   }
@@ -179,6 +180,7 @@ int main(int argc, char **argv) {
   int logfd = mkstemp(logpath);
   close(logfd);
   setenv("XCCL_DEBUG_FILE", logpath, 1); /* the root, in this process, logs refusals here */
+  setenv("XCCL_DEBUG", "INFO", 1);        /* the refusals after a host's first are INFO */
   char t[16];
   snprintf(t, sizeof(t), "%g", TIMEOUT_S);
   setenv("XCCL_TIMEOUT", t, 1);
@@ -224,6 +226,10 @@ int main(int argc, char **argv) {
     CHECK(refused >= 2, "the root logged %d refusals, expected the garbage and the forged hello (log %s)", refused,
           logpath);
     CHECK(count_in_file(logpath, "failed authentication") >= 1, "no authentication failure logged");
+    /* One WARN per source host: hostile traffic cannot flood the log. */
+    int warned = count_in_file(logpath, "WARN BOOTSTRAP bootstrap.c"), later = count_in_file(logpath, "from that host)");
+    CHECK(warned == 1 && later >= 1, "the root WARNed %d refusals and logged %d later ones at INFO: one WARN per host "
+          "expected (log %s)", warned, later, logpath);
     for (int i = 0; i < 3; i++) sock_close(&hostile_fds[i]);
   }
   unlink(logpath);
