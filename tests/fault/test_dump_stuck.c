@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dump.h"
+#include "comm_dump.h"
 #include "test_util.h"
 
 static const char *stuck_exe;

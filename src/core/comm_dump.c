@@ -1,9 +1,9 @@
 /*
- * dump.c — in-flight state dumps (dump.h): the records, the writer (safe
+ * comm_dump.c — in-flight state dumps (comm_dump.h): the records, the writer (safe
  * in a signal handler: it formats by hand and uses only open/write/rename),
  * and the XCCL_DUMP_SIGNAL handler.
  */
-#include "dump.h"
+#include "comm_dump.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * dump.h — in-flight state dumps: which operation each communicator of a
+ * comm_dump.h — in-flight state dumps: which operation each communicator of a
  * rank is in, and whom it waits on, written to a file when an operation
  * fails with a timeout or a broken connection, and on XCCL_DUMP_SIGNAL.
  * `xccl-stuck DIR` reads the dumps of all ranks and names the rank (or link)
@@ -52,8 +52,8 @@
  *   peer rank=P pid=N host=H                                 ranks named above
  *   end                                                      always last: the file is whole
  */
-#ifndef XCCL_CORE_DUMP_H
-#define XCCL_CORE_DUMP_H
+#ifndef XCCL_CORE_COMM_DUMP_H
+#define XCCL_CORE_COMM_DUMP_H
 
 #include <stdint.h>
 
