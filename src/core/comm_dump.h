@@ -1,56 +1,11 @@
 /*
- * comm_dump.h — in-flight state dumps: which operation each communicator of a
- * rank is in, and whom it waits on, written to a file when an operation
- * fails with a timeout or a broken connection, and on XCCL_DUMP_SIGNAL.
- * `xccl-stuck DIR` reads the dumps of all ranks and names the rank (or link)
- * that everyone waits on.
- *
- * Where: XCCL_DUMP_DIR (default /tmp: it exists and is writable on every
- * Linux host and outlives the process; "none" or empty: no dumps), one file
- * per communicator and rank, DIR/xccl-<comm id>-r<rank>.dump, written under
- * a temporary name and renamed, so a reader never sees half a file; a later
- * dump of the same communicator and rank replaces it.
- *
- * XCCL_DUMP_SIGNAL=USR1 (a name, with or without SIG, or a number; default 0:
- * off): on that signal every communicator of the process writes its dump. The
- * handler writes the files itself, with nothing but atomic loads, open(2),
- * write(2) and rename(2): no thread to start, and it works whatever the
- * process's other threads hold (a lock in malloc or stdio). A handler that
- * was installed before is called after it; the signal's default action
- * (USR1: terminate) is replaced.
- *
- * The format (version 1), one record per line; a record is a keyword and
- * then name=value fields separated by single spaces (values have no spaces
- * and no '='), except `error`, whose text runs to the end of the line. Lines
- * starting with '#' are comments. Readers ignore records and fields they do
- * not know (later versions may add some). Times are seconds with 9 decimals;
- * `monotonic` values are CLOCK_MONOTONIC of the writing host, `realtime`
- * values CLOCK_REALTIME.
- *
- *   xccl-dump version=1                                      always first
- *   process host=H pid=P reason=R realtime=T monotonic=T     R: signal, timeout, error; T: when written
- *   comm id=HEX16 rank=R nranks=N prev=P next=Q              the ring neighbours
- *   state run=S done=SEQ waits=N torn=0|1                    S: idle, running, failed; done: last
- *                                                            operation completed; N: items waiting
- *   op name=NAME seq=SEQ count=C type=T redop=O algo=A root=R peer=P nops=K started=T
- *                                                            the operation in progress (run=running,
- *                                                            failed); redop, algo: "-" where none;
- *                                                            root, peer: -1 where none; K: operations
- *                                                            in its group; started: monotonic, 0 until
- *                                                            the operation first waits
- *   wait peer=P dir=D channel=C step=S loop=L action=A item=I since=T since_realtime=T
- *                                                            one per waiting item (at most 8): D recv
- *                                                            (data from P) or send (room at P); since:
- *                                                            its last progress; channel=-1: the
- *                                                            connection to P is being set up
- *   fail kind=K peer=P dir=D channel=C step=S loop=L action=A item=I
- *                                                            why the operation stopped (K: timeout,
- *                                                            conn, abort, protocol, checksum; other,
- *                                                            without the rest: another communicator
- *                                                            of its group failed)
- *   error TEXT                                               the error message
- *   peer rank=P pid=N host=H                                 ranks named above
- *   end                                                      always last: the file is whole
+ * comm_dump.h — a communicator's in-flight state record: which operation it
+ * is in and whom it waits on, kept current by the calls below (the caller
+ * and the engine's kern_state_t), collected into src/observe/dump.h's
+ * dump_info_t and written as JSON there when an operation fails with a
+ * timeout or a broken connection, and on XCCL_DUMP_SIGNAL (the observe
+ * layer's watcher thread asks for every registered record). The format, the
+ * files and the signal path are documented in src/observe/dump.h.
  */
 #ifndef XCCL_CORE_COMM_DUMP_H
 #define XCCL_CORE_COMM_DUMP_H
@@ -58,18 +13,18 @@
 #include <stdint.h>
 
 #include "comm.h"
+#include "dump.h"
 #include "group.h"
 
-#define DUMP_FORMAT_VERSION 1
-
 /* Gives comm its state record (comm->dump, comm->env.state) and makes it
- * visible to XCCL_DUMP_SIGNAL; installs the handler on the first call. Call
+ * visible to XCCL_DUMP_SIGNAL; the first call reads the dump settings
+ * (dump_start). Call
  * once comm's peers, ring and rank are known. comm_id names the
  * communicator's files (the same on every rank). Fails only when out of
  * memory. */
 xcclResult_t dump_register(struct xcclComm *comm, uint64_t comm_id);
-/* Takes the record away (waits for a signal handler reading it on another
- * thread, at most a second). Safe when dump_register never ran or failed. */
+/* Takes the record away (after a dump of it under way on the watcher thread
+ * ends). Safe when dump_register never ran or failed. */
 void dump_unregister(struct xcclComm *comm);
 
 /* The calling thread starts, and then has completed, the operations of comm
@@ -127,9 +82,5 @@ void dump_connect_end(struct xcclComm *comm);
  * Records the failure and, for a timeout or a connection error, writes the
  * dump and logs its path at WARN. */
 void dump_op_failed(struct xcclComm *comm, const kern_failure_t *f, int here, const char *msg);
-
-/* Parses an XCCL_DUMP_SIGNAL value: 0 and *sig_p = the signal (0: off), or
- * -1 with a sentence in why. */
-int dump_parse_signal(const char *text, int *sig_p, char *why, size_t whylen);
 
 #endif
