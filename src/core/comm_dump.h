@@ -17,11 +17,10 @@
 #include "group.h"
 
 /* Gives comm its state record (comm->dump, comm->env.state) and makes it
- * visible to XCCL_DUMP_SIGNAL; the first call reads the dump settings
- * (dump_start). Call
- * once comm's peers, ring and rank are known. comm_id names the
- * communicator's files (the same on every rank). Fails only when out of
- * memory. */
+ * visible to XCCL_DUMP_SIGNAL; the first call in the process reads the dump
+ * settings (dump_start). Call once comm's peers, ring and rank are known.
+ * comm_id names the communicator's files (the same on every rank). Fails
+ * only when out of memory. */
 xcclResult_t dump_register(struct xcclComm *comm, uint64_t comm_id);
 /* Takes the record away (after a dump of it under way on the watcher thread
  * ends). Safe when dump_register never ran or failed. */
