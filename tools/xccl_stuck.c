@@ -1,6 +1,6 @@
 /*
  * xccl-stuck — reads the in-flight state dumps of all ranks of a job (format:
- * src/core/dump.h) and names what they wait on.
+ * src/observe/dump.h, JSON) and names what they wait on.
  *
  *   xccl-stuck [--all] [--comm ID] DIR_OR_FILE...
  *
@@ -19,7 +19,7 @@
  *
  * Output: one verdict line ("stuck: ..."; "no verdict: ..." when nothing
  * waits), then a table of the ranks. Exit status: 0 verdict found, 1 none, 2
- * bad input (a malformed dump is named with its file and line).
+ * bad input (a malformed dump is named with its file).
  *
  * A directory contributes its files named xccl-*.dump. Dumps of several
  * communicators (the file names carry their ids): the one written last is
@@ -326,8 +326,8 @@ static int analyse(dump_t **ds, int n, int show_id) {
   int nranks = ds[0]->nranks;
   for (int i = 1; i < n; i++)
     if (ds[i]->nranks != nranks)
-      stuck_die(2, "%s:%d: nranks=%d, but %s says %d for the same communicator %016" PRIx64, ds[i]->file,
-                ds[i]->line_of_comm, ds[i]->nranks, ds[0]->file, nranks, ds[0]->id);
+      stuck_die(2, "%s: comm.nranks is %d, but %s says %d for the same communicator %016" PRIx64, ds[i]->file,
+                ds[i]->nranks, ds[0]->file, nranks, ds[0]->id);
   graph_t g = {.nranks = nranks};
   g.by_rank = stuck_xcalloc((size_t)nranks, sizeof(*g.by_rank));
   int superseded = 0;
@@ -508,7 +508,7 @@ int main(int argc, char **argv) {
   if (have_comm && !analysed) stuck_die(2, "no dump of communicator %016" PRIx64 " in the input", want);
   if (!all && !have_comm && nids > 1)
     printf("note: dumps of %d other communicator(s) were left out (--all reads them all)\n", nids - 1);
-  for (int i = 0; i < ds.n; i++) free(ds.v[i].file), free(ds.v[i].peers);
+  for (int i = 0; i < ds.n; i++) stuck_dump_free(&ds.v[i]);
   free(ds.v), free(ids), free(newest), free(group);
   return verdicts ? 0 : 1;
 }

@@ -4,7 +4,8 @@
  * builds the wait-for graph from many and names the culprit).
  *
  * Errors end the program: every function here that meets bad input or runs
- * out of memory prints "xccl-stuck: ..." on stderr and exits 2.
+ * out of memory prints "xccl-stuck: ..." on stderr and exits 2 (but
+ * stuck_parse_dump, which returns bad input as a sentence: the fuzz target's).
  */
 #ifndef XCCL_TOOLS_XCCL_STUCK_H
 #define XCCL_TOOLS_XCCL_STUCK_H
@@ -18,7 +19,6 @@ enum { RUN_IDLE, RUN_RUNNING, RUN_FAILED };
 
 typedef struct {
   int peer, is_recv, channel, action, item;
-  int line; /* in its file, for messages */
   uint64_t step, loop;
   double since; /* monotonic; < 0: unknown */
 } wait_t;
@@ -31,7 +31,6 @@ typedef struct {
 
 typedef struct {
   char *file;
-  int line_of_comm; /* for messages about inconsistent files */
   char host[64], reason[16];
   long pid;
   double realtime, monotonic;
@@ -71,7 +70,16 @@ void *stuck_xcalloc(size_t n, size_t size);
  * the order of their names), and appends each to ds, whose memory grows as
  * needed. Each dump added owns its file and peers (the caller frees both, and
  * ds->v). A file that is unreadable, too large or not a well-formed dump
- * (named with its file and line) ends the program. */
+ * (named with its file) ends the program. */
 void stuck_add_path(dumps_t *ds, const char *path);
+
+/* Reads one dump (the JSON of src/observe/dump.h) from text, len bytes, into
+ * d; file names it in messages. 0, with d owning its file and peers (see
+ * stuck_dump_free); or -1 with a sentence that names file in why (whylen
+ * bytes), d owning nothing. Never exits, but on running out of memory. */
+int stuck_parse_dump(const char *file, const char *text, size_t len, dump_t *d, char *why, size_t whylen);
+
+/* Frees what a parsed dump owns (its file and peers). */
+void stuck_dump_free(dump_t *d);
 
 #endif

@@ -1,13 +1,14 @@
 /*
  * xccl_stuck_parse.c — the input side of xccl-stuck: finds the dump files
  * named on the command line (a directory gives its xccl-*.dump files), reads
- * each and checks it against the format of src/core/dump.h into a dump_t.
- * A malformed dump is named with its file and line, and ends the program.
+ * each with jansson and checks it against the JSON of src/observe/dump.h into
+ * a dump_t. A malformed dump is named with its file (and, for text that is
+ * not JSON, the line and column), and ends the program.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,7 +20,6 @@
 #include "xccl_stuck.h"
 
 #define MAX_FILE_BYTES (1 << 20)
-#define MAX_LINE_BYTES 4096
 #define MAX_RANKS (1 << 22)
 
 void stuck_die(int code, const char *fmt, ...) {
@@ -40,272 +40,244 @@ void *stuck_xcalloc(size_t n, size_t size) {
 
 /* ---- Parsing ---- */
 
+/* The first error met wins; later checks see `failed` and take defaults, so
+ * nothing after an error reads what it did not check. */
 typedef struct {
   const char *file;
-  int line;
-} where_t;
+  char *why;
+  size_t whylen;
+  int failed;
+} reader_t;
 
-static void bad(const where_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void bad(const where_t *w, const char *fmt, ...) {
+static void bad(reader_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(reader_t *r, const char *fmt, ...) {
+  if (r->failed) return;
+  r->failed = 1;
+  char msg[512];
   va_list ap;
-  fprintf(stderr, "xccl-stuck: %s:%d: ", w->file, w->line);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (not a well-formed xccl dump; see src/core/dump.h)\n");
-  exit(2);
+  snprintf(r->why, r->whylen, "%s: %s (not a well-formed xccl dump; see src/observe/dump.h)", r->file, msg);
 }
 
-static int64_t parse_int(const where_t *w, const char *name, const char *v, int64_t lo, int64_t hi) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (!*v || *end || errno || x < lo || x > hi)
-    bad(w, "%s=%s is not an integer from %" PRId64 " to %" PRId64, name, v, lo, hi);
-  return x;
-}
-
-static uint64_t parse_u64(const where_t *w, const char *name, const char *v) {
-  char *end;
-  errno = 0;
-  if (!isdigit((unsigned char)*v)) bad(w, "%s=%s is not a non-negative integer", name, v);
-  unsigned long long x = strtoull(v, &end, 10);
-  if (*end || errno) bad(w, "%s=%s is not a non-negative integer below 2^64", name, v);
-  return x;
-}
-
-static double parse_time(const where_t *w, const char *name, const char *v) {
-  char *end;
-  if (!isdigit((unsigned char)*v)) bad(w, "%s=%s is not a time in seconds", name, v);
-  double x = strtod(v, &end);
-  if (*end || !isfinite(x) || x < 0) bad(w, "%s=%s is not a time in seconds", name, v);
-  return x;
-}
-
-static uint64_t parse_hex(const where_t *w, const char *name, const char *v) {
-  size_t n = strlen(v);
-  if (n == 0 || n > 16 || strspn(v, "0123456789abcdefABCDEF") != n)
-    bad(w, "%s=%s is not a communicator id (1 to 16 hex digits)", name, v);
-  return strtoull(v, NULL, 16);
-}
-
-static void copy_word(char *dst, size_t len, const char *v) { snprintf(dst, len, "%s", v); }
-
-static int parse_dir(const where_t *w, const char *v) {
-  if (strcmp(v, "recv") == 0) return 1;
-  if (strcmp(v, "send") == 0) return 0;
-  bad(w, "dir=%s is neither recv nor send", v);
-}
-
-/* The fields of a wait or fail record. */
-static void wait_field(const where_t *w, wait_t *x, const char *k, const char *v) {
-  if (strcmp(k, "peer") == 0)
-    x->peer = (int)parse_int(w, k, v, 0, MAX_RANKS - 1);
-  else if (strcmp(k, "dir") == 0)
-    x->is_recv = parse_dir(w, v);
-  else if (strcmp(k, "channel") == 0)
-    x->channel = (int)parse_int(w, k, v, -1, 1 << 20);
-  else if (strcmp(k, "step") == 0)
-    x->step = parse_u64(w, k, v);
-  else if (strcmp(k, "loop") == 0)
-    x->loop = parse_u64(w, k, v);
-  else if (strcmp(k, "action") == 0)
-    x->action = (int)parse_int(w, k, v, -1, INT32_MAX);
-  else if (strcmp(k, "item") == 0)
-    x->item = (int)parse_int(w, k, v, -1, INT32_MAX);
-  else if (strcmp(k, "since") == 0)
-    x->since = parse_time(w, k, v);
-}
-
-enum { REC_PROCESS, REC_COMM, REC_STATE, REC_OP, REC_WAIT, REC_FAIL, REC_PEER, REC_OTHER };
-
-static int record_kind(const char *kw) {
-  static const char *const names[] = {"process", "comm", "state", "op", "wait", "fail", "peer"};
-  for (int i = 0; i < REC_OTHER; i++)
-    if (strcmp(kw, names[i]) == 0) return i;
-  return REC_OTHER;
-}
-
-/* One record line (not version, error, end or a comment). seen: singleton
- * records met so far. */
-static void parse_record(const where_t *w, dump_t *d, char *line, unsigned *seen) {
-  char *save = NULL, *kw = strtok_r(line, " ", &save);
-  int kind = record_kind(kw);
-  if (kind == REC_OTHER) return; /* a later version's record */
-  if (kind <= REC_OP || kind == REC_FAIL) {
-    if (*seen & (1u << kind)) bad(w, "a second '%s' record", kw);
-    *seen |= 1u << kind;
+static const char *type_name(const json_t *v) {
+  switch (json_typeof(v)) {
+    case JSON_OBJECT:
+      return "an object";
+    case JSON_ARRAY:
+      return "an array";
+    case JSON_STRING:
+      return "a string";
+    case JSON_INTEGER:
+      return "an integer";
+    case JSON_REAL:
+      return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+      return "a boolean";
+    default:
+      return "null";
   }
-  wait_t wt = {.peer = -1, .since = -1, .line = w->line};
-  peer_t pr = {.rank = -1, .pid = -1};
-  int has_peer = 0, has_rank = 0, has_nranks = 0, has_id = 0;
-  if (kind == REC_WAIT && d->nwaits >= MAX_WAITS) bad(w, "more than %d wait records", MAX_WAITS);
-  for (char *tok; (tok = strtok_r(NULL, " ", &save));) {
-    char *eq = strchr(tok, '=');
-    if (!eq || eq == tok) bad(w, "'%.40s' is not a name=value field", tok);
-    *eq = '\0';
-    const char *k = tok, *v = eq + 1;
-    switch (kind) {
-      case REC_PROCESS:
-        if (strcmp(k, "host") == 0)
-          copy_word(d->host, sizeof(d->host), v);
-        else if (strcmp(k, "pid") == 0)
-          d->pid = (long)parse_int(w, k, v, 0, INT32_MAX);
-        else if (strcmp(k, "reason") == 0)
-          copy_word(d->reason, sizeof(d->reason), v);
-        else if (strcmp(k, "realtime") == 0)
-          d->realtime = parse_time(w, k, v);
-        else if (strcmp(k, "monotonic") == 0)
-          d->monotonic = parse_time(w, k, v);
-        break;
-      case REC_COMM:
-        if (strcmp(k, "id") == 0)
-          d->id = parse_hex(w, k, v), has_id = 1;
-        else if (strcmp(k, "rank") == 0)
-          d->rank = (int)parse_int(w, k, v, 0, MAX_RANKS - 1), has_rank = 1;
-        else if (strcmp(k, "nranks") == 0)
-          d->nranks = (int)parse_int(w, k, v, 1, MAX_RANKS), has_nranks = 1;
-        else if (strcmp(k, "prev") == 0)
-          d->prev = (int)parse_int(w, k, v, 0, MAX_RANKS - 1);
-        else if (strcmp(k, "next") == 0)
-          d->next = (int)parse_int(w, k, v, 0, MAX_RANKS - 1);
-        break;
-      case REC_STATE:
-        if (strcmp(k, "run") == 0) {
-          if (strcmp(v, "idle") == 0)
-            d->run = RUN_IDLE;
-          else if (strcmp(v, "running") == 0)
-            d->run = RUN_RUNNING;
-          else if (strcmp(v, "failed") == 0)
-            d->run = RUN_FAILED;
-          else
-            bad(w, "run=%s is not idle, running or failed", v);
-        } else if (strcmp(k, "done") == 0) {
-          d->done = parse_u64(w, k, v);
-        } else if (strcmp(k, "waits") == 0) {
-          d->total_waits = (int)parse_int(w, k, v, 0, INT32_MAX);
-        } else if (strcmp(k, "torn") == 0) {
-          d->torn = (int)parse_int(w, k, v, 0, 1);
-        }
-        break;
-      case REC_OP:
-        d->has_op = 1;
-        if (strcmp(k, "name") == 0)
-          copy_word(d->op_name, sizeof(d->op_name), v);
-        else if (strcmp(k, "seq") == 0)
-          d->seq = parse_u64(w, k, v);
-        else if (strcmp(k, "count") == 0)
-          d->count = parse_u64(w, k, v);
-        else if (strcmp(k, "type") == 0)
-          copy_word(d->type, sizeof(d->type), v);
-        else if (strcmp(k, "redop") == 0)
-          copy_word(d->redop, sizeof(d->redop), v);
-        else if (strcmp(k, "algo") == 0)
-          copy_word(d->algo, sizeof(d->algo), v);
-        else if (strcmp(k, "root") == 0)
-          d->root = (int)parse_int(w, k, v, -1, MAX_RANKS - 1);
-        else if (strcmp(k, "peer") == 0)
-          d->op_peer = (int)parse_int(w, k, v, -1, MAX_RANKS - 1);
-        else if (strcmp(k, "nops") == 0)
-          d->nops = (int)parse_int(w, k, v, 0, INT32_MAX);
-        break;
-      case REC_WAIT:
-        if (strcmp(k, "peer") == 0) has_peer = 1;
-        wait_field(w, &wt, k, v);
-        break;
-      case REC_FAIL:
-        if (strcmp(k, "kind") == 0) copy_word(d->fail_kind, sizeof(d->fail_kind), v);
-        if (strcmp(k, "peer") == 0) has_peer = 1;
-        wait_field(w, &wt, k, v);
-        break;
-      case REC_PEER:
-        if (strcmp(k, "rank") == 0)
-          pr.rank = (int)parse_int(w, k, v, 0, MAX_RANKS - 1);
-        else if (strcmp(k, "pid") == 0)
-          pr.pid = (long)parse_int(w, k, v, 0, INT32_MAX);
-        else if (strcmp(k, "host") == 0)
-          copy_word(pr.host, sizeof(pr.host), v);
-        break;
-    }
+}
+
+/* obj's member key (path names obj in messages) when it has the type want;
+ * NULL when absent (an error if required) or of another type (an error). */
+static json_t *member(reader_t *r, json_t *obj, const char *path, const char *key, json_type want, int required) {
+  static const char *const wanted[] = {"an object", "an array", "a string", "an integer", "a number", "a boolean",
+                                       "a boolean", "null"};
+  json_t *v = obj ? json_object_get(obj, key) : NULL;
+  int ok = v && (json_typeof(v) == want || (want == JSON_REAL && json_is_integer(v)) ||
+                 (want == JSON_TRUE && json_is_boolean(v)));
+  if (v && !ok)
+    bad(r, "%s%s%s is %s, not %s", path, *path ? "." : "", key, type_name(v), wanted[want]);
+  else if (!v && required && obj)
+    bad(r, "%s%s%s is missing", path, *path ? "." : "", key);
+  return ok && !r->failed ? v : NULL;
+}
+
+static int64_t get_int(reader_t *r, json_t *obj, const char *path, const char *key, int64_t lo, int64_t hi,
+                       int64_t def, int required) {
+  json_t *v = member(r, obj, path, key, JSON_INTEGER, required);
+  if (!v) return def;
+  json_int_t x = json_integer_value(v);
+  if (x < lo || x > hi) {
+    bad(r, "%s%s%s is %" JSON_INTEGER_FORMAT ", not an integer from %" PRId64 " to %" PRId64, path, *path ? "." : "",
+        key, x, lo, hi);
+    return def;
   }
-  if (kind == REC_COMM) {
-    if (!has_id || !has_rank || !has_nranks) bad(w, "the comm record needs id, rank and nranks");
-    if (d->rank >= d->nranks) bad(w, "rank=%d is not below nranks=%d", d->rank, d->nranks);
-    if (d->prev >= d->nranks || d->next >= d->nranks) bad(w, "prev or next is not below nranks=%d", d->nranks);
-    d->line_of_comm = w->line;
-  } else if (kind == REC_WAIT) {
-    if (!has_peer) bad(w, "a wait record without peer=");
-    d->waits[d->nwaits++] = wt;
-  } else if (kind == REC_FAIL) {
+  return x;
+}
+
+static uint64_t get_count(reader_t *r, json_t *obj, const char *path, const char *key) {
+  return (uint64_t)get_int(r, obj, path, key, 0, INT64_MAX, 0, 0);
+}
+
+/* Seconds: a finite number, not negative; def when absent. */
+static double get_time(reader_t *r, json_t *obj, const char *path, const char *key, double def) {
+  json_t *v = member(r, obj, path, key, JSON_REAL, 0);
+  if (!v) return def;
+  double x = json_number_value(v);
+  if (!isfinite(x) || x < 0) {
+    bad(r, "%s.%s is %g, not a time in seconds", path, key, x);
+    return def;
+  }
+  return x;
+}
+
+/* A string into dst; null (where allowed) and absence give def. */
+static const char *get_str(reader_t *r, json_t *obj, const char *path, const char *key, char *dst, size_t len,
+                           const char *def, int required) {
+  json_t *v = obj ? json_object_get(obj, key) : NULL;
+  v = v && json_is_null(v) && def ? NULL : member(r, obj, path, key, JSON_STRING, required);
+  snprintf(dst, len, "%s", v ? json_string_value(v) : def ? def : "");
+  return v ? json_string_value(v) : NULL;
+}
+
+/* A wait or the failure (path: "waits[3]", "fail"). */
+static void get_where(reader_t *r, json_t *o, const char *path, wait_t *w, int nranks) {
+  char dir[16];
+  w->peer = (int)get_int(r, o, path, "peer", 0, nranks - 1, -1, 1);
+  get_str(r, o, path, "dir", dir, sizeof(dir), NULL, 1);
+  if (!r->failed && strcmp(dir, "recv") != 0 && strcmp(dir, "send") != 0)
+    bad(r, "%s.dir is \"%s\", neither \"recv\" nor \"send\"", path, dir);
+  w->is_recv = strcmp(dir, "recv") == 0;
+  w->channel = (int)get_int(r, o, path, "channel", -1, 1 << 20, 0, 0);
+  w->step = get_count(r, o, path, "step");
+  w->loop = get_count(r, o, path, "loop");
+  w->action = (int)get_int(r, o, path, "action", -1, INT32_MAX, -1, 0);
+  w->item = (int)get_int(r, o, path, "item", -1, INT32_MAX, -1, 0);
+  w->since = get_time(r, o, path, "since", -1);
+}
+
+static void get_comm(reader_t *r, json_t *root, dump_t *d) {
+  json_t *c = member(r, root, "", "comm", JSON_OBJECT, 1);
+  char id[32];
+  get_str(r, c, "comm", "id", id, sizeof(id), NULL, 1);
+  size_t n = strlen(id);
+  if (!r->failed && (n == 0 || n > 16 || strspn(id, "0123456789abcdefABCDEF") != n))
+    bad(r, "comm.id is \"%s\", not a communicator id (1 to 16 hex digits)", id);
+  d->id = r->failed ? 0 : strtoull(id, NULL, 16);
+  d->nranks = (int)get_int(r, c, "comm", "nranks", 1, MAX_RANKS, 1, 1);
+  d->rank = (int)get_int(r, c, "comm", "rank", 0, MAX_RANKS - 1, 0, 1);
+  d->prev = (int)get_int(r, c, "comm", "prev", 0, MAX_RANKS - 1, 0, 0);
+  d->next = (int)get_int(r, c, "comm", "next", 0, MAX_RANKS - 1, 0, 0);
+  if (!r->failed && d->rank >= d->nranks) bad(r, "comm.rank is %d, not below comm.nranks (%d)", d->rank, d->nranks);
+  if (!r->failed && (d->prev >= d->nranks || d->next >= d->nranks))
+    bad(r, "comm.prev or comm.next is not below comm.nranks (%d)", d->nranks);
+}
+
+static void get_state(reader_t *r, json_t *root, dump_t *d) {
+  json_t *s = member(r, root, "", "state", JSON_OBJECT, 1);
+  char run[16];
+  get_str(r, s, "state", "run", run, sizeof(run), "running", 0);
+  d->run = strcmp(run, "idle") == 0 ? RUN_IDLE : strcmp(run, "failed") == 0 ? RUN_FAILED : RUN_RUNNING;
+  if (!r->failed && strcmp(run, "idle") != 0 && strcmp(run, "running") != 0 && strcmp(run, "failed") != 0)
+    bad(r, "state.run is \"%s\", not \"idle\", \"running\" or \"failed\"", run);
+  d->done = get_count(r, s, "state", "done");
+  d->total_waits = (int)get_int(r, s, "state", "waits", 0, INT32_MAX, 0, 0);
+  json_t *torn = member(r, s, "state", "torn", JSON_TRUE, 0);
+  d->torn = torn && json_is_true(torn);
+}
+
+static void get_op(reader_t *r, json_t *root, dump_t *d) {
+  json_t *op = member(r, root, "", "op", JSON_OBJECT, 0);
+  if (!op) return;
+  d->has_op = 1;
+  get_str(r, op, "op", "name", d->op_name, sizeof(d->op_name), "?", 0);
+  d->seq = get_count(r, op, "op", "seq");
+  d->count = get_count(r, op, "op", "count");
+  get_str(r, op, "op", "type", d->type, sizeof(d->type), "-", 0);
+  get_str(r, op, "op", "redop", d->redop, sizeof(d->redop), "-", 0);
+  get_str(r, op, "op", "algo", d->algo, sizeof(d->algo), "-", 0);
+  d->root = (int)get_int(r, op, "op", "root", -1, MAX_RANKS - 1, -1, 0);
+  d->op_peer = (int)get_int(r, op, "op", "peer", -1, MAX_RANKS - 1, -1, 0);
+  d->nops = (int)get_int(r, op, "op", "nops", 0, INT32_MAX, 0, 0);
+}
+
+static void get_lists(reader_t *r, json_t *root, dump_t *d) {
+  json_t *waits = member(r, root, "", "waits", JSON_ARRAY, 0);
+  size_t nw = waits ? json_array_size(waits) : 0;
+  if (nw > MAX_WAITS) bad(r, "waits has %zu entries, more than %d", nw, MAX_WAITS);
+  for (size_t k = 0; k < nw && !r->failed; k++) {
+    char path[32];
+    snprintf(path, sizeof(path), "waits[%zu]", k);
+    json_t *o = json_array_get(waits, k);
+    if (!json_is_object(o)) bad(r, "%s is %s, not an object", path, type_name(o));
+    wait_t w = {.peer = -1, .since = -1};
+    get_where(r, o, path, &w, d->nranks);
+    if (!r->failed) d->waits[d->nwaits++] = w;
+  }
+  json_t *fail = member(r, root, "", "fail", JSON_OBJECT, 0);
+  if (fail) {
     d->has_fail = 1;
-    d->fail = wt;
-    if (!has_peer) d->fail.peer = -1; /* kind=other: no place */
-  } else if (kind == REC_PEER) {
-    if (pr.rank < 0) bad(w, "a peer record without rank=");
-    peer_t *np = realloc(d->peers, sizeof(*np) * (size_t)(d->npeers + 1));
-    if (!np) stuck_die(2, "out of memory");
-    d->peers = np;
-    d->peers[d->npeers++] = pr;
+    d->fail = (wait_t){.peer = -1, .since = -1};
+    get_str(r, fail, "fail", "kind", d->fail_kind, sizeof(d->fail_kind), NULL, 1);
+    if (strcmp(d->fail_kind, "other") != 0) get_where(r, fail, "fail", &d->fail, d->nranks);
+  }
+  get_str(r, root, "", "error", d->error, sizeof(d->error), "", 0);
+  json_t *peers = member(r, root, "", "peers", JSON_ARRAY, 0);
+  size_t np = peers ? json_array_size(peers) : 0;
+  if (np > 0 && !r->failed) d->peers = stuck_xcalloc(np, sizeof(*d->peers));
+  for (size_t k = 0; k < np && !r->failed; k++) {
+    char path[32];
+    snprintf(path, sizeof(path), "peers[%zu]", k);
+    json_t *o = json_array_get(peers, k);
+    if (!json_is_object(o)) bad(r, "%s is %s, not an object", path, type_name(o));
+    peer_t *p = &d->peers[d->npeers];
+    p->rank = (int)get_int(r, o, path, "rank", 0, MAX_RANKS - 1, -1, 1);
+    p->pid = (long)get_int(r, o, path, "pid", 0, INT32_MAX, -1, 0);
+    get_str(r, o, path, "host", p->host, sizeof(p->host), "?", 0);
+    if (!r->failed) d->npeers++;
   }
 }
 
-static void parse_dump(const char *file, const char *text, size_t len, dump_t *d) {
-  where_t w = {file, 0};
-  if (memchr(text, '\0', len)) {
-    w.line = 1;
-    for (const char *p = text; *p; p++) w.line += *p == '\n';
-    bad(&w, "a NUL byte: binary data");
-  }
+void stuck_dump_free(dump_t *d) {
+  free(d->file);
+  free(d->peers);
+  d->file = NULL, d->peers = NULL, d->npeers = 0;
+}
+
+int stuck_parse_dump(const char *file, const char *text, size_t len, dump_t *d, char *why, size_t whylen) {
+  reader_t r = {file, why, whylen, 0};
   memset(d, 0, sizeof(*d));
   d->pid = -1;
   d->root = d->op_peer = -1;
-  unsigned seen = 0;
-  int version = 0, ended = 0;
-  char line[MAX_LINE_BYTES + 1];
-  for (size_t pos = 0; pos < len;) {
-    const char *nl = memchr(text + pos, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-    w.line++;
-    if (n > MAX_LINE_BYTES) bad(&w, "a line longer than %d bytes", MAX_LINE_BYTES);
-    memcpy(line, text + pos, n);
-    line[n] = '\0';
-    pos += n + (nl ? 1 : 0);
-    if (n && line[n - 1] == '\r') line[--n] = '\0';
-    if (n == 0 || line[0] == '#') continue;
-    if (ended) bad(&w, "text after the end record");
-    if (!version) {
-      if (strncmp(line, "xccl-dump version=", 18) != 0) bad(&w, "the first record is not 'xccl-dump version=N'");
-      version = (int)parse_int(&w, "version", line + 18, 1, 1000);
-      if (version != 1) bad(&w, "version %d: this xccl-stuck reads version 1", version);
-      continue;
-    }
-    if (strcmp(line, "end") == 0 || strncmp(line, "end ", 4) == 0) {
-      ended = 1;
-    } else if (strncmp(line, "error ", 6) == 0 || strcmp(line, "error") == 0) {
-      copy_word(d->error, sizeof(d->error), n > 6 ? line + 6 : "");
-    } else if (line[0] == ' ') {
-      bad(&w, "a record starts with a space");
-    } else {
-      parse_record(&w, d, line, &seen);
-    }
+  size_t blank = 0;
+  while (blank < len && text[blank] && strchr(" \t\r\n", text[blank])) blank++;
+  if (blank == len) {
+    snprintf(why, whylen, "%s: empty: no JSON (not a well-formed xccl dump; see src/observe/dump.h)", file);
+    return -1;
   }
-  w.line++;
-  if (!version) bad(&w, "empty: no 'xccl-dump version=1' record");
-  if (!ended) bad(&w, "no end record: the file is cut short (its writer died or the disk filled?)");
-  const unsigned need = (1u << REC_PROCESS) | (1u << REC_COMM) | (1u << REC_STATE);
-  if ((seen & need) != need)
-    bad(&w, "missing the %s record",
-        !(seen & (1u << REC_PROCESS)) ? "process"
-        : !(seen & (1u << REC_COMM))  ? "comm"
-                                      : "state");
-  for (int k = 0; k <= d->nwaits; k++) { /* peers against nranks, whichever record came first */
-    const wait_t *x = k < d->nwaits ? &d->waits[k] : d->has_fail ? &d->fail : NULL;
-    if (!x || x->peer < d->nranks) continue;
-    w.line = x->line;
-    bad(&w, "%s names peer %d of only %d ranks", k < d->nwaits ? "a wait" : "fail", x->peer, d->nranks);
+  json_error_t err;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+  if (!root) {
+    snprintf(why, whylen, "%s:%d:%d: %s%s (not a well-formed xccl dump; see src/observe/dump.h)", file, err.line,
+             err.column, err.text,
+             (size_t)err.position >= len ? ": the file is cut short (its writer died or the disk filled?)" : "");
+    return -1;
   }
-  d->file = strdup(file);
-  if (!d->file) stuck_die(2, "out of memory");
+  if (!json_is_object(root)) bad(&r, "the top level is %s, not an object", type_name(root));
+  char format[32];
+  get_str(&r, root, "", "format", format, sizeof(format), NULL, 1);
+  if (!r.failed && strcmp(format, "xccl-dump") != 0) bad(&r, "format is \"%s\", not \"xccl-dump\"", format);
+  int version = (int)get_int(&r, root, "", "version", 1, 1000, 0, 1);
+  if (!r.failed && version != 2) bad(&r, "version %d: this xccl-stuck reads version 2", version);
+  json_t *proc = member(&r, root, "", "process", JSON_OBJECT, 1);
+  get_str(&r, proc, "process", "host", d->host, sizeof(d->host), "?", 0);
+  d->pid = (long)get_int(&r, proc, "process", "pid", 0, INT32_MAX, -1, 0);
+  get_str(&r, proc, "process", "reason", d->reason, sizeof(d->reason), "?", 0);
+  d->realtime = get_time(&r, proc, "process", "realtime", 0);
+  d->monotonic = get_time(&r, proc, "process", "monotonic", 0);
+  get_comm(&r, root, d);
+  get_state(&r, root, d);
+  get_op(&r, root, d);
+  get_lists(&r, root, d);
+  json_decref(root);
+  if (!r.failed) d->file = strdup(file);
+  if (!r.failed && !d->file) stuck_die(2, "out of memory");
+  if (r.failed) stuck_dump_free(d);
+  return r.failed ? -1 : 0;
 }
 
 static void read_dump(const char *path, dump_t *d) {
@@ -317,7 +289,8 @@ static void read_dump(const char *path, dump_t *d) {
   fclose(f);
   if (err) stuck_die(2, "cannot read %s", path);
   if (n > MAX_FILE_BYTES) stuck_die(2, "%s: larger than %d bytes: not an xccl dump", path, MAX_FILE_BYTES);
-  parse_dump(path, buf, n, d);
+  char why[1024];
+  if (stuck_parse_dump(path, buf, n, d, why, sizeof(why)) != 0) stuck_die(2, "%s", why);
   free(buf);
 }
 

@@ -20,7 +20,7 @@
 #include "clock.h"
 #include "comm_stats.h"
 #include "config.h"
-#include "dump.h"
+#include "comm_dump.h"
 #ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h"
 #endif

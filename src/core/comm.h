@@ -138,7 +138,7 @@ struct xcclComm {
   uint64_t direct_seq;            /* direct operations launched: equal on every rank, checked in their messages */
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
-  struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (dump.h); last: off the hot lines */
+  struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
 };
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "comm_stats.h"
-#include "dump.h"
+#include "comm_dump.h"
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"

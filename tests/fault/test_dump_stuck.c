@@ -1,10 +1,12 @@
 /*
- * test_dump_stuck.c — xccl-stuck on made-up dumps (the format of
- * src/core/dump.h): the verdicts (a rank with no dump, an idle rank, a link
- * whose two ends wait on each other, a longer cycle, nothing stuck), a clear
- * message naming file and line for each kind of malformed input, and random
- * mutations of a valid dump that must never crash it. Also the parser of
- * XCCL_DUMP_SIGNAL values.
+ * test_dump_stuck.c — xccl-stuck on made-up dumps (the JSON of
+ * src/observe/dump.h): the verdicts (a rank with no dump, an idle rank, a
+ * link whose two ends wait on each other, a longer cycle, nothing stuck), a
+ * clear message naming the file (and line, for text that is not JSON) for
+ * each kind of malformed input (not JSON, cut short, wrong types, missing
+ * keys, values out of range, huge numbers), and random mutations of a valid
+ * dump that must never crash it. Also the parser of XCCL_DUMP_SIGNAL values
+ * and a dump rendered by src/observe/dump.c read back.
  *
  *   test_dump_stuck XCCL_STUCK
  */
@@ -85,29 +87,38 @@ static void fresh_dir(char *dir, size_t len, const char *name) {
   CHECK(mkdir(dir, 0755) == 0, "mkdir %s: %s", dir, strerror(errno));
 }
 
-/* The dump of rank r of n in communicator 00000000000000ab. run: idle,
- * running or failed. waits: "2r 1s" = data from 2, room at 1. */
+/* The dump of rank r of n in communicator 00000000000000ab, as
+ * src/observe/dump.c lays it out (one key per line: the malformed-input
+ * tests replace whole lines). run: idle, running or failed. waits: "2r 1s" =
+ * data from 2, room at 1. */
 static void make_dump(char *buf, size_t len, int r, int n, const char *run, const char *waits) {
   int o = snprintf(buf, len,
-                   "# made up by test_dump_stuck\n"
-                   "xccl-dump version=1\n"
-                   "process host=h%d pid=%d reason=signal realtime=1000.%09d monotonic=50.000000000\n"
-                   "comm id=00000000000000ab rank=%d nranks=%d prev=%d next=%d\n"
-                   "state run=%s done=3 waits=%d torn=0\n",
+                   "{\n"
+                   " \"format\": \"xccl-dump\",\n"
+                   " \"version\": 2,\n"
+                   " \"process\": {\"host\": \"h%d\", \"pid\": %d, \"reason\": \"signal\", \"realtime\": 1000.%09d,"
+                   " \"monotonic\": 50.0},\n"
+                   " \"comm\": {\"id\": \"00000000000000ab\", \"rank\": %d, \"nranks\": %d, \"prev\": %d, \"next\": %d},\n"
+                   " \"state\": {\"run\": \"%s\", \"done\": 3, \"waits\": %d, \"torn\": false},\n",
                    r, 4000 + r, r, r, n, (r + n - 1) % n, (r + 1) % n, run, (int)(strlen(waits) + 1) / 3);
   if (strcmp(run, "idle") != 0)
     o += snprintf(buf + o, len - (size_t)o,
-                  "op name=allreduce seq=4 count=1024 type=float32 redop=sum algo=ring root=-1 peer=-1 nops=1 "
-                  "started=45.0\n");
+                  " \"op\": {\"name\": \"allreduce\", \"seq\": 4, \"count\": 1024, \"type\": \"float32\", "
+                  "\"redop\": \"sum\", \"algo\": \"ring\", \"root\": -1, \"peer\": -1, \"nops\": 1, \"started\": 45.0},\n");
+  char peers[1024] = "";
+  size_t po = 0;
+  o += snprintf(buf + o, len - (size_t)o, " \"waits\": [");
   for (const char *w = waits; *w; w += w[2] ? 3 : 2) {
     int p = w[0] - '0';
     o += snprintf(buf + o, len - (size_t)o,
-                  "wait peer=%d dir=%s channel=0 step=7 loop=0 action=2 item=0 since=45.5 since_realtime=995.5\n", p,
-                  w[1] == 'r' ? "recv" : "send");
-    o += snprintf(buf + o, len - (size_t)o, "peer rank=%d pid=%d host=h%d\n", p, 4000 + p, p);
+                  "%s\n  {\"peer\": %d, \"dir\": \"%s\", \"channel\": 0, \"step\": 7, \"loop\": 0, \"action\": 2, "
+                  "\"item\": 0, \"since\": 45.5, \"since_realtime\": 995.5}",
+                  w == waits ? "" : ",", p, w[1] == 'r' ? "recv" : "send");
+    po += (size_t)snprintf(peers + po, sizeof(peers) - po, "%s\n  {\"rank\": %d, \"pid\": %d, \"host\": \"h%d\"}",
+                           po ? "," : "", p, 4000 + p, p);
     if (!w[2]) break;
   }
-  snprintf(buf + o, len - (size_t)o, "end\n");
+  snprintf(buf + o, len - (size_t)o, "],\n \"peers\": [%s]\n}\n", peers);
 }
 
 /* Writes the dumps of ranks [0, n) of a job into a fresh directory; spec[r]
@@ -198,11 +209,11 @@ static void test_verdicts(void) {
   char buf[4096], f0[256], f1[256];
   fresh_dir(dir, sizeof(dir), "files");
   make_dump(buf, sizeof(buf), 0, 2, "running", "1r");
-  insert_before(buf, sizeof(buf), "end\n", "gauge level=3 colour=blue\n");
+  insert_before(buf, sizeof(buf), " \"peers\"", " \"gauge\": {\"level\": 3, \"colour\": [\"blue\"]},\n");
   put_file(dir, "a.txt", buf, strlen(buf));
   snprintf(f0, sizeof(f0), "%s/a.txt", dir);
   make_dump(buf, sizeof(buf), 1, 2, "running", "0s");
-  insert_before(buf, sizeof(buf), "torn=0", "future=yes ");
+  insert_before(buf, sizeof(buf), "\"torn\"", "\"future\": \"yes\", ");
   put_file(dir, "b.txt", buf, strlen(buf));
   snprintf(f1, sizeof(f1), "%s/b.txt", dir);
   run_stuck(&r, (const char *[]){f0, f1, NULL});
@@ -213,10 +224,10 @@ static void test_verdicts(void) {
   fresh_dir(dir, sizeof(dir), "two");
   make_dump(buf, sizeof(buf), 0, 2, "running", "1r");
   put_file(dir, "xccl-00000000000000ab-r0.dump", buf, strlen(buf));
-  char *id = strstr(buf, "id=00000000000000ab");
-  memcpy(id, "id=00000000000000cd", 19);
-  char *rt = strstr(buf, "realtime=1000.");
-  memcpy(rt, "realtime=2000.", 14);
+  char *id = strstr(buf, "\"00000000000000ab\"");
+  memcpy(id, "\"00000000000000cd\"", 18);
+  char *rt = strstr(buf, "\"realtime\": 1000.");
+  memcpy(rt, "\"realtime\": 2000.", 17);
   put_file(dir, "xccl-00000000000000cd-r0.dump", buf, strlen(buf));
   run_stuck(&r, (const char *[]){dir, NULL});
   CHECK(r.code == 0 && strstr(r.out, "comm 00000000000000cd: stuck: rank 1") == r.out &&
@@ -234,8 +245,9 @@ static void test_verdicts(void) {
 /* ---- Malformed input ---- */
 
 /* Replaces the first `what` in a valid dump of rank 0 by `with`, runs the
- * tool on it, and expects exit 2 with "FILE:LINE:" and `says` in stderr. */
-static void expect_bad(const char *name, const char *what, const char *with, int line, const char *says) {
+ * tool on it, and expects exit 2 with `where` (the file, and line for text
+ * that is not JSON) and `says` in stderr. */
+static void expect_bad(const char *name, const char *what, const char *with, const char *where, const char *says) {
   char dir[128], buf[8192], valid[4096];
   make_dump(valid, sizeof(valid), 0, 2, "running", "1r");
   const char *at = strstr(valid, what);
@@ -247,54 +259,90 @@ static void expect_bad(const char *name, const char *what, const char *with, int
   put_file(dir, "xccl-00000000000000ab-r0.dump", buf, (size_t)n);
   result_t r;
   run_stuck(&r, (const char *[]){dir, NULL});
-  char where[256];
-  snprintf(where, sizeof(where), "xccl-00000000000000ab-r0.dump:%d: ", line);
+  char file[256];
+  snprintf(file, sizeof(file), "xccl-00000000000000ab-r0.dump%s", where);
   CHECK(r.code == 2, "%s: exit %d, expected 2 (stdout %s)", name, r.code, r.out);
-  CHECK(strstr(r.err, where) != NULL, "%s: stderr does not name %s: %s", name, where, r.err);
+  CHECK(strstr(r.err, "xccl-stuck: ") == r.err && strstr(r.err, file) != NULL, "%s: stderr does not name %s: %s", name,
+        file, r.err);
   CHECK(strstr(r.err, says) != NULL, "%s: stderr does not say '%s': %s", name, says, r.err);
 }
 
 static void test_malformed(void) {
-  /* Line numbers: 1 comment, 2 version, 3 process, 4 comm, 5 state, 6 op, 7 wait, 8 peer, 9 end. */
+  /* Lines: 1 {, 2 format, 3 version, 4 process, 5 comm, 6 state, 7 op, 8 waits, 9 a wait, 10 peers, 11 a peer, 12 }. */
   char dir[128];
   fresh_dir(dir, sizeof(dir), "empty");
   put_file(dir, "xccl-00000000000000ab-r0.dump", "", 0);
   result_t r;
   run_stuck(&r, (const char *[]){dir, NULL});
-  CHECK(r.code == 2 && strstr(r.err, "r0.dump:1: empty"), "empty file: %d %s", r.code, r.err);
-  expect_bad("first line", "xccl-dump version=1", "xccl-dumb version=1", 2, "the first record is not");
-  expect_bad("version", "xccl-dump version=1", "xccl-dump version=2", 2, "version 2: this xccl-stuck reads version 1");
-  expect_bad("rank not a number", "rank=0", "rank=zero", 4, "rank=zero is not an integer");
-  expect_bad("rank too big", "rank=0", "rank=2", 4, "rank=2 is not below nranks=2");
-  expect_bad("nranks overflow", "nranks=2", "nranks=99999999999999999999", 4, "is not an integer");
-  expect_bad("negative pid", "pid=4000", "pid=-4", 3, "pid=-4 is not an integer");
-  expect_bad("no equals", "torn=0", "torn", 5, "'torn' is not a name=value field");
-  expect_bad("empty name", "torn=0", "=0", 5, "is not a name=value field");
-  expect_bad("bad run", "run=running", "run=sleeping", 5, "run=sleeping is not idle, running or failed");
-  expect_bad("bad dir", "dir=recv", "dir=sideways", 7, "dir=sideways is neither recv nor send");
-  expect_bad("peer out of range", "wait peer=1", "wait peer=7", 7, "a wait names peer 7 of only 2 ranks");
-  expect_bad("wait without peer", "wait peer=1 ", "wait ", 7, "a wait record without peer=");
-  expect_bad("bad time", "since=45.5", "since=nan", 7, "since=nan is not a time");
-  expect_bad("bad id", "id=00000000000000ab", "id=xyz", 4, "id=xyz is not a communicator id");
-  expect_bad("second comm", "state run", "comm id=ab rank=0 nranks=2\nstate run", 5, "a second 'comm' record");
-  expect_bad("no comm", "comm id=00000000000000ab rank=0 nranks=2 prev=1 next=1\n", "", 9, "missing the comm record");
-  expect_bad("comm without id", "comm id=00000000000000ab ", "comm ", 4, "needs id, rank and nranks");
-  expect_bad("no end", "end\n", "", 9, "no end record: the file is cut short");
-  expect_bad("after end", "end\n", "end\nwait peer=1\n", 10, "text after the end record");
-  expect_bad("leading space", "state run", " state run", 5, "a record starts with a space");
-  /* A NUL byte on line 5. */
+  CHECK(r.code == 2 && strstr(r.err, "r0.dump: empty"), "empty file: %d %s", r.code, r.err);
+  /* Not JSON, or cut short: jansson's sentence, with line and column. */
+  expect_bad("not json", "{\n", "xccl-dump version=1\n", ":1:", "'[' or '{' expected");
+  expect_bad("cut short", "]\n}\n", "]\n", ":", "the file is cut short");
+  expect_bad("after the end", "]\n}\n", "]\n}\n{\"more\": 1}\n", ":13:", "end of file expected");
+  expect_bad("second comm", " \"state\"", " \"comm\": {},\n \"state\"", ":6:", "duplicate object key");
+  expect_bad("nranks overflow", "\"nranks\": 2", "\"nranks\": 99999999999999999999", ":5:", "too big integer");
+  expect_bad("huge seq", "\"seq\": 4", "\"seq\": 184467440737095516169", ":7:", "too big integer");
+  expect_bad("huge real", "\"since\": 45.5", "\"since\": 1e400", ":9:", "real number overflow");
+  /* JSON, but not a dump: the file and the key's path. */
+  expect_bad("format", "\"xccl-dump\"", "\"xccl-dumb\"", ": ", "format is \"xccl-dumb\", not \"xccl-dump\"");
+  expect_bad("no format", "\"format\"", "\"formula\"", ": ", "format is missing");
+  expect_bad("version", "\"version\": 2", "\"version\": 1", ": ", "version 1: this xccl-stuck reads version 2");
+  expect_bad("version type", "\"version\": 2", "\"version\": \"2\"", ": ", "version is a string, not an integer");
+  expect_bad("rank not a number", "\"rank\": 0", "\"rank\": \"zero\"", ": ", "comm.rank is a string, not an integer");
+  expect_bad("rank a real", "\"rank\": 0", "\"rank\": 0.5", ": ", "comm.rank is a real number, not an integer");
+  expect_bad("rank too big", "\"rank\": 0", "\"rank\": 2", ": ", "comm.rank is 2, not below comm.nranks (2)");
+  expect_bad("negative pid", "\"pid\": 4000", "\"pid\": -4", ": ", "process.pid is -4, not an integer from 0");
+  expect_bad("no comm", "\"comm\"", "\"kommune\"", ": ", "comm is missing");
+  expect_bad("comm not an object", "\"comm\": {", "\"comm\": 7, \"c\": {", ": ", "comm is an integer, not an object");
+  expect_bad("comm without id", "\"id\": \"00000000000000ab\", ", "", ": ", "comm.id is missing");
+  expect_bad("bad id", "\"00000000000000ab\"", "\"xyz\"", ": ", "comm.id is \"xyz\", not a communicator id");
+  expect_bad("bad run", "\"run\": \"running\"", "\"run\": \"sleeping\"", ": ", "state.run is \"sleeping\", not");
+  expect_bad("torn type", "\"torn\": false", "\"torn\": \"no\"", ": ", "state.torn is a string, not a boolean");
+  expect_bad("waits type", "\"waits\": [", "\"waits\": 3, \"w\": [", ": ", "waits is an integer, not an array");
+  expect_bad("wait type", "[\n  {\"peer\": 1,", "[\n  7, {\"peer\": 1,", ": ", "waits[0] is an integer, not an object");
+  expect_bad("bad dir", "\"dir\": \"recv\"", "\"dir\": \"sideways\"", ": ", "waits[0].dir is \"sideways\", neither");
+  expect_bad("peer out of range", "{\"peer\": 1,", "{\"peer\": 7,", ": ", "waits[0].peer is 7, not an integer from 0 to 1");
+  expect_bad("wait without peer", "{\"peer\": 1, ", "{", ": ", "waits[0].peer is missing");
+  expect_bad("bad time", "\"since\": 45.5", "\"since\": -45.5", ": ", "waits[0].since is -45.5, not a time in seconds");
+  expect_bad("time type", "\"since\": 45.5", "\"since\": \"soon\"", ": ", "waits[0].since is a string, not a number");
+  expect_bad("fail without kind", " \"peers\"", " \"fail\": {},\n \"peers\"", ": ", "fail.kind is missing");
+  expect_bad("peer without rank", "{\"rank\": 1, ", "{", ": ", "peers[0].rank is missing");
+  put_file(dir, "xccl-00000000000000ab-r0.dump", "[1, 2]\n", 7);
+  run_stuck(&r, (const char *[]){dir, NULL});
+  CHECK(r.code == 2 && strstr(r.err, "r0.dump: the top level is an array, not an object"), "array: %d %s", r.code,
+        r.err);
+  /* Cut in the middle of a key, as a writer that died would leave it (were it not for the rename). */
   char buf[4096];
   make_dump(buf, sizeof(buf), 0, 2, "running", "1r");
+  fresh_dir(dir, sizeof(dir), "cut");
+  put_file(dir, "xccl-00000000000000ab-r0.dump", buf, (size_t)(strstr(buf, " \"peers\"") - buf) + 5);
+  run_stuck(&r, (const char *[]){dir, NULL});
+  CHECK(r.code == 2 && strstr(r.err, "r0.dump:10:") && strstr(r.err, "the file is cut short"), "cut: %d %s", r.code,
+        r.err);
+  /* A NUL byte on line 6. */
   size_t blen = strlen(buf);
-  *strstr(buf, "run=") = '\0';
+  *strstr(buf, "\"run\"") = '\0';
   fresh_dir(dir, sizeof(dir), "nul");
   put_file(dir, "xccl-00000000000000ab-r0.dump", buf, blen);
   run_stuck(&r, (const char *[]){dir, NULL});
-  CHECK(r.code == 2 && strstr(r.err, "r0.dump:5: a NUL byte"), "NUL byte: %d %s", r.code, r.err);
-  char longline[6000];
-  memset(longline, 'x', sizeof(longline) - 1);
-  longline[sizeof(longline) - 1] = '\0';
-  expect_bad("long line", "state run", longline, 5, "a line longer than 4096 bytes");
+  CHECK(r.code == 2 && strstr(r.err, "r0.dump:6:"), "NUL byte: %d %s", r.code, r.err);
+  /* More waits than a dump has room for; a file larger than a dump can be. */
+  static char big[(1 << 20) + 64];
+  make_dump(buf, sizeof(buf), 0, 2, "running", "1r");
+  char *w = strstr(buf, "[\n  {\"peer\"") + 1;
+  size_t o = (size_t)(w - buf);
+  memcpy(big, buf, o);
+  for (int k = 0; k < 65; k++) o += (size_t)snprintf(big + o, sizeof(big) - o, "{\"peer\": 1, \"dir\": \"recv\"},");
+  o += (size_t)snprintf(big + o, sizeof(big) - o, "%s", w);
+  fresh_dir(dir, sizeof(dir), "waits");
+  put_file(dir, "xccl-00000000000000ab-r0.dump", big, o);
+  run_stuck(&r, (const char *[]){dir, NULL});
+  CHECK(r.code == 2 && strstr(r.err, "r0.dump: waits has 66 entries, more than 64"), "65 waits: %d %s", r.code, r.err);
+  memset(big, ' ', sizeof(big));
+  memcpy(big + sizeof(big) - blen, buf, blen);
+  put_file(dir, "xccl-00000000000000ab-r0.dump", big, sizeof(big));
+  run_stuck(&r, (const char *[]){dir, NULL});
+  CHECK(r.code == 2 && strstr(r.err, "larger than 1048576 bytes"), "1 MiB: %d %s", r.code, r.err);
 
   /* Two dumps of one communicator that disagree on its size. */
   fresh_dir(dir, sizeof(dir), "sizes");
@@ -303,7 +351,7 @@ static void test_malformed(void) {
   make_dump(buf, sizeof(buf), 1, 3, "running", "0r");
   put_file(dir, "xccl-00000000000000ab-r1.dump", buf, strlen(buf));
   run_stuck(&r, (const char *[]){dir, NULL});
-  CHECK(r.code == 2 && strstr(r.err, "r1.dump:4: nranks=3, but"), "sizes: %d %s", r.code, r.err);
+  CHECK(r.code == 2 && strstr(r.err, "r1.dump: comm.nranks is 3, but"), "sizes: %d %s", r.code, r.err);
 
   /* A directory without dumps, a path that is not there, no arguments, a bad option. */
   fresh_dir(dir, sizeof(dir), "nothing");
@@ -338,8 +386,8 @@ static void test_mutations(void) {
           buf[at] = (char)(rand_r(&seed) % 256);
           break; /* any byte */
         case 1:
-          buf[at] = "= \n0-9x#"[rand_r(&seed) % 8];
-          break; /* a separator or digit */
+          buf[at] = "{}[]\":,09-e \n"[rand_r(&seed) % 14];
+          break; /* JSON's punctuation, a digit */
         case 2:
           n = at;
           break; /* cut short */
@@ -376,6 +424,41 @@ static void test_mutations(void) {
   CHECK(codes[2] > 0 && codes[0] + codes[1] > 0, "the mutations never reached one of the outcomes");
 }
 
+/* ---- What src/observe/dump.c writes, read back ---- */
+
+static void test_render(void) {
+  static dump_info_t in; /* large */
+  memset(&in, 0, sizeof(in));
+  in.reason = "timeout";
+  snprintf(in.host, sizeof(in.host), "h\xff\"0");                 /* not UTF-8, a quote */
+  in.realtime_ns = 1733440000123456789ull, in.monotonic_ns = 50000000000ull;
+  in.id = 0xab, in.rank = 0, in.nranks = 2, in.prev = 1, in.next = 1;
+  in.run = DUMP_RUN_FAILED, in.done = 3, in.total_waits = 1;
+  in.op_name = "allreduce", in.type = "float32", in.redop = NULL, in.algo = "ring";
+  in.seq = 4, in.count = UINT64_MAX, in.root = -1, in.op_peer = -1, in.nops = 1, in.started_ns = 45000000000ull;
+  in.waits[0] = (dump_wait_t){.peer = 1, .is_recv = 1, .channel = 0, .step = 7, .since_ns = 45500000000ull};
+  in.nwaits = 1;
+  in.failed = 1, in.fail_kind = "timeout", in.fail = in.waits[0];
+  snprintf(in.error, sizeof(in.error), "rank 0: no progress\nfor 3 s \"waiting\"");
+  in.peers[0] = (dump_peer_t){.rank = 1, .pid = 4001, .host = "h1"};
+  in.npeers = 1;
+  char *text = dump_render(&in);
+  CHECK(text != NULL, "dump_render failed");
+  if (!text) return;
+  CHECK(strstr(text, "\"format\": \"xccl-dump\"") && strstr(text, "\"version\": 2") &&
+            strstr(text, "\"redop\": null") && strstr(text, "\"id\": \"00000000000000ab\"") &&
+            strstr(text, "\"count\": 9223372036854775807") && strstr(text, "\\n"),
+        "the rendered dump lacks a key: %s", text);
+  char dir[128];
+  fresh_dir(dir, sizeof(dir), "render");
+  put_file(dir, "xccl-00000000000000ab-r0.dump", text, strlen(text));
+  free(text);
+  result_t r;
+  run_stuck(&r, (const char *[]){dir, NULL});
+  CHECK(r.code == 0 && strstr(r.out, "stuck: rank 1") == r.out && strstr(r.out, "allreduce #4 ring"),
+        "a rendered dump read back (exit %d): %s %s", r.code, r.out, r.err);
+}
+
 static void test_signal_names(void) {
   char why[256];
   int sig = -1;
@@ -400,6 +483,7 @@ int main(int argc, char **argv) {
   snprintf(tmp, sizeof(tmp), "/tmp/xccl-stuck-test-XXXXXX");
   CHECK(mkdtemp(tmp) != NULL, "mkdtemp: %s", strerror(errno));
   test_signal_names();
+  test_render();
   test_verdicts();
   test_malformed();
   test_mutations();

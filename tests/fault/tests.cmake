@@ -17,6 +17,7 @@ set_tests_properties(fault_shm_too_small PROPERTIES LABELS fault TIMEOUT 120 SKI
 # Hostile input (issue 7): the bootstrap's wire and environment parsers under
 # libFuzzer, and a connection flood against the bootstrap ports during a job.
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_bootstrap.cmake)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_dump.cmake)  # xccl-stuck's dump reader (issue 27)
 
 xccl_add_test(NAME fault_flood TARGET test_flood SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flood.c
               LABELS fault TIMEOUT 90)
@@ -70,7 +71,8 @@ xccl_add_test(NAME fault_grow_replace_socket TARGET test_grow SOURCES ${CMAKE_CU
 
 # In-flight state dumps (issue 7): a stopped rank and a rank that holds back,
 # named by xccl-stuck from the dumps of the others; the tool's parser on
-# malformed input, link cycles and random mutations.
+# malformed input (the JSON of src/observe/dump.h), link cycles and random
+# mutations.
 add_executable(test_dump_rank ${CMAKE_CURRENT_LIST_DIR}/test_dump_rank.c)
 target_link_libraries(test_dump_rank PRIVATE xccl_internal)
 foreach(transport shm socket)

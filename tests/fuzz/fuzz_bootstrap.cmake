@@ -12,11 +12,11 @@ set(_fzb_src ${PROJECT_SOURCE_DIR}/src)
 file(GLOB _fzb_base ${_fzb_src}/base/*.c)
 set(_fzb_common ${_fzb_base} ${_fzb_src}/net/sock.c ${_fzb_src}/bootstrap/bootstrap_msg.c)
 set(_fzb_extra_bootstrap_msg ${_fzb_src}/bootstrap/bootstrap_conn.c)
-set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c ${_fzb_src}/core/launch_torchrun.c ${_fzb_src}/core/launch_pmix.c
-  ${_fzb_src}/core/launch_slurm.c ${_fzb_src}/core/unique_id.c) # launchers: PMIx compiled out here
+set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c ${_fzb_src}/launch/launch_torchrun.c ${_fzb_src}/launch/launch_pmix.c
+  ${_fzb_src}/launch/launch_slurm.c ${_fzb_src}/core/unique_id.c) # launchers: PMIx compiled out here
 set(_fzb_link_unique_id -Wl,--wrap=getaddrinfo) # numeric hosts only: no input waits on DNS
 set(_fzb_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/bootstrap
+  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/launch -I${_fzb_src}/bootstrap
   -I${_fzb_src}/kernels -I${_fzb_src}/proxy -I${_fzb_src}/transport)
 set(_fzb_targets)
 foreach(kind bootstrap_msg unique_id)

@@ -1,6 +1,6 @@
 /*
  * test_launch.c — the pieces of xcclCommInitFromEnv's launcher support that
- * do not need a launcher (src/core/launch*.c; the real launchers are in
+ * do not need a launcher (src/launch/launch*.c; the real launchers are in
  * tests/launch):
  *  - Slurm hostlist expressions: counts, every host in order, and refusals;
  *  - the Slurm root port: in its documented range, the same for the same job
