@@ -188,6 +188,32 @@ static void stall_counted(const kern_env_t *env, uint64_t since) {
                         memory_order_relaxed);
 }
 
+/* What a stall waits on, for its TRACE_WAIT event: the first item that
+ * waits on a fifo. */
+typedef struct {
+  uint64_t since;
+  int peer, channel, is_recv;
+} stall_trace_t;
+
+static void stall_trace_begin(kern_item_t *const *items, int n, uint64_t since, stall_trace_t *st) {
+  *st = (stall_trace_t){.since = since, .peer = -1, .channel = -1};
+  for (int i = 0; i < n; i++) {
+    kern_item_t *it = items[i];
+    if (it->done || (!it->finished && lane_blocked(items, i))) continue;
+    uint64_t step = 0;
+    if (!it->finished) it->ops->waiting(it, &step, &st->is_recv);
+    st->peer = it->peer;
+    st->channel = it->channel;
+    return;
+  }
+}
+
+/* A burst of `runs` actions of it began at t (its send fifo had sent0 bytes). */
+static void step_traced(trace_ring_t *tr, const kern_item_t *it, uint64_t t, uint64_t sent0, uint64_t loop0, int runs) {
+  uint64_t sent = it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) - sent0 : 0;
+  trace_ring_add(tr, TRACE_STEP, t, clock_ns(), it->peer, it->channel, loop0, (uint64_t)runs, sent, 0);
+}
+
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   memset(fail, 0, sizeof(*fail));
   /* The clock is first read when the items stall (a small operation never
@@ -209,6 +235,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   int noted = 0; /* the waits of this stall are in the state records */
   uint64_t idle_since = 0;
   uint64_t stall_since = 0; /* when the stall that a move ends began (for env->wait_ns); 0: none */
+  stall_trace_t stall_tr = {0}; /* XCCL_TRACE: what the stall waits on */
   while (remaining > 0) {
     const kern_env_t *env0 = items[0]->env;
     uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
@@ -218,7 +245,13 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       if (it->done) continue;
       if (!it->finished) {
         if (lane_blocked(items, i)) continue;
-        int rc;
+        int rc, runs = 0;
+        trace_ring_t *tr = it->env->trace;
+        uint64_t t_burst = 0, sent0 = 0, loop0 = it->loop;
+        if (tr) {
+          t_burst = clock_ns();
+          sent0 = it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) : 0;
+        }
         while (!it->finished && (rc = it->ops->step(it, fail)) != 0) {
           if (rc < 0) {
             fail->item = i;
@@ -233,7 +266,9 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
             return fail->kind == KERN_FAIL_CHECKSUM ? xcclRemoteError : xcclInvalidUsage;
           }
           moved = it->progressed = 1;
+          runs++;
         }
+        if (tr && runs) step_traced(tr, it, t_burst, sent0, loop0, runs);
       }
       /* The operation is complete only when the transport has taken every
        * slot it sent: returning earlier could let the caller destroy the
@@ -247,6 +282,9 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     if (moved) {
       progress_all(items, n);
       if (stall_since && items[0]->env->wait_ns) stall_counted(items[0]->env, stall_since);
+      if (stall_since && items[0]->env->trace)
+        trace_ring_add(items[0]->env->trace, TRACE_WAIT, stall_since, clock_ns(), stall_tr.peer, stall_tr.channel, 0,
+                       0, 0, stall_tr.is_recv);
       stall_since = 0;
       idle = slept = 0;
       if (noted) state_clear(items, n), noted = 0;
@@ -256,7 +294,10 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
      * them; a clock read costs as much as a poll); then the clock every 16. */
     if (++idle == SPIN_FREE_POLLS) {
       idle_since = clock_ns();
-      if (!stall_since) stall_since = idle_since;
+      if (!stall_since) {
+        stall_since = idle_since;
+        if (env0->trace) stall_trace_begin(items, n, stall_since, &stall_tr);
+      }
     }
     if (!slept && env0->spin_ns) {
       if (env0->yield) sched_yield();
