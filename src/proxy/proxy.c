@@ -161,6 +161,7 @@ static char *proxy_send_data(const proxy_conn_t *c, uint64_t step) {
 static void conn_traced(trace_ring_t *tr, proxy_conn_t *c, int s, trace_kind_t kind, size_t size) {
   uint64_t now = clock_ns(), from = c->post_ns[s] > c->last_done_ns ? c->post_ns[s] : c->last_done_ns;
   c->last_done_ns = now;
+  if (!from) from = now; /* posted before tracing began (a receive at connect): when is unknown */
   trace_ring_add(tr, kind, from, now, c->peer, -1, c->done, 0, size, kind == TRACE_NET_RECV);
 }
 
