@@ -191,12 +191,11 @@ static void stall_counted(const kern_env_t *env, uint64_t since) {
 /* What a stall waits on, for its TRACE_WAIT event: the first item that
  * waits on a fifo. */
 typedef struct {
-  uint64_t since;
   int peer, channel, is_recv;
 } stall_trace_t;
 
-static void stall_trace_begin(kern_item_t *const *items, int n, uint64_t since, stall_trace_t *st) {
-  *st = (stall_trace_t){.since = since, .peer = -1, .channel = -1};
+static void stall_trace_begin(kern_item_t *const *items, int n, stall_trace_t *st) {
+  *st = (stall_trace_t){.peer = -1, .channel = -1};
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
     if (it->done || (!it->finished && lane_blocked(items, i))) continue;
@@ -206,6 +205,11 @@ static void stall_trace_begin(kern_item_t *const *items, int n, uint64_t since, 
     st->channel = it->channel;
     return;
   }
+}
+
+/* The stall that began at since ended (a move, or the failure it ends in). */
+static void stall_traced(trace_ring_t *tr, uint64_t since, const stall_trace_t *st) {
+  trace_ring_add(tr, TRACE_WAIT, since, clock_ns(), st->peer, st->channel, 0, 0, 0, st->is_recv);
 }
 
 /* A burst of `runs` actions of it began at t (its send fifo had sent0 bytes). */
@@ -282,9 +286,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     if (moved) {
       progress_all(items, n);
       if (stall_since && items[0]->env->wait_ns) stall_counted(items[0]->env, stall_since);
-      if (stall_since && items[0]->env->trace)
-        trace_ring_add(items[0]->env->trace, TRACE_WAIT, stall_since, clock_ns(), stall_tr.peer, stall_tr.channel, 0,
-                       0, 0, stall_tr.is_recv);
+      if (stall_since && items[0]->env->trace) stall_traced(items[0]->env->trace, stall_since, &stall_tr);
       stall_since = 0;
       idle = slept = 0;
       if (noted) state_clear(items, n), noted = 0;
@@ -296,7 +298,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       idle_since = clock_ns();
       if (!stall_since) {
         stall_since = idle_since;
-        if (env0->trace) stall_trace_begin(items, n, stall_since, &stall_tr);
+        if (env0->trace) stall_trace_begin(items, n, &stall_tr);
       }
     }
     if (!slept && env0->spin_ns) {
@@ -327,6 +329,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       if (stop) {
         fail->item = i;
         state_close(items, n);
+        if (stall_since && env0->trace) stall_traced(env0->trace, stall_since, &stall_tr); /* the wait it ends in */
         switch (fail->kind) {
           case KERN_FAIL_TIMEOUT: return xcclTimeout;
           case KERN_FAIL_CONN: return (xcclResult_t)fail->conn_result;

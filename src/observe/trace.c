@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +149,9 @@ int trace_write(const trace_meta_t *m, trace_ring_t *r) {
   char path[4096], tmp[4200];
   const char *dir = config_str(CFG_TRACE);
   snprintf(path, sizeof(path), "%s/xccl-trace-%016llx-r%d.json", dir, (unsigned long long)m->comm_id, m->rank);
-  snprintf(tmp, sizeof(tmp), "%s/.xccl-trace-%016llx-r%d.json.%d", dir, (unsigned long long)m->comm_id, m->rank,
-           (int)getpid());
+  static _Atomic unsigned writes; /* two threads may write at once (a failure seen by the CUDA watcher) */
+  snprintf(tmp, sizeof(tmp), "%s/.xccl-trace-%016llx-r%d.json.%d.%u", dir, (unsigned long long)m->comm_id, m->rank,
+           (int)getpid(), atomic_fetch_add(&writes, 1));
   json_t *root = trace_json(m, r);
   if (!root) {
     WARN(INIT, "rank %d: out of memory for XCCL_TRACE's file %s: not written", m->rank, path);

@@ -16,6 +16,9 @@
   test_trace.py off        ...   XCCL_TRACE unset: no file is written and no
       rank says it wrote one; XCCL_TRACE set on rank 1 only: the job still
       ends at once, and rank 1's file has no clock offset
+  test_trace.py kill       ...   rank 2 is killed in all-reduce #3: each
+      survivor's file, written when its communicator failed, says so and
+      holds #1 to #3; the merge takes the three
   test_trace.py unwritable ...   XCCL_TRACE in a directory that does not
       exist: one WARN per rank naming the path and the error; the job ends
       well
@@ -178,6 +181,26 @@ def off(xrun, prog, tool):
     print("OK")
 
 
+def kill(xrun, prog, tool):
+    tmp = tempfile.mkdtemp(prefix="xccl-trace-test.")
+    env = {"XCCL_TRACE": tmp, "XCCL_TIMEOUT": "5", "XCCL_DUMP_DIR": tmp,
+           "XCCL_FAULT": "rank=%d,op=allreduce,seq=3,step=1,action=kill" % LATE}
+    rc, out = run([xrun, "-n", str(NRANKS), "--grace", "10", "--timeout", "60", prog, "4"], env)
+    check(rc != 0, "the job survived the kill", out)
+    files = sorted(glob.glob(os.path.join(tmp, "xccl-trace-*-r*.json")))
+    check(len(files) == NRANKS - 1, "expected the %d survivors' files, found %s" % (NRANKS - 1, files), out)
+    for f in files:
+        with open(f) as fh:
+            d = json.load(fh)
+        check(d["xccl"]["state"] == "failed", "%s says %s, not failed" % (f, d["xccl"]["state"]))
+        seqs = [e["args"]["seq"] for e in d["traceEvents"] if e.get("cat") == "call"]
+        check(seqs == [1, 2, 3], "%s holds the calls %s, not 1, 2 and the failed 3" % (f, seqs))
+    merged = merge(tool, tmp)
+    check(sorted(calls(merged, 3)) == [r for r in range(NRANKS) if r != LATE], "the merge lost a survivor")
+    shutil.rmtree(tmp)
+    print("OK")
+
+
 def unwritable(xrun, prog, tool):
     bad = "/nonexistent-xccl-trace-dir/sub"
     rc, out = run([xrun, "-n", "2", "--timeout", "60", prog, "2"], {"XCCL_TRACE": bad})
@@ -191,5 +214,5 @@ def unwritable(xrun, prog, tool):
 
 if __name__ == "__main__":
     if len(sys.argv) != 5:
-        sys.exit("usage: test_trace.py late|png|off|unwritable XCCL_RUN TRACE_RANK XCCL_TRACE_TOOL")
-    {"late": late, "png": png, "off": off, "unwritable": unwritable}[sys.argv[1]](*sys.argv[2:])
+        sys.exit("usage: test_trace.py late|png|off|kill|unwritable XCCL_RUN TRACE_RANK XCCL_TRACE_TOOL")
+    {"late": late, "png": png, "off": off, "kill": kill, "unwritable": unwritable}[sys.argv[1]](*sys.argv[2:])

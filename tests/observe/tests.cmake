@@ -24,5 +24,7 @@ add_test(NAME trace_late_rank COMMAND ${trace_py} late ${trace_args})
 add_test(NAME trace_png COMMAND ${trace_py} png ${trace_args})
 add_test(NAME trace_off COMMAND ${trace_py} off ${trace_args})
 add_test(NAME trace_unwritable COMMAND ${trace_py} unwritable ${trace_args})
+add_test(NAME trace_kill COMMAND ${trace_py} kill ${trace_args})
+set_tests_properties(trace_kill PROPERTIES LABELS fault TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
 set_tests_properties(trace_late_rank trace_png trace_off trace_unwritable PROPERTIES LABELS multiproc TIMEOUT 120
   SKIP_RETURN_CODE 77 ENVIRONMENT "${XCCL_TEST_ENV}")
