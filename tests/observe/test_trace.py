@@ -11,6 +11,8 @@
       its offset): the merge is the same to the microsecond; moving only
       its events (a wrong offset) breaks the alignment, which the check
       must see.
+      Over sockets (XCCL_TRANSPORT=socket) the proxy holds the messages back
+      instead of the kernel, and the same holds.
   test_trace.py png        ...   `xccl-trace png` writes a PNG (skipped,
       exit 77, when matplotlib is missing)
   test_trace.py off        ...   XCCL_TRACE unset: no file is written and no
