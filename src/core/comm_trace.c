@@ -115,6 +115,12 @@ void comm_trace_ops(const group_op_t *ops, int n, uint64_t t0) {
 
 static void trace_file(struct xcclComm *comm, const char *state) {
   struct comm_trace *t = comm->trace;
+  int nch = comm->channels ? comm->nchannels : 0;
+  int *prev = nch ? calloc((size_t)nch * 2, sizeof(int)) : NULL, *next = prev ? prev + nch : NULL;
+  for (int c = 0; prev && c < nch; c++) {
+    prev[c] = comm->channels[c].prev;
+    next[c] = comm->channels[c].next;
+  }
   trace_meta_t m = {.comm_id = t->comm_id,
                     .rank = comm->rank,
                     .nranks = comm->nranks,
@@ -123,8 +129,12 @@ static void trace_file(struct xcclComm *comm, const char *state) {
                     .state = state,
                     .offset_known = t->offset_known,
                     .offset_ns = t->offset_ns,
-                    .uncertainty_ns = t->uncertainty_ns};
+                    .uncertainty_ns = t->uncertainty_ns,
+                    .nchannels = prev ? nch : 0,
+                    .prev = prev,
+                    .next = next};
   trace_write(&m, t->ring);
+  free(prev);
 }
 
 void comm_trace_failed(struct xcclComm *comm) {

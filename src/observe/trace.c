@@ -40,8 +40,16 @@ static int lane_of(const trace_event_t *e) {
   }
 }
 
+/* The rank an event names: its own peer, or its channel's ring neighbour. */
+static int peer_of(const trace_meta_t *m, const trace_event_t *e) {
+  if (e->peer >= 0 || !m->prev || m->nchannels <= 0) return e->peer;
+  int c = e->channel >= 0 && e->channel < m->nchannels ? e->channel : 0;
+  return e->is_recv ? m->prev[c] : m->next[c];
+}
+
 /* The event's name, category and arguments. */
-static json_t *event_json(const trace_event_t *e, int pid) {
+static json_t *event_json(const trace_meta_t *m, const trace_event_t *e) {
+  int pid = m->rank, peer = peer_of(m, e);
   const char *name = "step", *cat = "step";
   json_t *args;
   switch (e->kind) {
@@ -55,17 +63,17 @@ static json_t *event_json(const trace_event_t *e, int pid) {
     case TRACE_WAIT:
       name = "wait";
       cat = "wait";
-      args = json_pack("{s:i, s:s, s:i}", "peer", e->peer, "direction", e->is_recv ? "recv" : "send", "channel",
+      args = json_pack("{s:i, s:s, s:i}", "peer", peer, "direction", e->is_recv ? "recv" : "send", "channel",
                        e->channel);
       break;
     case TRACE_NET_SEND:
     case TRACE_NET_RECV:
       name = e->kind == TRACE_NET_SEND ? "net send" : "net recv";
       cat = "net";
-      args = json_pack("{s:i, s:I, s:I}", "peer", e->peer, "step", (json_int_t)e->seq, "bytes", (json_int_t)e->bytes);
+      args = json_pack("{s:i, s:I, s:I}", "peer", peer, "step", (json_int_t)e->seq, "bytes", (json_int_t)e->bytes);
       break;
     default:
-      args = json_pack("{s:i, s:I, s:I, s:I}", "peer", e->peer, "loop", (json_int_t)e->seq, "actions",
+      args = json_pack("{s:i, s:I, s:I, s:I}", "peer", peer, "loop", (json_int_t)e->seq, "actions",
                        (json_int_t)e->count, "bytes", (json_int_t)e->bytes);
       break;
   }
@@ -129,7 +137,7 @@ static json_t *trace_json(const trace_meta_t *m, trace_ring_t *r) {
       named[lane - LANE_CHANNEL0] = 1;
       bad |= json_array_append_new(list, meta_event("thread_name", m->rank, lane, tname));
     }
-    bad |= json_array_append_new(list, event_json(&evs[i], m->rank));
+    bad |= json_array_append_new(list, event_json(m, &evs[i]));
   }
   json_t *meta = meta_json(m, n, dropped, r->cap);
   if (bad || !meta) {

@@ -16,7 +16,8 @@
  *               ("recv": data from it, "send": room at it), channel
  *   2 net send, 3 net recv   the proxy's network requests: args peer, step, bytes
  *   10 + c      channel c's host-kernel steps: args peer, loop, actions, bytes sent
- * (peer -1: the ring neighbour) and metadata events naming the process
+ * (the engine's peer -1, a ring neighbour, is written as the rank: prev for
+ * a wait for data, next otherwise) and metadata events naming the process
  * "rank R (host)" and the lanes. The top-level object "xccl" (repeated as
  * "otherData", which the viewers show) holds format 1, comm, rank, nranks,
  * host, pid, state, clock_offset_ns (this clock minus rank 0's, measured
@@ -44,6 +45,11 @@ typedef struct {
   int offset_known;  /* clock_offset_ns was measured */
   int64_t offset_ns; /* this rank's clock minus rank 0's */
   uint64_t uncertainty_ns;
+  /* Each channel's ring neighbours, for events whose peer is -1 (the
+   * engine's items of a ring know only their channel): a wait for data
+   * names prev[c], any other next[c]. NULL: left -1. */
+  int nchannels;
+  const int *prev, *next;
 } trace_meta_t;
 
 /* 1 when XCCL_TRACE is set: a caller may skip everything else. */
