@@ -212,10 +212,14 @@ static void stall_traced(trace_ring_t *tr, uint64_t since, const stall_trace_t *
   trace_ring_add(tr, TRACE_WAIT, since, clock_ns(), st->peer, st->channel, 0, 0, 0, st->is_recv);
 }
 
-/* A burst of `runs` actions of it began at t (its send fifo had sent0 bytes). */
-static void step_traced(trace_ring_t *tr, const kern_item_t *it, uint64_t t, uint64_t sent0, uint64_t loop0, int runs) {
+/* A burst of `runs` actions of it began at t (its send fifo had sent0
+ * bytes); returns the time it ended. */
+static uint64_t step_traced(trace_ring_t *tr, const kern_item_t *it, uint64_t t, uint64_t sent0, uint64_t loop0,
+                            int runs) {
   uint64_t sent = it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) - sent0 : 0;
-  trace_ring_add(tr, TRACE_STEP, t, clock_ns(), it->peer, it->channel, loop0, (uint64_t)runs, sent, 0);
+  uint64_t end = clock_ns();
+  trace_ring_add(tr, TRACE_STEP, t, end, it->peer, it->channel, loop0, (uint64_t)runs, sent, 0);
+  return end;
 }
 
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
@@ -223,7 +227,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   /* The clock is first read when the items stall (a small operation never
    * does): the deadline counts from there, a spin of spin_ns later at most. */
   uint64_t now = 0, t0 = 0;
-  int remaining = 0, single_env = 1;
+  int remaining = 0, single_env = 1, tracing = 0;
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
     it->done = it->finished && drained(it);
@@ -231,6 +235,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     it->last_progress_ns = now;
     remaining += !it->done;
     single_env &= it->env == items[0]->env;
+    tracing |= it->env->trace != NULL;
   }
   /* Idle: poll for spin_ns (yielding the core between polls when the ranks
    * outnumber the cores), then sleep until a peer or the transport wakes us.
@@ -244,6 +249,9 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     const kern_env_t *env0 = items[0]->env;
     uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
     int moved = 0;
+    /* XCCL_TRACE: one clock read per pass, and one when a burst ends; a
+     * burst starts at the later of the two (only polls come between). */
+    uint64_t t_trace = tracing ? clock_ns() : 0;
     for (int i = 0; i < n; i++) {
       kern_item_t *it = items[i];
       if (it->done) continue;
@@ -251,11 +259,8 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
         if (lane_blocked(items, i)) continue;
         int rc, runs = 0;
         trace_ring_t *tr = it->env->trace;
-        uint64_t t_burst = 0, sent0 = 0, loop0 = it->loop;
-        if (tr) {
-          t_burst = clock_ns();
-          sent0 = it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) : 0;
-        }
+        uint64_t sent0 = tr && it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) : 0;
+        uint64_t loop0 = it->loop;
         while (!it->finished && (rc = it->ops->step(it, fail)) != 0) {
           if (rc < 0) {
             fail->item = i;
@@ -272,7 +277,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
           moved = it->progressed = 1;
           runs++;
         }
-        if (tr && runs) step_traced(tr, it, t_burst, sent0, loop0, runs);
+        if (tr && runs) t_trace = step_traced(tr, it, t_trace, sent0, loop0, runs);
       }
       /* The operation is complete only when the transport has taken every
        * slot it sent: returning earlier could let the caller destroy the
