@@ -3,7 +3,7 @@
  * timeline is written (src/observe/trace.h has the format and the file).
  *
  * comm->trace is NULL unless XCCL_TRACE is set: then a launch pays one
- * branch per operation, the engine one per burst of actions
+ * branch per operation, the engine one per pass and per item it polls
  * (kern_env_t's trace) and the proxy one load per pass. When set, a launch
  * reads the clock twice and puts one TRACE_COLL event per operation in the
  * communicator's ring; the engine and the proxy add theirs (host_engine.h,

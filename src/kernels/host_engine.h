@@ -45,8 +45,9 @@ typedef struct {
    * when it ends); NULL: nobody counts, and no clock is read for it. */
   _Atomic uint64_t *wait_ns;
   /* XCCL_TRACE's ring: each burst of actions an item runs (TRACE_STEP) and
-   * each stall that ends (TRACE_WAIT) go here; NULL: no clock is read for
-   * it (one branch per burst). */
+   * each stall that ends (TRACE_WAIT) go here, with one clock read per
+   * pass and one per burst; NULL: no clock is read for it (a branch per
+   * pass and per item polled). */
   trace_ring_t *trace;
 } kern_env_t;
 
