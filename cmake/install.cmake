@@ -58,7 +58,8 @@ foreach(tool xccl-run xccl-perf xccl-info xccl-topo xccl-stuck)
   endif()
 endforeach()
 unset(_xccl_tool_rpath)
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/xccl-plot DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/xccl-plot ${PROJECT_SOURCE_DIR}/tools/xccl-trace
+        DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
 
 # ---- CMake package --------------------------------------------------------
 

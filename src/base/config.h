@@ -162,6 +162,13 @@
   X(STATS_INTERVAL, DOUBLE, "10", 0, 86400,                                                        \
     "Seconds between rewrites of XCCL_STATS_FILE; 0: only when a communicator is destroyed, "      \
     "aborted or fails.")                                                                           \
+  X(TRACE, STR, "", 0, 0,                                                                          \
+    "Write each rank's timeline (Chrome trace-event JSON: collectives, kernel steps, waits, network " \
+    "sends and receives) to DIR/xccl-trace-<comm>-r<rank>.json at destroy, abort or failure; "     \
+    "tools/xccl-trace merges the ranks' files onto rank 0's clock. Empty: off.")                    \
+  X(TRACE_EVENTS, INT, "65536", 1024, 1 << 24,                                                     \
+    "Events each communicator keeps for XCCL_TRACE (80 bytes each); when full the oldest "    \
+    "are dropped and the file counts them.")                                                       \
   /* ---- topology (src/topo) ---- */                                                              \
   X(TOPO_FILE, STR, "", 0, 0,                                                                      \
     "Read this node's topology from this file instead of detecting it: an hwloc XML export "       \

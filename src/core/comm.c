@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "comm_stats.h"
+#include "comm_trace.h"
 #include "config.h"
 #include "comm_dump.h"
 #ifdef XCCL_HAVE_CUDA
@@ -250,6 +251,7 @@ void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg) {
   snprintf(why, sizeof(why), "rank %d gave up after a failure of its own", comm->rank);
   comm_break_shm(comm, why);
   comm_stats_failed(comm, res); /* the metrics show it now, before anyone destroys it */
+  comm_trace_failed(comm);      /* and the timeline up to the failure */
 }
 
 static void comm_free(struct xcclComm *comm) {
@@ -260,6 +262,7 @@ static void comm_free(struct xcclComm *comm) {
   comm_stats_stop(comm);      /* its last numbers, while what they are read from is there */
   dump_unregister(comm);      /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
+  comm_trace_stop(comm);      /* nothing adds events now: the timeline's file */
   direct_maps_free(comm);
   comm_free_conns(comm); /* their fifos with them */
   for (int set = 0; set < COMM_P2P_SETS; set++) {
@@ -531,6 +534,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   me->chunk_size = config_size(CFG_CHUNK_SIZE);
   me->algo_hash = comm_algo_hash(comm->algo_text);
   config_shared_pack(&me->shared);
+  comm_trace_announce(me);
   direct_before_allgather(comm, me);
   comm->check = config_bool(CFG_CHECK);
   xcclResult_t refused = comm_own_checks(comm), res;
@@ -563,6 +567,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   TRY_GOTO(dump_register(comm, id->job), fail);
   if (nranks > 1) TRY_GOTO(tune_measure(comm), fail);
   comm_stats_start(comm, id->job); /* after tune_measure: only the user's operations count */
+  comm_trace_start(comm, id->job); /* every rank here together: the clock offsets */
   int conns;
   uint64_t slot_bytes;
   comm_conn_memory(comm, &conns, &slot_bytes);

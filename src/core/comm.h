@@ -49,6 +49,7 @@ typedef struct {
   /* Where a peer on this host reads probe_value to learn whether it may read
    * this process's memory (process_vm_readv; algo_direct.c). */
   uint64_t probe_addr, probe_value;
+  int32_t trace;                    /* XCCL_TRACE is set: it takes part in the clock-offset exchange */
   int32_t refused;                  /* the xcclResult_t it failed with, 0 when it did not */
   char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
@@ -140,6 +141,7 @@ struct xcclComm {
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
+  struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
 };
 
 /* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */

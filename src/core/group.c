@@ -11,6 +11,7 @@
 
 #include "comm_stats.h"
 #include "comm_dump.h"
+#include "comm_trace.h"
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"
@@ -328,8 +329,10 @@ static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   for (int i = n - 1; i >= 0; i--) /* what XCCL_FAULT rules match: on each comm, its first operation in the group */
     fault_set_op(&ops[i].comm->fault, ops[i].coll.name, ops[i].seq);
   kern_failure_t fail;
+  uint64_t t_trace = comm_trace_clock(ops, n);
   res = kern_run(g.items, g.nitems, &fail);
   for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);
+  if (t_trace) comm_trace_ops(ops, n, t_trace);
   if (res != xcclSuccess) {
     const group_op_t *failed = &ops[g.item_op[fail.item]];
     res = op_failure(failed, res, &fail);

@@ -188,12 +188,46 @@ static void stall_counted(const kern_env_t *env, uint64_t since) {
                         memory_order_relaxed);
 }
 
+/* What a stall waits on, for its TRACE_WAIT event: the first item that
+ * waits on a fifo. */
+typedef struct {
+  int peer, channel, is_recv;
+} stall_trace_t;
+
+static void stall_trace_begin(kern_item_t *const *items, int n, stall_trace_t *st) {
+  *st = (stall_trace_t){.peer = -1, .channel = -1};
+  for (int i = 0; i < n; i++) {
+    kern_item_t *it = items[i];
+    if (it->done || (!it->finished && lane_blocked(items, i))) continue;
+    uint64_t step = 0;
+    if (!it->finished) it->ops->waiting(it, &step, &st->is_recv);
+    st->peer = it->peer;
+    st->channel = it->channel;
+    return;
+  }
+}
+
+/* The stall that began at since ended (a move, or the failure it ends in). */
+static void stall_traced(trace_ring_t *tr, uint64_t since, const stall_trace_t *st) {
+  trace_ring_add(tr, TRACE_WAIT, since, clock_ns(), st->peer, st->channel, 0, 0, 0, st->is_recv);
+}
+
+/* A burst of `runs` actions of it began at t (its send fifo had sent0
+ * bytes); returns the time it ended. */
+static uint64_t step_traced(trace_ring_t *tr, const kern_item_t *it, uint64_t t, uint64_t sent0, uint64_t loop0,
+                            int runs) {
+  uint64_t sent = it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) - sent0 : 0;
+  uint64_t end = clock_ns();
+  trace_ring_add(tr, TRACE_STEP, t, end, it->peer, it->channel, loop0, (uint64_t)runs, sent, 0);
+  return end;
+}
+
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   memset(fail, 0, sizeof(*fail));
   /* The clock is first read when the items stall (a small operation never
    * does): the deadline counts from there, a spin of spin_ns later at most. */
   uint64_t now = 0, t0 = 0;
-  int remaining = 0, single_env = 1;
+  int remaining = 0, single_env = 1, tracing = 0;
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
     it->done = it->finished && drained(it);
@@ -201,6 +235,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     it->last_progress_ns = now;
     remaining += !it->done;
     single_env &= it->env == items[0]->env;
+    tracing |= it->env->trace != NULL;
   }
   /* Idle: poll for spin_ns (yielding the core between polls when the ranks
    * outnumber the cores), then sleep until a peer or the transport wakes us.
@@ -209,16 +244,23 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   int noted = 0; /* the waits of this stall are in the state records */
   uint64_t idle_since = 0;
   uint64_t stall_since = 0; /* when the stall that a move ends began (for env->wait_ns); 0: none */
+  stall_trace_t stall_tr = {0}; /* XCCL_TRACE: what the stall waits on */
   while (remaining > 0) {
     const kern_env_t *env0 = items[0]->env;
     uint32_t seen = slot_bell_seen(env0->bell); /* before looking, so no ring is missed */
     int moved = 0;
+    /* XCCL_TRACE: one clock read per pass, and one when a burst ends; a
+     * burst starts at the later of the two (only polls come between). */
+    uint64_t t_trace = tracing ? clock_ns() : 0;
     for (int i = 0; i < n; i++) {
       kern_item_t *it = items[i];
       if (it->done) continue;
       if (!it->finished) {
         if (lane_blocked(items, i)) continue;
-        int rc;
+        int rc, runs = 0;
+        trace_ring_t *tr = it->env->trace;
+        uint64_t sent0 = tr && it->sends ? atomic_load_explicit(&it->sends->bytes, memory_order_relaxed) : 0;
+        uint64_t loop0 = it->loop;
         while (!it->finished && (rc = it->ops->step(it, fail)) != 0) {
           if (rc < 0) {
             fail->item = i;
@@ -233,7 +275,9 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
             return fail->kind == KERN_FAIL_CHECKSUM ? xcclRemoteError : xcclInvalidUsage;
           }
           moved = it->progressed = 1;
+          runs++;
         }
+        if (tr && runs) t_trace = step_traced(tr, it, t_trace, sent0, loop0, runs);
       }
       /* The operation is complete only when the transport has taken every
        * slot it sent: returning earlier could let the caller destroy the
@@ -247,6 +291,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     if (moved) {
       progress_all(items, n);
       if (stall_since && items[0]->env->wait_ns) stall_counted(items[0]->env, stall_since);
+      if (stall_since && items[0]->env->trace) stall_traced(items[0]->env->trace, stall_since, &stall_tr);
       stall_since = 0;
       idle = slept = 0;
       if (noted) state_clear(items, n), noted = 0;
@@ -256,7 +301,10 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
      * them; a clock read costs as much as a poll); then the clock every 16. */
     if (++idle == SPIN_FREE_POLLS) {
       idle_since = clock_ns();
-      if (!stall_since) stall_since = idle_since;
+      if (!stall_since) {
+        stall_since = idle_since;
+        if (env0->trace) stall_trace_begin(items, n, &stall_tr);
+      }
     }
     if (!slept && env0->spin_ns) {
       if (env0->yield) sched_yield();
@@ -286,6 +334,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       if (stop) {
         fail->item = i;
         state_close(items, n);
+        if (stall_since && env0->trace) stall_traced(env0->trace, stall_since, &stall_tr); /* the wait it ends in */
         switch (fail->kind) {
           case KERN_FAIL_TIMEOUT: return xcclTimeout;
           case KERN_FAIL_CONN: return (xcclResult_t)fail->conn_result;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "slots.h"
+#include "trace_ring.h"
 #include "xccl.h"
 
 /* How the items of one communicator wait and make the transport move. */
@@ -43,6 +44,11 @@ typedef struct {
    * first poll that found nothing to the move that ended the stall, counted
    * when it ends); NULL: nobody counts, and no clock is read for it. */
   _Atomic uint64_t *wait_ns;
+  /* XCCL_TRACE's ring: each burst of actions an item runs (TRACE_STEP) and
+   * each stall that ends (TRACE_WAIT) go here, with one clock read per
+   * pass and one per burst; NULL: no clock is read for it (a branch per
+   * pass and per item polled). */
+  trace_ring_t *trace;
 } kern_env_t;
 
 /* Why a host kernel stopped early: what it was waiting on, and where. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "error.h"
 #include "log.h"
@@ -33,6 +34,10 @@ typedef struct {
   void *gpu_mh;
   unsigned char gpu_slot[XCCL_STEPS], flushing[XCCL_STEPS];
   size_t got[XCCL_STEPS];
+  /* XCCL_TRACE (proxy_set_trace): when each slot's request was posted, and
+   * when this connection last completed one (a receive is posted ahead:
+   * its event starts at the later of the two). */
+  uint64_t post_ns[XCCL_STEPS], last_done_ns;
 } proxy_conn_t;
 
 struct proxy {
@@ -56,6 +61,7 @@ struct proxy {
   char error_msg[SLOT_ERROR_MAX + 128];
   void (*_Atomic tick)(void *); /* proxy_set_tick's, after each sleep */
   void *_Atomic tick_arg;
+  trace_ring_t *_Atomic trace; /* proxy_set_trace's; NULL: no events, no clock reads */
 };
 
 xcclResult_t proxy_create(const xccl_net_ops_v1_t *net, const fault_ctx_t *fault, proxy_t **proxy_p) {
@@ -151,10 +157,19 @@ static char *proxy_send_data(const proxy_conn_t *c, uint64_t step) {
   return slot_fifo_area_data(f, c->gpu->area, step);
 }
 
+/* Slot s of c (its step c->done) completed with size bytes: its event. */
+static void conn_traced(trace_ring_t *tr, proxy_conn_t *c, int s, trace_kind_t kind, size_t size) {
+  uint64_t now = clock_ns(), from = c->post_ns[s] > c->last_done_ns ? c->post_ns[s] : c->last_done_ns;
+  c->last_done_ns = now;
+  if (!from) from = now; /* posted before tracing began (a receive at connect): when is unknown */
+  trace_ring_add(tr, kind, from, now, c->peer, -1, c->done, 0, size, kind == TRACE_NET_RECV);
+}
+
 /* One pass over a send connection; returns 1 if anything moved. */
 static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
   slot_fifo_t *f = c->fifo;
   int moved = 0;
+  trace_ring_t *tr = atomic_load_explicit(&p->trace, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
   while (c->posted < tail && c->posted < c->done + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
@@ -165,6 +180,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!req) break;
     c->reqs[s] = req;
+    if (tr) c->post_ns[s] = clock_ns();
     c->posted++;
     moved = 1;
   }
@@ -174,6 +190,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
     xcclResult_t res = p->net->test(c->reqs[s], &done, &size);
     if (res != xcclSuccess) return proxy_fail(p, c, res), 1;
     if (!done) break;
+    if (tr) conn_traced(tr, c, s, TRACE_NET_SEND, size);
     slot_fifo_release(f, c->done++);
     moved = 1;
   }
@@ -187,6 +204,7 @@ static int proxy_progress_send(proxy_t *p, proxy_conn_t *c) {
 static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
   slot_fifo_t *f = c->fifo;
   int moved = 0;
+  trace_ring_t *tr = atomic_load_explicit(&p->trace, memory_order_relaxed);
   uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
   while (c->posted < head + XCCL_STEPS) {
     int s = (int)(c->posted % XCCL_STEPS);
@@ -201,6 +219,7 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     c->reqs[s] = req;
     c->gpu_slot[s] = (unsigned char)gpu;
     c->flushing[s] = 0;
+    if (tr) c->post_ns[s] = clock_ns();
     c->posted++;
     moved = 1;
   }
@@ -225,6 +244,7 @@ static int proxy_progress_recv(proxy_t *p, proxy_conn_t *c, int test) {
     }
     if (c->flushing[s]) size = c->got[s];
     c->flushing[s] = 0;
+    if (tr) conn_traced(tr, c, s, TRACE_NET_RECV, size);
     slot_fifo_publish(f, c->done++, size | (c->gpu_slot[s] ? SLOT_SIZE_GPU : 0));
   }
   return moved;
@@ -410,6 +430,8 @@ void proxy_set_tick(proxy_t *p, void (*fn)(void *arg), void *arg) {
   atomic_store_explicit(&p->tick_arg, arg, memory_order_relaxed);
   atomic_store_explicit(&p->tick, fn, memory_order_release);
 }
+
+void proxy_set_trace(proxy_t *p, trace_ring_t *ring) { atomic_store_explicit(&p->trace, ring, memory_order_release); }
 
 static void proxy_wake(proxy_t *p) {
   uint64_t one = 1;

@@ -31,6 +31,7 @@
 
 #include "net.h"
 #include "slots.h"
+#include "trace_ring.h"
 
 typedef struct proxy proxy_t;
 
@@ -106,6 +107,13 @@ int proxy_wait(void *proxy, int timeout_us);
  * a lock held across a call into this file. Any thread, before or after
  * proxy_start; fn = NULL stops it. Unset, the thread pays one load. */
 void proxy_set_tick(proxy_t *p, void (*fn)(void *arg), void *arg);
+/* XCCL_TRACE: each network send and receive that completes from now on is
+ * a TRACE_NET_SEND or TRACE_NET_RECV event in ring (peer, the connection's
+ * step, bytes; from its post, or a receive's previous completion when
+ * later, to its completion). NULL stops it; the ring must outlive the
+ * proxy or a later proxy_set_trace(p, NULL) plus the end of any progress
+ * call (proxy_destroy joins the thread). Unset, a pass pays one load. */
+void proxy_set_trace(proxy_t *p, trace_ring_t *ring);
 
 /* Breaks every connection now (abort, or an operation failed): peers see the
  * closure. Safe from any thread. */

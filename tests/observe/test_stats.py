@@ -21,9 +21,10 @@ Exits 77 (skipped) with the reason when python3-prometheus-client is missing.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from observe_util import check, run
 
 SKIP = 77
 
@@ -35,20 +36,6 @@ def parser():
         print(f"SKIP: the Prometheus parser is missing ({e}); apt-get install python3-prometheus-client")
         sys.exit(SKIP)
     return text_string_to_metric_families
-
-
-def run(cmd, env, timeout=60):
-    full = dict(os.environ, **env)
-    p = subprocess.run(cmd, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    return p.returncode, p.stdout
-
-
-def check(cond, msg, out=""):
-    if not cond:
-        print("FAIL:", msg)
-        if out:
-            print(out[-4000:])
-        sys.exit(1)
 
 
 def parse(path):
