@@ -20,8 +20,15 @@ import time
 
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
 SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
-KINDS = ["kill", "stop", "link", "partition", "slow"]
-EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "none": False}
+KINDS = ["kill", "stop", "link", "partition", "slow", "corrupt"]
+EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "corrupt": True,
+            "none": False}
+# corrupt: a rank is killed (counted as a kill) and its replacement starts with
+# XCCL_FAULT rules that flip a bit of what it sends in one of operations
+# CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
+# a receiver must fail the call (an error, never a wrong result).
+CORRUPT_SEQ = 60
+CORRUPT_WAIT_S = 60.0
 
 
 def now():
@@ -65,6 +72,10 @@ class Fault:
         self.recover_s = None
         self.detected = False
         self.healed = False
+        self.arm_corrupt = False  # a kill whose replacement corrupts
+        self.joiners = []
+        self.crc = False          # corrupt: a report names the CRC32C check
+        self.rates = None         # slow: (iterations/s before, during)
         self.stopped_pid = None
 
 
@@ -101,16 +112,23 @@ class Driver:
         if not os.path.isdir(CGROUP_CPU) or not os.path.exists(os.path.join(CGROUP_CPU, "cpu.cfs_quota_us")):
             self.kinds.remove("slow")
             print("soak: slow faults skipped: no cgroup v1 cpu controller at %s" % CGROUP_CPU)
+        info = subprocess.run([os.path.join(a.build, "tools", "xccl-info")], capture_output=True, text=True).stdout
+        self.checksum = "XCCL_CHECKSUM=1 available" in info
+        if not self.checksum:
+            self.kinds.remove("corrupt")
+            print("soak: corrupt faults skipped: this build has no XCCL_CHECKSUM (ISA-L)")
         if a.no_faults:
             self.kinds = []
+        self.sample = None  # (time, {pid: iteration}) when the last recovery ended
 
     # ---- processes ------------------------------------------------------
     def env_base(self, host):
         e = dict(os.environ)
         e.update({"SOAK_DIR": self.dir, "SOAK_NRANKS": str(self.n), "XCCL_TIMEOUT": str(self.a.timeout),
                   "SOAK_DECIDE_S": str(self.decide_s()), "SOAK_LIMIT_S": str(int(self.a.minutes * 60 + 300)),
-                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host]})
-        for k in ("XCCL_RANK", "XCCL_NRANKS", "XCCL_LOCAL_RANK", "XCCL_ROOT", "XCCL_SECRET", "SOAK_JOIN_RANK"):
+                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host], "XCCL_CHECKSUM": "1" if "corrupt" in self.kinds else "0"})
+        for k in ("XCCL_RANK", "XCCL_NRANKS", "XCCL_LOCAL_RANK", "XCCL_ROOT", "XCCL_SECRET", "SOAK_JOIN_RANK",
+                  "XCCL_FAULT"):
             e.pop(k, None)
         return e
 
@@ -191,6 +209,9 @@ class Driver:
         pid = m[rank][0]
         host = self.host_of[pid]
         t = now()
+        arm, iters = kind == "corrupt", {p: st["iter"] for p, st in self.statuses().items()}
+        if arm:
+            kind = "kill"
         if kind == "kill":
             os.kill(pid, signal.SIGKILL)
         elif kind == "stop":
@@ -212,10 +233,25 @@ class Driver:
         f.excl = sorted(st["rank"] for p, st in self.statuses().items() if p in victims)
         if kind == "stop":
             f.stopped_pid = pid
+        f.arm_corrupt = arm
+        if kind == "slow" and self.sample and pid in self.sample[1]:
+            t0, i0 = self.sample[0], self.sample[1][pid]
+            f.rates = [(iters[pid] - i0) / max(t - t0, 1e-3), iters[pid], None]
         self.cur, self.decided, self.joined = f, False, False
         self.faults.append(f)
-        print("soak: %7.1f s: %s of %s (host %d, epoch %d ranks %s)" %
-              (t - self.t0, kind, ",".join(map(str, victims)), host, self.epoch, f.excl), flush=True)
+        print("soak: %7.1f s: %s of %s (host %d, epoch %d ranks %s)%s" %
+              (t - self.t0, kind, ",".join(map(str, victims)), host, self.epoch, f.excl,
+               ", its replacement to corrupt" if arm else ""), flush=True)
+
+    def corrupt_armed(self, pid):
+        """The corrupting replacement runs: its fault is in flight until a receiver's checksum fails."""
+        st = self.statuses().get(pid)
+        f = Fault("corrupt", now(), [pid], self.host_of[pid])
+        f.excl = [st["rank"]] if st else []
+        self.cur, self.decided, self.joined = f, False, False
+        self.faults.append(f)
+        print("soak: %7.1f s: corrupt armed in %d (epoch %d rank %s, operations %d-%d)" %
+              (f.t - self.t0, pid, self.epoch, f.excl, CORRUPT_SEQ, CORRUPT_SEQ + 2), flush=True)
 
     def slow(self, pid):
         self.cgroup = os.path.join(CGROUP_CPU, "xccl-soak-%d" % os.getpid())
@@ -338,8 +374,20 @@ class Driver:
         if f is None:
             return
         t = now()
+        if f.kind == "corrupt" and not f.detected:
+            if errs:  # the fault's moment is unknown: detection counts from the first report
+                f.t = min(ts for _, _, ts, _ in errs)
+                f.crc = any("CRC32C" in msg for _, _, _, msg in errs)
+            elif t - f.t > CORRUPT_WAIT_S:
+                print("soak: %7.1f s: the corrupting rank ran %g s and no rank reported an error" %
+                      (t - self.t0, CORRUPT_WAIT_S), flush=True)
+                self.cur = None
+                return
         if not EXPECTED[f.kind]:  # slow: hold, then release; nothing should fail
             if t - f.t >= SLOW_HOLD_S:
+                st = self.statuses().get(f.victims[0])
+                if f.rates and st and st["epoch"] == self.epoch:
+                    f.rates[2] = (st["iter"] - f.rates[1]) / (t - f.t)
                 self.heal(f)
                 f.recover_s = None
                 self.cur = None
@@ -349,7 +397,7 @@ class Driver:
             f.detected = True
             self.decide("exclude " + " ".join(map(str, f.excl)))
         self.detect_time(f, survivors, errs)
-        if not self.decided and t - f.t > self.decide_s():
+        if not self.decided and f.kind != "corrupt" and t - f.t > self.decide_s():
             self.hang("%s at %.1f s: no survivor reported within %d s" % (f.kind, f.t - self.t0, self.decide_s()))
             return
         if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, "grow.%d.id" % (self.epoch + 1))):
@@ -360,7 +408,9 @@ class Driver:
                 r = self.n - len(hosts) + i
                 e = self.env_base(h)
                 e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r)})
-                self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r))
+                if f.arm_corrupt and i == 0:
+                    e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
+                f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
             self.joined = True
             self.epoch += 1
         if self.joined and self.healthy():
@@ -373,6 +423,9 @@ class Driver:
                   (now() - self.t0, self.n, self.epoch, f.recover_s,
                    "-" if f.detect_s is None else "%.2f" % f.detect_s), flush=True)
             self.cur = None
+            self.sample = (now(), {p: st["iter"] for p, st in self.statuses().items()})
+            if f.arm_corrupt:
+                self.corrupt_armed(f.joiners[0])
             return
         if t - f.t > self.decide_s() + self.recover_deadline_s():
             self.hang("%s at %.1f s: not back to %d ranks within %d s" %
@@ -468,23 +521,31 @@ class Driver:
         print()
         print("soak: %d ranks on %d hosts, %.1f min, XCCL_TIMEOUT %g s, %d epochs, %d restarts" %
               (self.n, self.hosts, (now() - self.t0) / 60, T, self.epoch + 1, self.restarts))
-        print("%-18s %6s %9s %9s %9s %10s %10s" % ("fault", "count", "detected", "detect50", "detect99",
+        print("%-20s %6s %9s %9s %9s %10s %10s" % ("fault", "count", "detected", "detect50", "detect99",
                                                    "recover50", "recover99"))
         for r in rows:
-            print("%-18s %6s %9s %9s %9s %10s %10s" % r)
+            print("%-20s %6s %9s %9s %9s %10s %10s" % r)
         print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
               " the fault to %d ranks running again; slow: %d%% of a CPU for %g s, nothing should fail)" %
               (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S))
-        print("%-40s %d" % ("collectives completed and checked", colls))
-        print("%-40s %d" % ("wrong results", wrong))
-        print("%-40s %d" % ("hangs (missed deadlines, failed recoveries)", self.hangs))
+        rates = [f.rates for f in self.faults if f.kind == "slow" and f.rates and f.rates[2] is not None]
+        if rates:
+            print("slow: the job's iterations/s before and while a rank was slowed: %s" %
+                  ", ".join("%.1f -> %.1f" % (r[0], r[2]) for r in rates))
+        if "corrupt" in self.kinds:
+            cs = [f for f in self.faults if f.kind == "corrupt"]
+            print("corrupt: detect and recover count from the first report (when the bit flipped is not known);"
+                  " caught by the CRC32C check (a report says so): %d/%d" % (sum(f.crc for f in cs), len(cs)))
+        print("%-44s %d" % ("collectives completed and checked (all ranks' calls)", colls))
+        print("%-44s %d" % ("wrong results", wrong))
+        print("%-44s %d" % ("hangs (missed deadlines, failed recoveries)", self.hangs))
         for h in self.hang_notes:
             print("    %s" % h)
-        print("%-40s %d" % ("errors no fault explains", self.unexpected))
-        print("%-40s %d%s" % ("left: /dev/shm segments of xccl", len(shm), (" " + " ".join(shm[:4])) if shm else ""))
-        print("%-40s %d" % ("left: driver fds", fds))
-        print("%-40s %d" % ("left: threads", threads))
-        print("%-40s %d%s" % ("left: soak_rank processes", len(procs), (" " + " ".join(map(str, procs))) if procs else ""))
+        print("%-44s %d" % ("errors no fault explains", self.unexpected))
+        print("%-44s %d%s" % ("left: /dev/shm segments of xccl", len(shm), (" " + " ".join(shm[:4])) if shm else ""))
+        print("%-44s %d" % ("left: driver fds", fds))
+        print("%-44s %d" % ("left: threads", threads))
+        print("%-44s %d%s" % ("left: soak_rank processes", len(procs), (" " + " ".join(map(str, procs))) if procs else ""))
         for pid in procs:
             try:
                 os.kill(pid, signal.SIGKILL)
