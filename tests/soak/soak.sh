@@ -5,7 +5,9 @@
 # from: SIGKILL of a rank, SIGSTOP of a rank, a host's link down (then up),
 # a one-way partition of a host (nftables; skipped, saying so, without
 # `nft`), a rank slowed by a cgroup CPU quota (not a failure: nothing may
-# time out). The driver (soak_driver.py) plays the elastic agent: survivors
+# time out), and a replacement that corrupts what it sends (XCCL_FAULT
+# corrupt; every rank runs XCCL_CHECKSUM=1, so it must be an error, never a
+# wrong result; skipped, saying so, in a build without ISA-L). The driver (soak_driver.py) plays the elastic agent: survivors
 # report, it tells them whom to exclude, they shrink and grow back to 8 with
 # replacements it starts. It prints one table and, last,
 #   soak: faults F detected D wrong W hangs H leaked L
