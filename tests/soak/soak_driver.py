@@ -19,6 +19,10 @@ import sys
 import time
 
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
+# slow: 10 ms of CPU in every 100 ms for 6 s. CFS throttles within a period, so
+# the longest the rank sits still is about 90 ms (plus its share of 2 busy
+# cores): far below XCCL_TIMEOUT (5 s), so no wait may time out; the job only
+# runs slower (the table shows by how much).
 SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
 KINDS = ["kill", "stop", "link", "partition", "slow", "corrupt"]
 EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "corrupt": True,
@@ -27,7 +31,7 @@ EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow":
 # XCCL_FAULT rules that flip a bit of what it sends in one of operations
 # CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
 # a receiver must fail the call (an error, never a wrong result).
-CORRUPT_SEQ = 60
+CORRUPT_SEQ = 100  # ~20 iterations in: the kill before it has recovered by then
 CORRUPT_WAIT_S = 60.0
 
 
@@ -330,6 +334,7 @@ class Driver:
         self.epoch += 1
         self.start_all()
         self.wait_healthy(self.recover_deadline_s())
+        self.take_sample()
 
     def wait_healthy(self, limit):
         end = now() + limit
@@ -339,6 +344,10 @@ class Driver:
                 return True
             time.sleep(0.05)
         return False
+
+    def take_sample(self):
+        """Each process's iteration now: the slow fault's 'before' rate counts from here."""
+        self.sample = (now(), {p: st["iter"] for p, st in self.statuses().items()})
 
     def hang(self, what):
         self.hangs += 1
@@ -352,7 +361,7 @@ class Driver:
             f.detect_s = max(got[p] for p in survivors) - f.t
 
     def step(self):
-        """One look at the control directory; False once the job cannot go on."""
+        """One look at the control directory: the current fault's next move."""
         self.reap()
         f = self.cur
         errs = self.events("err", self.epoch)
@@ -423,7 +432,7 @@ class Driver:
                   (now() - self.t0, self.n, self.epoch, f.recover_s,
                    "-" if f.detect_s is None else "%.2f" % f.detect_s), flush=True)
             self.cur = None
-            self.sample = (now(), {p: st["iter"] for p, st in self.statuses().items()})
+            self.take_sample()
             if f.arm_corrupt:
                 self.corrupt_armed(f.joiners[0])
             return
@@ -440,6 +449,7 @@ class Driver:
         self.start_all()
         if not self.wait_healthy(self.recover_deadline_s()):
             self.hang("the job did not start within %d s" % self.recover_deadline_s())
+        self.take_sample()
         next_fault = now() + self.rng.uniform(2, 5)
         while True:
             self.step()
