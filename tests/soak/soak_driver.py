@@ -522,8 +522,10 @@ class Driver:
             want += len(fs) if EXPECTED[kind] else 0
             dts = [f.detect_s for f in fs if f.detect_s is not None]
             rts = [f.recover_s for f in fs if f.recover_s is not None]
-            skipped = kind not in self.kinds and kind != "none"
-            rows.append((kind + (" (skipped)" if skipped and not fs else ""), str(len(fs)),
+            if kind != "none" and self.a.no_faults:
+                continue
+            label = "none (an error)" if kind == "none" else kind + ("" if kind in self.kinds or fs else " (skipped)")
+            rows.append((label, str(len(fs)),
                          "%d/%s" % (det, len(fs) if EXPECTED[kind] else 0), pctl(dts, 50), pctl(dts, 99),
                          pctl(rts, 50), pctl(rts, 99)))
         shm, fds, threads, procs = self.leftovers()
@@ -535,9 +537,14 @@ class Driver:
                                                    "recover50", "recover99"))
         for r in rows:
             print("%-20s %6s %9s %9s %9s %10s %10s" % r)
-        print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
-              " the fault to %d ranks running again; slow: %d%% of a CPU for %g s, nothing should fail)" %
-              (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S))
+        if self.a.no_faults:
+            print("(--no-faults: nothing injected; an error or a timed-out wait would show as a 'none' row)")
+        elif "corrupt" in self.kinds:
+            print("(kill counts the kills that let each corrupting replacement in)")
+        if not self.a.no_faults:
+            print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
+                  " the fault to %d ranks running again; slow: %d%% of a CPU for %g s, nothing should fail)" %
+                  (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S))
         rates = [f.rates for f in self.faults if f.kind == "slow" and f.rates and f.rates[2] is not None]
         if rates:
             print("slow: the job's iterations/s before and while a rank was slowed: %s" %
