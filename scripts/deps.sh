@@ -17,13 +17,14 @@
 #   libtorch-dev, pybind11-dev, python3-dev — the torch.distributed backend's C++ extension (python/xccl/torch)
 #   python3-matplotlib — xccl-plot, which xccl-perf --plot runs
 #   jq           — tests/fault/test_dump.sh reads the JSON dumps with it, as people's scripts would
+#   nftables     — `nft`, the one-way partitions of the soak (tests/soak; skipped without it)
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 need=()
 for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libisal-dev \
   libjansson-dev python3-prometheus-client jq \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
-  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib; do
+  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

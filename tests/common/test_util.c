@@ -104,6 +104,18 @@ char *test_read_file(const char *path, size_t *len_p) {
   return s;
 }
 
+int test_wait_file(const char *path, void *buf, size_t len, double wait_s) {
+  for (double end = test_now_s() + wait_s; test_now_s() < end; usleep(20000)) {
+    size_t got = 0;
+    char *b = test_read_file(path, &got);
+    int whole = b && got == len;
+    if (whole) memcpy(buf, b, len);
+    free(b);
+    if (whole) return 0;
+  }
+  return -1;
+}
+
 void test_comm_end(xcclComm_t comm) {
   xcclResult_t async;
   XCHECK(xcclCommGetAsyncError(comm, &async));

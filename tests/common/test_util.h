@@ -59,6 +59,11 @@ void test_skip(const char *why) __attribute__((noreturn));
  * NULL); NULL when it cannot be read. The caller frees it. */
 char *test_read_file(const char *path, size_t *len_p);
 
+/* Waits up to wait_s for the file at path to hold exactly len bytes (as a
+ * writer that renames it into place leaves it), then copies them to buf.
+ * 0, or -1 when the deadline passed. */
+int test_wait_file(const char *path, void *buf, size_t len, double wait_s);
+
 /* Buffers for the collectives under test: malloc's, or with TEST_MEMALLOC=1
  * in the environment xcclMemAlloc's (memory peers on the host can map: the
  * zero-copy path). */

@@ -133,24 +133,13 @@ static void mode_more(xcclComm_t world) {
 }
 
 /* The file a launcher's store stands in for: written whole (renamed), read
- * by the spare within a deadline. */
+ * by the spare within a deadline (test_wait_file). */
 static void id_put(const char *path, const xcclUniqueId *id) {
   char tmp[4200];
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   FILE *f = fopen(tmp, "wb");
   CHECK(f && fwrite(id, sizeof(*id), 1, f) == 1 && fclose(f) == 0 && rename(tmp, path) == 0,
         "rank %d: cannot write %s: %s", me, path, strerror(errno));
-}
-
-static int id_get(const char *path, xcclUniqueId *id, double wait_s) {
-  for (double end = test_now_s() + wait_s; test_now_s() < end; usleep(20000)) {
-    size_t len = 0;
-    char *b = test_read_file(path, &len);
-    if (b && len == sizeof(*id)) memcpy(id, b, sizeof(*id));
-    free(b);
-    if (len == sizeof(*id)) return 0;
-  }
-  return -1;
 }
 
 static void mode_replace(xcclComm_t world) {
@@ -161,7 +150,7 @@ static void mode_replace(xcclComm_t world) {
   XCHECK(xcclCommSplit(world, me < 3 ? 0 : XCCL_SPLIT_NOCOLOR, me, &job, NULL));
   xcclUniqueId id;
   if (!job) { /* the spare */
-    CHECK(id_get(path, &id, 4 * TIMEOUT_S + 30) == 0, "rank %d: no grow id in %s", me, path);
+    CHECK(test_wait_file(path, &id, sizeof(id), 4 * TIMEOUT_S + 30) == 0, "rank %d: no grow id in %s", me, path);
     double t0 = test_now_s();
     XCHECK(xcclCommGrow(NULL, 3, &id, 2, &grown, NULL));
     printf("rank %d: joined as rank 2 in %.1f ms\n", me, (test_now_s() - t0) * 1e3);
