@@ -11,6 +11,8 @@
 #   close, error, kill,
 #   stall                every surviving rank returns an error within
 #                        XCCL_TIMEOUT + grace that names all-reduce #3 and a rank
+# xccl-run gets the same grace: once one survivor has failed, the other
+# has that long to fail too before the stalled rank is killed.
 #   fault_matrix.sh XCCL_RUN FAULT_VICTIM
 set -u
 run=$1 victim=$2
@@ -27,7 +29,7 @@ for transport in shm socket; do
     start=$(date +%s.%N)
     XCCL_TIMEOUT=$timeout_s XCCL_TRANSPORT=$transport XCCL_DEBUG=NONE XCCL_CHECKSUM=$checksum \
       XCCL_FAULT="rank=1,op=allreduce,seq=3,step=1,action=$action" \
-      timeout 120 "$run" -n 3 --grace 30 "$victim" >"$out" 2>&1
+      timeout 120 "$run" -n 3 --grace $grace_s "$victim" >"$out" 2>&1
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     outcome=""
     for r in 0 1 2; do
