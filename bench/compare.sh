@@ -16,10 +16,11 @@
 # bus bandwidth 2(n-1)/n x size / time (GB/s) and xccl's speed-up over it.
 # xccl runs twice: on malloc'd buffers, and on buffers from xcclMemAlloc
 # registered as windows (xccl-perf --memalloc: the zero-copy path, issue 17).
-# The bounds, in the same run: memory traffic of two threads copying at each
-# size (read + written bytes per second), and the zero-copy bound it implies
-# for a 2-rank all-reduce (traffic / 4); loopback TCP; and over a veth pair,
-# two iperf3 runs at once, one each way, with XCCL_NSOCKS streams each (an
+# The bounds, in the same run: a cache line's one-way trip between two
+# processes (cacheline_trip.c), the floor of a small message; memory
+# traffic of two threads copying at each size (read + written bytes per
+# second), and the zero-copy bound it implies for a 2-rank all-reduce
+# (traffic / 4); loopback TCP; and over a veth pair, two iperf3 runs at once, one each way, with XCCL_NSOCKS streams each (an
 # all-reduce sends both ways at once), beside the veth all-reduce run 5 times
 # (median and spread).
 set -u
@@ -137,6 +138,7 @@ int main(int argc, char **argv) {
 EOF
 mpicc -O2 -o "$tmp/mpi_ar" "$tmp/mpi_ar.c" || exit 2
 cc -O2 -pthread -o "$tmp/memcpy" "$tmp/memcpy.c" || exit 2
+cc -O2 -o "$tmp/cacheline_trip" "$(dirname "$0")/cacheline_trip.c" || exit 2
 
 iters_for() { # fewer iterations for large sizes
   # Four and eight ranks share two cores here: a few hundred small calls
@@ -164,6 +166,8 @@ for size in 1048576 16777216 134217728; do
   awk -v s="$size" -v t="$t" 'BEGIN { printf "# memory traffic, two threads copying %d B: %.2f GB/s; zero-copy bound of a 2-rank all-reduce (/4): %.2f GB/s\n", s, t, t / 4 }'
   echo "$size $t" >>"$tmp/bounds"
 done
+trip=$("$tmp/cacheline_trip")
+echo "# a cache line's one-way trip between two processes (cacheline_trip.c): $trip us; the floor of a 2-rank 8 B all-reduce"
 iperf3 -s -1 -p 5298 >/dev/null 2>&1 &
 sleep 0.5
 tcp=$(timeout 20 iperf3 -c 127.0.0.1 -p 5298 -t 3 -J 2>/dev/null | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))' 2>/dev/null)
@@ -194,6 +198,9 @@ for n in 2 4 8; do
       printf row, n, "xccl zero copy", s, bz >>rows
       if (n == 2 && bd > 0) printf row, n, "zero-copy bound", s, bd >>rows
     }'
+    if [ "$size" = 8 ] && [ -n "$trip" ]; then
+      awk -v n="$n" -v x="$x" -v t="$trip" 'BEGIN { printf "#   8 B on %d ranks: xccl / one-way cache-line trip = %.2f\n", n, (t > 0 ? x / t : 0) }'
+    fi
 
   done
 done
