@@ -20,9 +20,10 @@
 # processes (cacheline_trip.c), the floor of a small message; memory
 # traffic of two threads copying at each size (read + written bytes per
 # second), and the zero-copy bound it implies for a 2-rank all-reduce
-# (traffic / 4); loopback TCP; and over a veth pair, two iperf3 runs at once, one each way, with XCCL_NSOCKS streams each (an
-# all-reduce sends both ways at once), beside the veth all-reduce run 5 times
-# (median and spread).
+# (traffic / 4); loopback TCP; and over a veth pair, two iperf3 runs at
+# once, one each way, with XCCL_NSOCKS streams each (an all-reduce sends
+# both ways at once), beside the veth all-reduce run 5 times (median and
+# spread).
 set -u
 plot=
 if [ "${1:-}" = --plot ]; then
