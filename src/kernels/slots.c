@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,12 +23,61 @@
 
 #define SLOT_DATA_OFF ((sizeof(slot_fifo_t) + 4095) / 4096 * 4096) /* slots start on a page */
 
+/* ---- Sleepers and wakers of a fifo, with the fence on the sleeper's side ----
+ *
+ * A waker stores a counter and then reads `sleepers`; a sleeper adds itself
+ * to `sleepers` and then reads the counter. Each must not read before its
+ * store is seen (Dekker), or the waker misses a sleeper that misses its
+ * store, which then sleeps out its timeout. A full fence in every publish
+ * costs the waker a stall on the slot's cache line, once per message,
+ * where sleeping is rare: so the waker's fence is only the compiler's, and
+ * the sleeper issues membarrier(GLOBAL_EXPEDITED), which puts a full
+ * barrier into every thread of every process that registered for it: a
+ * waker either read `sleepers` after that barrier (it sees the sleeper) or
+ * stored the counter before it (the sleeper sees the counter). Every xccl
+ * process registers once; where the kernel refuses membarrier (before
+ * Linux 4.16, or a seccomp filter), that process's stores keep the full
+ * fence. A process that cannot issue the membarrier but talks to one that
+ * did register risks at worst the futex's timeout (1 ms), never a hang. */
+static _Atomic int asym_state; /* 0: not registered yet; 1: registered; 2: refused */
+static pthread_once_t asym_fork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child is not registered (the registration is its parent's
+ * memory's): it asks again before its first store. */
+static void asym_child(void) { atomic_store(&asym_state, 0); }
+static void asym_fork_hook(void) { pthread_atfork(NULL, NULL, asym_child); }
+
+/* Before a process's first store to a fifo: both sides of a shared fifo
+ * take a side (slot_fifo_side_set), and a local one is laid out here.
+ * Threads that race register twice, which is harmless. */
+static void asym_register(void) {
+  if (atomic_load_explicit(&asym_state, memory_order_acquire)) return;
+  pthread_once(&asym_fork_once, asym_fork_hook);
+  int ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+  atomic_store_explicit(&asym_state, ok ? 1 : 2, memory_order_release);
+}
+
+static inline void waker_store(_Atomic uint64_t *c, uint64_t v) {
+  if (__builtin_expect(atomic_load_explicit(&asym_state, memory_order_relaxed) == 1, 1)) {
+    atomic_store_explicit(c, v, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst); /* the compiler's half: the barrier's other half is the sleeper's */
+  } else {
+    atomic_store_explicit(c, v, memory_order_seq_cst);
+  }
+}
+
+static void sleeper_fence(void) {
+  asym_register();
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) atomic_thread_fence(memory_order_seq_cst);
+}
+
 /* A slot's header, data and room for a CRC, rounded up to whole cache lines. */
 static size_t slot_stride(size_t slot_size) { return (SLOT_HDR_BYTES + slot_size + SLOT_CRC_BYTES + 63) / 64 * 64; }
 
 size_t slot_fifo_bytes(size_t slot_size) { return SLOT_DATA_OFF + slot_stride(slot_size) * XCCL_STEPS; }
 
 slot_fifo_t *slot_fifo_init_at(void *mem, size_t slot_size) {
+  asym_register();
   slot_fifo_t *f = mem;
   memset(f, 0, sizeof(*f));
   f->slot_size = slot_size;
@@ -87,6 +138,7 @@ uint64_t slot_pidns(void) {
 }
 
 void slot_fifo_side_set(slot_fifo_t *f, int producer) {
+  asym_register();
   *(producer ? &f->producer_pid : &f->consumer_pid) = (int32_t)getpid();
   *(producer ? &f->producer_pidns : &f->consumer_pidns) = slot_pidns();
   *(producer ? &f->producer_token : &f->consumer_token) = my_token();
@@ -189,7 +241,7 @@ void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
   atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + (bytes & ~SLOT_SIZE_GPU),
                         memory_order_relaxed);
   atomic_store_explicit(&h->seq, step + 1, memory_order_release);
-  atomic_store_explicit(&f->tail, step + 1, memory_order_seq_cst);
+  waker_store(&f->tail, step + 1);
   fifo_wake(f, &f->tail);
 }
 
@@ -243,13 +295,14 @@ slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t 
 }
 
 void slot_fifo_release(slot_fifo_t *f, uint64_t step) {
-  atomic_store_explicit(&f->head, step + 1, memory_order_seq_cst);
+  waker_store(&f->head, step + 1);
   fifo_wake(f, &f->head);
 }
 
 void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us) {
   _Atomic uint64_t *c = is_recv ? &f->tail : &f->head;
   atomic_fetch_add(&f->sleepers, 1);
+  sleeper_fence();
   if (atomic_load(c) == seen) {
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
     syscall(SYS_futex, low_half(c), FUTEX_WAIT, (uint32_t)seen, &ts, NULL, 0);
