@@ -137,6 +137,10 @@
     "Before each collective, compare what every rank called (collective, count, type, op, root) "   \
     "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \
     "bootstrap all-gather per call.")                                                              \
+  X(LONE, BOOL, "1", 0, 1,                                                                         \
+    "1: a collective alone (outside any group) whose algorithm keeps its tables in the "           \
+    "communicator, such as a small all-reduce by recursive doubling over shared memory, skips the " \
+    "group launch's bookkeeping. 0: every call takes the group launch (to compare the two).")      \
   X(SPIN_COUNT, INT, "200", 0, 1 << 30,                                                            \
     "Idle passes of the proxy thread over its connections before it sleeps in poll().")              \
   X(SPIN_US, INT, "-1", -1, 100000,                                                                \

@@ -171,7 +171,17 @@ typedef struct {
    * (`ready` at both ends alike, so both ranks of a pair agree) before each
    * operation. */
   void (*op_peers)(const coll_args_t *a, int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p);
+  /* Optional: operation a alone (no group open, comm held) as one item laid
+   * out in mem (ALGO_LONE_BYTES, 64-byte aligned) from what the
+   * communicator keeps between calls, so the launch builds no tables
+   * (group.c). NULL where it cannot: its connections are not all made yet,
+   * or one is not in shared memory (the proxy thread would have to run), or
+   * XCCL_LONE=0. */
+  kern_item_t *(*lone)(const coll_args_t *a, struct xcclComm *comm, void *mem);
 } algo_desc_t;
+
+/* The most an algorithm's lone item (algo_desc_t.lone) takes. */
+#define ALGO_LONE_BYTES 1024
 
 /* A cost split into what each link weighs: latency steps and bytes moved
  * by the busiest rank, for coll of `bytes` on k ranks with slots of `slot`

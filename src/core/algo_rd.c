@@ -4,9 +4,11 @@
  * one work item.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "algo.h"
 #include "comm.h"
+#include "log.h"
 
 static int log2_floor(int k) {
   int l = 0;
@@ -38,6 +40,41 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
   return 1;
 }
 
+/* A lone all-reduce (algo_desc_t.lone): the partner arguments are made once
+ * and kept in comm, with every partner's connections in shared memory, where
+ * the kernel moves the data itself; a call sets the buffers and lays out the
+ * item's schedule. */
+static kern_item_t *rd_lone(const coll_args_t *a, struct xcclComm *comm, void *mem) {
+  partner_args_t *pa = comm->lone_rd;
+  if (!pa) {
+    if (comm->lone_rd_off || !(comm->algo_connected & (1u << ALGO_RD))) return NULL;
+    int peers[ALGO_MAX_PEERS], n = host_rd_partners(comm->nranks, comm->rank, peers);
+    int remote = -1;
+    for (int i = 0; i < n; i++) {
+      const comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][peers[i]], *r = &comm->p2p_recv[COMM_P2P_ALGO][peers[i]];
+      if (!s->ready || !r->ready) return NULL; /* made as a pair: not yet */
+      if (remote < 0 && (!s->fifo->shared || !r->fifo->shared)) remote = peers[i];
+    }
+    if (remote >= 0 || !config_bool(CFG_LONE)) {
+      comm->lone_rd_off = 1;
+      if (remote >= 0)
+        INFO(COLL, "rank %d: all-reduces by recursive doubling take the group launch: partner rank %d is not in "
+             "shared memory", comm->rank, remote);
+      return NULL;
+    }
+    if (!(pa = malloc(algo_partner_args_bytes(comm)))) return NULL;
+    algo_partner_args(a, comm, pa); /* the arguments first, then their fifo tables */
+    comm->lone_rd = pa;
+    INFO(COLL, "rank %d: a lone all-reduce by recursive doubling runs without a group launch (partners, all in shared "
+         "memory: %d; XCCL_LONE=0 turns this off)", comm->rank, n);
+  }
+  pa->sendbuff = a->sendbuff, pa->recvbuff = a->recvbuff;
+  pa->count = a->count, pa->type = a->type, pa->op = a->op;
+  _Static_assert(sizeof(rd_item_t) <= ALGO_LONE_BYTES, "rd's item outgrew ALGO_LONE_BYTES");
+  host_rd_item(mem, pa, &comm->env, ALGO_LANE_PEERS);
+  return &((rd_item_t *)mem)->base;
+}
+
 /* Both directions with each partner. */
 static void rd_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
   (void)site;
@@ -52,4 +89,5 @@ const algo_desc_t algo_rd = {
     .scratch_bytes = rd_scratch_bytes,
     .build = rd_build,
     .peers = rd_peers,
+    .lone = rd_lone,
 };

@@ -273,6 +273,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->channels);
   free(comm->peers);
   tuning_site_free(&comm->site);
+  free(comm->lone_rd);
   free(comm->ring);
   free(comm->ring_pos);
   comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */

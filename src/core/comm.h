@@ -77,6 +77,13 @@ typedef struct {
  * device launch; NULL in a build without CUDA and until then. */
 typedef struct cuda_comm cuda_comm_t;
 
+/* The tuner's last answer on a communicator (enqueue.c's coll_pick). */
+typedef struct {
+  int valid, coll, in_windows;
+  size_t bytes;
+  algo_t algo;
+} comm_pick_memo_t;
+
 struct xcclComm {
   int rank, nranks;
   int next, prev; /* channel 0's ring neighbours (logs and dumps; each channel has its own) */
@@ -103,6 +110,15 @@ struct xcclComm {
   int algo_forced[COLL_NKINDS]; /* XCCL_ALGO, -1 where not forced */
   int check;                    /* XCCL_CHECK */
   unsigned algo_connected;      /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
+  /* The tuner's last answer (enqueue.c): a loop of calls of one size asks
+   * the same question each time. Cleared where site changes. */
+  comm_pick_memo_t pick_memo;
+  /* Recursive doubling's lone item (algo_desc_t.lone, algo_rd.c): its
+   * partner arguments, kept from its first call once the connections are
+   * made; lone_rd_off: it cannot run lone here (XCCL_LONE=0, or a partner
+   * not in shared memory). */
+  partner_args_t *lone_rd;
+  int lone_rd_off;
   _Atomic int abort_flag;
   _Atomic int busy; /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by

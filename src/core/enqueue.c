@@ -112,11 +112,17 @@ static int coll_in_windows(xcclComm_t comm, const coll_args_t *a) {
 }
 
 /* The algorithm for coll of `bytes` (the schedule's count), its buffers in
- * windows every rank shares (in_windows) or not. */
-static algo_t coll_pick(const struct xcclComm *comm, coll_kind_t coll, size_t bytes, int in_windows) {
+ * windows every rank shares (in_windows) or not. The last answer is kept:
+ * the tuner weighs every algorithm's cost, which a loop of calls of one
+ * size would pay each time. */
+static algo_t coll_pick(struct xcclComm *comm, coll_kind_t coll, size_t bytes, int in_windows) {
+  comm_pick_memo_t *m = &comm->pick_memo;
+  if (m->valid && m->bytes == bytes && m->coll == (int)coll && m->in_windows == in_windows) return m->algo;
   algo_site_t site = comm->site;
   site.zero_agreed = in_windows;
-  return tuning_pick(comm->algo_forced, coll, bytes, comm->nranks, comm->peers[comm->rank].chunk_size, &site);
+  algo_t a = tuning_pick(comm->algo_forced, coll, bytes, comm->nranks, comm->peers[comm->rank].chunk_size, &site);
+  *m = (comm_pick_memo_t){.valid = 1, .coll = (int)coll, .in_windows = in_windows, .bytes = bytes, .algo = a};
+  return a;
 }
 
 /* The sentence for a collective name the tuner does not know. */

@@ -303,6 +303,47 @@ static void group_premul_end(group_op_t *ops, int n) {
     if (ops[i].kind == GROUP_COLL) redop_premul_end(&ops[i].premul);
 }
 
+/* The kernel stopped early on ops[fail->item's op] (failed): the error
+ * sentence, and every communicator of the launch marked failed with its
+ * state recorded for dumps. */
+static xcclResult_t launch_failed(const group_op_t *failed, xcclComm_t *comms, int ncomms, xcclResult_t res,
+                                  const kern_failure_t *fail) {
+  res = op_failure(failed, res, fail);
+  for (int c = 0; c < ncomms; c++) {
+    comm_stats_note(comms[c], fail, comms[c] == failed->comm ? op_failure_peer(failed, fail) : -1);
+    comm_fail(comms[c], res, err_last());
+    /* The peers are told; now the in-flight state, for xccl-stuck. */
+    dump_op_failed(comms[c], fail, comms[c] == failed->comm, comms[c]->fail_msg);
+  }
+  return res;
+}
+
+/* A collective alone, outside any group (op->comm held), whose algorithm
+ * lays out its item from what the communicator keeps (algo_desc_t.lone):
+ * the commonest small call, a gradient bucket's or a barrier's all-reduce,
+ * runs without a group's tables, connection checks or proxy bookkeeping.
+ * Returns 0 when it cannot (the caller takes group_launch), else 1 with the
+ * result in *res_p. */
+static int launch_lone(group_op_t *op, xcclResult_t *res_p) {
+  const algo_desc_t *d = algo_table[op->coll.algo];
+  xcclComm_t comm = op->comm;
+  _Alignas(64) char mem[ALGO_LONE_BYTES];
+  kern_item_t *it;
+  if (!d->lone || op->kind != GROUP_COLL || op->premul.on || op_local(op) || !(it = d->lone(&op->coll, comm, mem)))
+    return 0;
+  dump_op_begin(comm, op, 1);
+  fault_set_op(&comm->fault, op->coll.name, op->seq);
+  kern_failure_t fail;
+  uint64_t t_trace = comm_trace_clock(op, 1);
+  xcclResult_t res = kern_run(&it, 1, &fail);
+  if (t_trace) comm_trace_ops(op, 1, t_trace);
+  if (res != xcclSuccess) res = launch_failed(op, &comm, 1, res, &fail);
+  dump_op_end(comm, op, 1, res == xcclSuccess);
+  if (res != xcclSuccess) comm_record(comm, res);
+  *res_p = res;
+  return 1;
+}
+
 /* held: the caller already holds the (one) communicator (comm_acquire). */
 static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   group_run_t g = {0};
@@ -333,16 +374,7 @@ static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   res = kern_run(g.items, g.nitems, &fail);
   for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);
   if (t_trace) comm_trace_ops(ops, n, t_trace);
-  if (res != xcclSuccess) {
-    const group_op_t *failed = &ops[g.item_op[fail.item]];
-    res = op_failure(failed, res, &fail);
-    for (int c = 0; c < g.ncomms; c++) {
-      comm_stats_note(g.comms[c], &fail, g.comms[c] == failed->comm ? op_failure_peer(failed, &fail) : -1);
-      comm_fail(g.comms[c], res, err_last());
-      /* The peers are told; now the in-flight state, for xccl-stuck. */
-      dump_op_failed(g.comms[c], &fail, g.comms[c] == failed->comm, g.comms[c]->fail_msg);
-    }
-  }
+  if (res != xcclSuccess) res = launch_failed(&ops[g.item_op[fail.item]], g.comms, g.ncomms, res, &fail);
 out:
   group_premul_end(ops, n);
   for (int c = 0; c < g.ncomms; c++) dump_op_end(g.comms[c], ops, n, res == xcclSuccess);
@@ -372,6 +404,8 @@ xcclResult_t group_add(const group_op_t *op) {
 xcclResult_t group_add_held(const group_op_t *op) {
   if (group_depth == 0) {
     group_op_t one = *op;
+    xcclResult_t res;
+    if (launch_lone(&one, &res)) return res;
     return group_launch(&one, 1, 1);
   }
   return group_add(op);

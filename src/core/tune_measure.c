@@ -110,6 +110,7 @@ xcclResult_t tune_measure(struct xcclComm *comm) {
   double table_alpha = comm->site.alpha_s, table_beta = comm->site.beta_bps;
   comm->site.alpha_s = median_of(all, k, 2, 0, tmp);
   comm->site.beta_bps = median_of(all, k, 2, 1, tmp);
+  comm->pick_memo.valid = 0; /* answers by the table's figures */
   /* hier prices the links inside and between hosts apart: the ring's
    * slowest is the network's where it crosses hosts. */
   if (comm->site.nhosts >= 2)

@@ -163,3 +163,10 @@ endforeach()
 add_test(NAME mp_perf_algo COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/perf_algo.sh $<TARGET_FILE:xccl-run>
                                    $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_perf_algo PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=60")
+
+# ---- Issue 29: the lone all-reduce (an all-reduce by recursive doubling
+# alone, partners in shared memory, without a group launch): taken where it
+# should be and not elsewhere, results checked, a killed partner reported ----
+add_test(NAME mp_lone_path COMMAND bash ${mp}/lone_path.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>
+         $<TARGET_FILE:fault_victim>)
+set_tests_properties(mp_lone_path PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV}")
