@@ -8,7 +8,11 @@ grow_id, grow and join.
                                    check all_reduce, broadcast and a ring of
                                    sends on the survivors' group (renumbered
                                    densely), and that the failed group stays
-                                   failed and cannot grow.
+                                   failed and cannot grow. With "regrow", rank
+                                   0 then starts a new process that joins the
+                                   survivors in the victim's place (grow_id,
+                                   grow, join; the id through rank 0's c10d
+                                   store), and the 4 ranks are checked.
     test_elastic.py grow           ranks 0..WORLD-2 make an xccl group; rank 0
                                    makes a grow id and puts it in a c10d
                                    store; the last rank, in no group so far,
@@ -18,6 +22,7 @@ grow_id, grow and join.
 """
 import os
 import signal
+import subprocess
 import sys
 import time
 from datetime import timedelta
@@ -46,37 +51,75 @@ def expect_raise(what, fn, *words):
     failed("%s did not raise" % what)
 
 
-def check_group(pg, globals_by_rank, label, root=1):
+def check_group(pg, globals_by_rank, label, root=1, ids=None):
     """all_reduce of rank-dependent tensors, broadcast from group rank root and a
     ring of sends on pg, whose group rank r is global rank globals_by_rank[r]
-    (the rank torch.distributed's calls take)."""
+    (the rank torch.distributed's calls take) and the process of RANK ids[r]
+    (default: the global rank), which the values depend on."""
+    ids = ids or globals_by_rank
     me, n = pg.rank(), pg.size()
-    if n != len(globals_by_rank) or globals_by_rank[me] != RANK:
-        failed("%s: rank %d of %d, expected rank %d of %d" % (label, me, n, globals_by_rank.index(RANK),
-                                                               len(globals_by_rank)))
+    if n != len(ids) or ids[me] != RANK:
+        failed("%s: rank %d of %d, expected rank %d of %d" % (label, me, n, ids.index(RANK), len(ids)))
     base = torch.arange(N, dtype=torch.float64)
     t = base * (RANK + 1)
     dist.all_reduce(t, group=pg)
-    want = base * sum(g + 1 for g in globals_by_rank)
+    want = base * sum(i + 1 for i in ids)
     if not torch.equal(t, want):
         failed("%s: all_reduce gave %s..., expected %s..." % (label, t[:4].tolist(), want[:4].tolist()))
-    root = globals_by_rank[root]
-    b = torch.full((N,), float(RANK * 10 + 7)) if RANK == root else torch.zeros(N)
-    dist.broadcast(b, src=root, group=pg)
-    if not torch.equal(b, torch.full((N,), float(root * 10 + 7))):
-        failed("%s: broadcast from global rank %d gave %s" % (label, root, b[:4].tolist()))
-    nxt, prv = globals_by_rank[(me + 1) % n], globals_by_rank[(me - 1) % n]
+    b = torch.full((N,), float(RANK * 10 + 7)) if me == root else torch.zeros(N)
+    dist.broadcast(b, src=globals_by_rank[root], group=pg)
+    if not torch.equal(b, torch.full((N,), float(ids[root] * 10 + 7))):
+        failed("%s: broadcast from group rank %d gave %s" % (label, root, b[:4].tolist()))
+    nxt, prv = (me + 1) % n, (me - 1) % n
     out = torch.full((N,), float(RANK), dtype=torch.float32)
     got = torch.zeros(N, dtype=torch.float32)
-    send = dist.isend(out, dst=nxt, group=pg)
-    dist.recv(got, src=prv, group=pg)
+    send = dist.isend(out, dst=globals_by_rank[nxt], group=pg)
+    dist.recv(got, src=globals_by_rank[prv], group=pg)
     send.wait()
-    if not torch.equal(got, torch.full((N,), float(prv))):
-        failed("%s: received %s from global rank %d" % (label, got[:4].tolist(), prv))
+    if not torch.equal(got, torch.full((N,), float(ids[prv]))):
+        failed("%s: received %s from group rank %d" % (label, got[:4].tolist(), prv))
     dist.barrier(group=pg)
 
 
-def shrink(victim):
+def master_store():
+    """A client of the TCPStore that rank 0 hosts for the job (env://)."""
+    return dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), None, False,
+                         timedelta(seconds=TIMEOUT_S))
+
+
+def replace(new, survivors, victim):
+    """Grows the survivors' group back to WORLD ranks with a new process (rank
+    0's child) in the victim's place; returns the grown group."""
+    store = master_store()
+    nranks = new.size() + 1
+    child = None
+    if new.rank() == 0:
+        store.set("replace/uid", xccl.torch.grow_id(new))
+        env = {k: v for k, v in os.environ.items() if k != "XCCL_FAULT"}
+        env["RANK"] = str(victim)  # the pass file it writes stands for the victim's
+        child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "joiner", str(victim)], env=env)
+    uid = store.get("replace/uid")
+    big = xccl.torch.grow(new, nranks, uid, dist.PrefixStore("replaced", store))
+    check_group(big, list(range(nranks)), "regrown group", root=nranks - 1, ids=survivors + [victim])
+    if child is not None and child.wait(timeout=TIMEOUT_S) != 0:
+        failed("the process that joined in rank %d's place exited %d" % (victim, child.returncode))
+    return big
+
+
+def joiner(victim):
+    survivors = [r for r in range(WORLD) if r != victim]
+    store = master_store()
+    uid = store.get("replace/uid")
+    big = xccl.torch.join(WORLD, WORLD - 1, uid, dist.PrefixStore("replaced", store),
+                          timeout=timedelta(seconds=TIMEOUT_S))
+    check_group(big, list(range(WORLD)), "regrown group", root=WORLD - 1, ids=survivors + [victim])
+    passed("joined the survivors as rank %d of %d in rank %d's place; all_reduce, broadcast and sends checked"
+           % (WORLD - 1, WORLD, victim))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def shrink(victim, regrow):
     # torchrun stops the job with SIGTERM once it sees the victim dead: the
     # survivors ignore it, to shrink, check and report first.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -111,14 +154,16 @@ def shrink(victim):
     # The old group stays failed, and cannot grow.
     expect_raise("all_reduce on the failed group", lambda: dist.all_reduce(torch.ones(4)))
     expect_raise("grow_id of the failed group", lambda: xccl.torch.grow_id(world), "Shrink it first")
+    if regrow:
+        replace(new, survivors, victim)
     # A second shrink of the new group (a healthy one) drops its last rank.
     last = survivors[-1]
     if RANK != last:
         smaller = xccl.torch.shrink(new, [new.size() - 1])
         check_group(smaller, survivors[:-1], "group shrunk twice")
     dist.barrier(group=new)  # rank 0 hosts the store: nobody leaves while another may still use it
-    passed("shrunk in %.2f s to %d ranks after rank %d died; all_reduce, broadcast and sends checked"
-           % (took, new.size(), victim))
+    passed("shrunk in %.2f s to %d ranks after rank %d died%s; all_reduce, broadcast and sends checked"
+           % (took, new.size(), victim, ", and grown back with a new process" if regrow else ""))
     sys.stdout.flush()
     os._exit(0)  # skip teardown of a group whose peer is gone
 
@@ -175,6 +220,8 @@ def grow():
 
 if __name__ == "__main__":
     if sys.argv[1] == "shrink":
-        shrink(int(sys.argv[2]))
+        shrink(int(sys.argv[2]), "regrow" in sys.argv[3:])
+    elif sys.argv[1] == "joiner":
+        joiner(int(sys.argv[2]))
     else:
         grow()

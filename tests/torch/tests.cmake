@@ -51,6 +51,10 @@ xccl_torch_test(NAME shrink NPROC 4 SCRIPT test_elastic.py ARGS shrink 3 LAUNCH 
                 ENV XCCL_FAULT=rank=3,op=allreduce,seq=3,step=2,action=kill)
 xccl_torch_test(NAME shrink_renumber NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 LAUNCH --may-fail
                 --pass-ranks 0,2,3 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
+# ... then a new process joins the survivors in rank 1's place (its pass file
+# is rank 1's).
+xccl_torch_test(NAME shrink_regrow NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
+                ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
 xccl_torch_test(NAME grow NPROC 4 SCRIPT test_elastic.py ARGS grow)
 unset(_t)
 unset(_kill)
