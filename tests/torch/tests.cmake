@@ -55,6 +55,8 @@ xccl_torch_test(NAME shrink_renumber NPROC 4 SCRIPT test_elastic.py ARGS shrink 
 # is rank 1's).
 xccl_torch_test(NAME shrink_regrow NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
                 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
+xccl_torch_test(NAME shrink_regrow_socket NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
+                ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill XCCL_SHM_DISABLE=1)
 xccl_torch_test(NAME grow NPROC 4 SCRIPT test_elastic.py ARGS grow)
 unset(_t)
 unset(_kill)
