@@ -136,6 +136,7 @@ def shrink(victim, regrow):
         dist.all_reduce(big)
         failed("all_reduce returned although rank %d was killed in it (is XCCL_FAULT set?)" % victim)
     except RuntimeError as e:
+        failed_at = time.monotonic()
         say("all_reduce raised: %s" % str(e)[:200])
     if RANK == victim:
         failed("the victim survived its own kill")
@@ -162,8 +163,9 @@ def shrink(victim, regrow):
         smaller = xccl.torch.shrink(new, [new.size() - 1])
         check_group(smaller, survivors[:-1], "group shrunk twice")
     dist.barrier(group=new)  # rank 0 hosts the store: nobody leaves while another may still use it
-    passed("shrunk in %.2f s to %d ranks after rank %d died%s; all_reduce, broadcast and sends checked"
-           % (took, new.size(), victim, ", and grown back with a new process" if regrow else ""))
+    passed("shrunk in %.2f s to %d ranks after rank %d died%s; all_reduce, broadcast and sends checked; "
+           "done %.1f s after the failure" % (took, new.size(), victim, ", and grown back with a new process"
+                                              if regrow else "", time.monotonic() - failed_at))
     sys.stdout.flush()
     os._exit(0)  # skip teardown of a group whose peer is gone
 
