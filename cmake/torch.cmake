@@ -123,6 +123,7 @@ print("cuda=" + str(int(torch.version.cuda is not None)))
       ${_xccl_torch_pkg}/csrc/ProcessGroupXCCL.cpp
       ${_xccl_torch_pkg}/csrc/ops.cpp
       ${_xccl_torch_pkg}/csrc/failure.cpp
+      ${_xccl_torch_pkg}/csrc/elastic.cpp
       ${_xccl_torch_pkg}/csrc/bindings.cpp)
     set_target_properties(xccl_torch_ext PROPERTIES
       PREFIX "" OUTPUT_NAME _C SUFFIX "${_tq_suffix}"

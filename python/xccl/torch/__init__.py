@@ -16,6 +16,17 @@ What it does and does not take: CPU tensors of float32/64/16, bfloat16,
 int8/32/64, uint8 and bool; ReduceOp SUM, PRODUCT, MIN, MAX, AVG; sends and
 receives match in posting order per pair (tags are not used); see README.md,
 "PyTorch".
+
+After a failure, and to add ranks (``_elastic.py``)::
+
+    new = xccl.torch.shrink(group, [dead_rank])       # the survivors, renumbered
+    uid = xccl.torch.grow_id(group)                   # on one rank; carry it, e.g.
+    store.set("uid", uid)                             # through a c10d store
+    big = xccl.torch.grow(group, nranks, uid, store)  # every rank of group
+    big = xccl.torch.join(nranks, rank, store.get("uid"), store)  # a new process
+
+Each returns a ProcessGroupXCCL over a communicator made from the old one
+(xcclCommShrink, xcclCommGrow), registered with torch.distributed.
 """
 import glob
 import os
@@ -45,4 +56,6 @@ def _create(store, rank, size, timeout):
 
 _compat.register("xccl", _create)
 
-__all__ = ["ProcessGroupXCCL"]
+from ._elastic import grow, grow_id, join, shrink  # noqa: E402  (needs ProcessGroupXCCL above)
+
+__all__ = ["ProcessGroupXCCL", "shrink", "grow_id", "grow", "join"]

@@ -16,7 +16,7 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "failure.cpp", "bindings.cpp"]
+_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "failure.cpp", "elastic.cpp", "bindings.cpp"]
 _SONAME = "libxccl.so.0"
 
 

@@ -97,7 +97,36 @@ class ProcessGroupXCCL : public BaseGroup {
   // per-operation timeout (an operation's own timeout option overrides it).
   ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
                    std::chrono::milliseconds timeout);
+  // A group over a communicator made elsewhere (xcclCommShrink or
+  // xcclCommGrow, elastic.cpp), which it takes over: the group destroys it,
+  // and on failure the constructor aborts it. Its rank and size are the
+  // communicator's; keyPrefix names this group's keys in store (sends'
+  // announcements and failure reports), the same on every member.
+  ProcessGroupXCCL(xcclComm_t comm, const c10::intrusive_ptr<c10d::Store> &store, std::string keyPrefix,
+                   std::chrono::milliseconds timeout);
   ~ProcessGroupXCCL() override;
+
+  // ---- A new group after a failure, or a larger one (elastic.cpp) ----
+  // Each runs on the worker after everything queued before it, and raises
+  // XcclError or c10::Error with a sentence on failure; this group stays
+  // as it was (a failed one still failed) and is still destroyed as usual.
+  //
+  // The survivors: every rank not in exclude (ranks of this group) calls it
+  // with the same list, also after an operation failed. store: the new
+  // group's (nullptr: this group's).
+  c10::intrusive_ptr<ProcessGroupXCCL> shrink(const std::vector<int> &exclude,
+                                              const c10::intrusive_ptr<c10d::Store> &store);
+  // The id for grow() and join(): one rank makes it (this process then hosts
+  // the new communicator's bootstrap root for the group's timeout).
+  std::vector<uint8_t> growId();
+  // Every rank of this group: a group of nranks where each keeps its rank;
+  // store must be the one the joiners pass to join().
+  c10::intrusive_ptr<ProcessGroupXCCL> grow(int nranks, const std::vector<uint8_t> &uid,
+                                            const c10::intrusive_ptr<c10d::Store> &store);
+  // A process that was in no group of it: joins the grown group as rank.
+  static c10::intrusive_ptr<ProcessGroupXCCL> join(int nranks, int rank, const std::vector<uint8_t> &uid,
+                                                   const c10::intrusive_ptr<c10d::Store> &store,
+                                                   std::chrono::milliseconds timeout);
 
   const std::string getBackendName() const override { return "xccl"; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -178,6 +207,8 @@ class ProcessGroupXCCL : public BaseGroup {
                                          std::function<void()> finish = nullptr, bool groupable = true,
                                          std::shared_ptr<P2P> msg = nullptr);
   void runWorker();
+  // Runs fn on the worker after what is queued, and waits for it (elastic.cpp).
+  void runOnWorker(const char *title, std::function<xcclResult_t(xcclComm_t)> fn);
   void gatherPointToPoint(std::vector<Op> &batch, std::unique_lock<std::mutex> &lock);
   void runBatch(std::vector<Op> &batch);
   void runGroup(std::vector<Op> &batch);
@@ -207,6 +238,7 @@ class ProcessGroupXCCL : public BaseGroup {
   c10::intrusive_ptr<c10d::Store> store_;
   std::string keyPrefix_;       // this group's keys in store_
   bool reported_ = false;       // this rank's first failure is in the store (worker only)
+  uint64_t shrinks_ = 0;        // shrink() calls so far: names the new groups' keys
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds commTimeout_{0};  // what the communicator is set to now (worker only)
 

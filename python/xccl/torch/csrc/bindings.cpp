@@ -25,6 +25,12 @@ void joinWithoutGil(std::thread &t) {
   }
 }
 
+// A grow id from Python's bytes (taken with the GIL held).
+std::vector<uint8_t> idBytes(const py::bytes &uid) {
+  const std::string s = uid;
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -44,6 +50,41 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
            py::call_guard<py::gil_scoped_release>())
+      .def("_shrink", &xccl_torch::ProcessGroupXCCL::shrink, py::arg("exclude_ranks"), py::arg("store"),
+           py::call_guard<py::gil_scoped_release>(),
+           "The survivors' group (xcclCommShrink); see xccl.torch.shrink")
+      .def(
+          "_grow_id",
+          [](xccl_torch::ProcessGroupXCCL &pg) {
+            std::vector<uint8_t> id;
+            {
+              py::gil_scoped_release release;
+              id = pg.growId();
+            }
+            return py::bytes(reinterpret_cast<const char *>(id.data()), id.size());
+          },
+          "An id for grow and join (xcclCommGetUniqueId); see xccl.torch.grow_id")
+      .def(
+          "_grow",
+          [](xccl_torch::ProcessGroupXCCL &pg, int nranks, const py::bytes &uid,
+             const c10::intrusive_ptr<c10d::Store> &store) {
+            auto id = idBytes(uid);
+            py::gil_scoped_release release;
+            return pg.grow(nranks, id, store);
+          },
+          py::arg("nranks"), py::arg("uid"), py::arg("store"), "A larger group (xcclCommGrow); see xccl.torch.grow")
+      .def_static(
+          "_join",
+          [](int nranks, int rank, const py::bytes &uid, const c10::intrusive_ptr<c10d::Store> &store,
+             double timeout_s) {
+            TORCH_CHECK(timeout_s > 0, "xccl.torch.join: the timeout must be positive, got ", timeout_s, " s");
+            auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0 + 0.5));
+            auto id = idBytes(uid);
+            py::gil_scoped_release release;
+            return xccl_torch::ProcessGroupXCCL::join(nranks, rank, id, store, ms);
+          },
+          py::arg("nranks"), py::arg("rank"), py::arg("uid"), py::arg("store"), py::arg("timeout_s"),
+          "Joins a grown group (xcclCommGrow); see xccl.torch.join")
       .def_property_readonly(
           "timeout_s", [](const xccl_torch::ProcessGroupXCCL &pg) { return pg.timeout().count() / 1000.0; },
           "xccl's per-operation timeout for this group, in seconds (the process group's timeout)");
