@@ -35,9 +35,15 @@ SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
 # (This host's kernel has no sch_netem, and a tbf qdisc only shapes: a
 # process pause is the delay every kernel can make.)
 DELAY_FRACTION = 0.4  # of XCCL_TIMEOUT
-KINDS = ["kill", "stop", "link", "partition", "slow", "delay", "corrupt"]
+# shmfull: each host runs in its own mount namespace with a private SHM_MB MiB
+# tmpfs on /dev/shm (never the machine's). The driver fills the host's, kills
+# a rank there, and its replacement runs XCCL_SHM_MEMFD=0 (named segments in
+# /dev/shm): xccl must say /dev/shm is full and use TCP for that connection;
+# the job recovers as from a kill, and the space is freed once it has.
+SHM_MB = 64
+KINDS = ["kill", "stop", "link", "partition", "slow", "delay", "corrupt", "shmfull"]
 EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "delay": False,
-            "corrupt": True, "kill-in-recovery": True, "none": False}
+            "corrupt": True, "shmfull": True, "kill-in-recovery": True, "none": False}
 # corrupt: a rank is killed (counted as a kill) and its replacement starts with
 # XCCL_FAULT rules that flip a bit of what it sends in one of operations
 # CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
@@ -231,7 +237,7 @@ class Driver:
         self.n = a.ranks
         self.per = self.n // self.hosts
         self.dir = a.dir
-        self.rank_bin = os.path.join(a.build, "tests", "soak_rank")
+        self.rank_bin = os.path.abspath(os.path.join(a.build, "tests", "soak_rank"))  # nsenter leaves cwd at /
         self.rng = random.Random(a.seed)
         self.procs = {}          # pid -> Popen
         self.host_of = {}        # pid -> host
@@ -259,29 +265,74 @@ class Driver:
         if not self.checksum:
             self.kinds.remove("corrupt")
             print("soak: corrupt faults skipped: this build has no XCCL_CHECKSUM (ISA-L)")
+        if a.kinds:  # only these (a replay of one kind)
+            self.kinds = [k for k in self.kinds if k in a.kinds.split(",")]
         if a.no_faults:
             self.kinds = []
         self.sample = None  # (time, {pid: iteration}) when the last recovery ended
         self.rng_forge = random.Random(a.seed + 1)  # its own draws: --seed replays the faults alike
         self.forger = None if a.no_forge else Forger(self)
+        self.log_path = {}  # pid -> its log
         self.fakes = {}  # pid -> Popen of the wrong-secret joiners (no rank: not in procs)
+        self.holders = [self.shm_holder() for _ in range(self.hosts)] if "shmfull" in self.kinds else []
+        if "shmfull" in self.kinds and not all(self.holders):
+            self.end_holders()
+            self.kinds.remove("shmfull")
+            print("soak: shmfull faults skipped: no private mount namespace with a tmpfs on /dev/shm")
+
+    # ---- the hosts' own /dev/shm ----------------------------------------
+    def shm_holder(self):
+        """A process holding a mount namespace whose /dev/shm is a private SHM_MB MiB tmpfs; None if none."""
+        try:
+            p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                  "mount -t tmpfs -o size=%dm tmpfs /dev/shm && echo ok && exec sleep 100000" % SHM_MB],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return None
+        if p.stdout.readline().strip() != "ok":
+            p.kill()
+            p.wait()
+            return None
+        return p
+
+    def host_shm(self, host):
+        return "/proc/%d/root/dev/shm" % self.holders[host].pid
+
+    def end_holders(self):
+        for p in self.holders:
+            if p:
+                p.kill()
+                p.wait()
+        self.holders = []
+
+    def fill_shm(self, host):
+        """Writes /dev/shm/soak-fill in the host's namespace until the tmpfs is full."""
+        with open(os.path.join(self.host_shm(host), "soak-fill"), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(bytes(1 << 20))
+            except OSError:
+                pass
 
     # ---- processes ------------------------------------------------------
     def env_base(self, host):
         e = dict(os.environ)
         e.update({"SOAK_DIR": self.dir, "SOAK_NRANKS": str(self.n), "XCCL_TIMEOUT": str(self.a.timeout),
                   "SOAK_DECIDE_S": str(self.decide_s()), "SOAK_LIMIT_S": str(int(self.a.minutes * 60 + 300)),
-                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host], "XCCL_CHECKSUM": "1" if "corrupt" in self.kinds else "0"})
+                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host],
+                  "XCCL_CHECKSUM": "1" if "corrupt" in self.kinds else "0"})
         for k in ("XCCL_RANK", "XCCL_NRANKS", "XCCL_LOCAL_RANK", "XCCL_ROOT", "XCCL_SECRET", "SOAK_JOIN_RANK",
-                  "XCCL_FAULT", "SOAK_FORGE_JOIN"):
+                  "XCCL_FAULT", "SOAK_FORGE_JOIN", "XCCL_SHM_MEMFD"):
             e.pop(k, None)
         return e
 
     def spawn(self, host, env, tag, rank=True):
         log = open(os.path.join(self.dir, "log.%s" % tag), "ab")
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[host], self.rank_bin], env=env,
+        mnt = ["nsenter", "--mount=/proc/%d/ns/mnt" % self.holders[host].pid] if self.holders else []
+        p = subprocess.Popen(mnt + ["ip", "netns", "exec", self.ns[host], self.rank_bin], env=env,
                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
+        self.log_path[p.pid] = os.path.join(self.dir, "log.%s" % tag)
         (self.procs if rank else self.fakes)[p.pid] = p
         self.host_of[p.pid] = host
         self.all_pids.add(p.pid)
@@ -358,7 +409,9 @@ class Driver:
         arm, iters = kind == "corrupt", {p: st["iter"] for p, st in self.statuses().items()}
         if arm:
             kind = "kill"
-        if kind == "kill":
+        if kind == "shmfull":
+            self.fill_shm(host)
+        if kind in ("kill", "shmfull"):
             os.kill(pid, signal.SIGKILL)
         elif kind == "stop":
             os.kill(pid, signal.SIGSTOP)
@@ -442,6 +495,11 @@ class Driver:
                            check=False)
         elif f.kind == "slow":
             self.unslow()
+        elif f.kind == "shmfull":
+            try:
+                os.unlink(os.path.join(self.host_shm(f.host), "soak-fill"))
+            except OSError as e:
+                print("soak: cannot free host %d's /dev/shm: %s" % (f.host, e))
         elif f.kind == "delay":
             try:
                 os.kill(f.victims[0], signal.SIGCONT)
@@ -580,12 +638,15 @@ class Driver:
         grow_id = "grow.%d.id" % (self.epoch + 1) if not f.attempt else "grow.%d.%d.id" % (self.epoch + 1, f.attempt)
         if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, grow_id)):
             self.detect_time(f, survivors, self.events("err", self.epoch))
-            self.heal(f)
+            if f.kind != "shmfull":  # its /dev/shm stays full while the replacement connects
+                self.heal(f)
             hosts = sorted(self.host_of[p] for p in f.victims)
             for i, h in enumerate(hosts):
                 r = self.n - len(hosts) + i
                 e = self.env_base(h)
                 e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
+                if f.kind == "shmfull":
+                    e["XCCL_SHM_MEMFD"] = "0"
                 if f.arm_corrupt and i == 0:
                     e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
                 f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
@@ -602,6 +663,10 @@ class Driver:
                 return
         if self.joined and self.healthy():
             f.recover_s = now() - f.t
+            if f.kind == "shmfull":
+                self.heal(f)
+                f.shm_said = [ln for j in f.joiners for ln in (read(self.log_path.get(j, "")) or "").splitlines()
+                              if "/dev/shm cannot hold" in ln][:1]
             if getattr(f, "second_fault", None):
                 f.second_fault.recover_s = now() - f.second_fault.t
             if f.stopped_pid:
@@ -722,8 +787,10 @@ class Driver:
         self.report(stalled)
 
     def leftovers(self):
-        shm = [n for n in os.listdir("/dev/shm") if n.startswith("xccl-") and n.split("-")[1].isdigit()
-               and int(n.split("-")[1]) in self.all_pids]
+        shm = []
+        for d in ["/dev/shm"] + [self.host_shm(h) for h in range(len(self.holders))]:
+            shm += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("xccl-") and n.split("-")[1].isdigit()
+                    and int(n.split("-")[1]) in self.all_pids]
         procs, threads = [], 0
         for d in os.listdir("/proc"):
             if not d.isdigit():
@@ -809,6 +876,13 @@ class Driver:
             print("forged: wrong-secret joiners at grows %d, refused %d, accepted %d%s" %
                   (len(joins), len(joins) - accepted, accepted,
                    ("; e.g. " + min(joins, key=len)[:160]) if joins else ""))
+        if "shmfull" in self.kinds:
+            fs = [f for f in self.faults if f.kind == "shmfull" and f.recover_s is not None]
+            print("shmfull: a private %d MiB /dev/shm per host, filled; replacements that said /dev/shm is full and"
+                  " used TCP: %d/%d" % (SHM_MB, sum(bool(getattr(f, "shm_said", None)) for f in fs), len(fs)))
+            said = [f.shm_said[0] for f in fs if getattr(f, "shm_said", None)]
+            if said:
+                print("shmfull: e.g. %s" % said[0].split(" xccl ", 1)[-1][:200])
         print("%-44s %d" % ("collectives completed and checked (all ranks' calls)", colls))
         print("%-44s %d" % ("wrong results", wrong))
         print("%-44s %d" % ("hangs (missed deadlines, failed recoveries)", self.hangs))
@@ -826,7 +900,7 @@ class Driver:
                 pass
         for n in shm:
             try:
-                os.unlink(os.path.join("/dev/shm", n))
+                os.unlink(n)
             except OSError:
                 pass
         print("soak: faults %d detected %d wrong %d hangs %d leaked %d" % (F, D, wrong, self.hangs, leaked))
@@ -843,6 +917,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=5)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--no-faults", action="store_true")
+    ap.add_argument("--kinds", help="draw only these fault kinds (comma-separated)")
     ap.add_argument("--no-forge", action="store_true", help="no forged or garbage traffic, no wrong-secret joiner")
     if len(sys.argv) > 1 and sys.argv[1] == "--forge":
         forge_main(sys.argv[2:])
@@ -858,6 +933,7 @@ def main():
         d.run()
     finally:
         d.unslow()
+        d.end_holders()
     sys.exit(0 if d.ok else 1)
 
 
