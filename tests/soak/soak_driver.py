@@ -223,7 +223,6 @@ class Fault:
         self.stopped_pid = None
         self.second = None        # a failure: "shrink" or "grow" when a second one lands in its recovery
         self.attempt = 0          # the recovery's attempt (decide.<E>.<A>, grow.<E+1>.<A>.id)
-        self.stale = set()        # joiners of a failed attempt: what they report does not count
         self.base_epoch = 0       # the epoch it hit
 
 
@@ -273,6 +272,7 @@ class Driver:
         self.rng_forge = random.Random(a.seed + 1)  # its own draws: --seed replays the faults alike
         self.forger = None if a.no_forge else Forger(self)
         self.log_path = {}  # pid -> its log
+        self.stale = set()  # joiners of a failed recovery attempt: what they report does not count
         self.fakes = {}  # pid -> Popen of the wrong-secret joiners (no rank: not in procs)
         self.holders = [self.shm_holder() for _ in range(self.hosts)] if "shmfull" in self.kinds else []
         if "shmfull" in self.kinds and not all(self.holders):
@@ -578,7 +578,7 @@ class Driver:
         errs = self.events("err", self.epoch)
         for kind in ("hang", "fail"):
             ev = [e for e in self.events(kind, self.epoch) + self.events(kind, self.epoch + 1)
-                  if not (f and e[0] in f.stale)]
+                  if e[0] not in self.stale]
             if ev:
                 pid, rank, _, msg = ev[0]
                 self.hang("%s: pid %d rank %d: %s" % (kind, pid, rank, msg))
@@ -694,7 +694,7 @@ class Driver:
         else:
             pid = f.joiners[0]
             f.excl2 = f.excl
-            f.stale.update(f.joiners)
+            self.stale.update(f.joiners)
         self.kill(pid)
         if f.second == "shrink":  # a survivor more to replace (a killed replacement is started anew)
             f.victims = f.victims + [pid]
@@ -723,7 +723,7 @@ class Driver:
         f2.detect_s = max(got[p] for p in live) - f2.t
         f2.msgs = [m for _, _, _, m in rs]
         for p in f.joiners:  # the failed attempt's replacements
-            f.stale.add(p)
+            self.stale.add(p)
             self.kill(p)
         f.joiners = []
         self.epoch = f.base_epoch
