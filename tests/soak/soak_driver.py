@@ -11,11 +11,15 @@ protocol is soak_rank.c's header comment. Standard library only.
 import argparse
 import os
 import random
+import re
 import secrets
+import socket
+import struct
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
@@ -24,15 +28,151 @@ CGROUP_CPU = "/sys/fs/cgroup/cpu"
 # cores): far below XCCL_TIMEOUT (5 s), so no wait may time out; the job only
 # runs slower (the table shows by how much).
 SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
-KINDS = ["kill", "stop", "link", "partition", "slow", "corrupt"]
-EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "corrupt": True,
-            "none": False}
+# delay: the rank is stopped (SIGSTOP) for DELAY_S, well below XCCL_TIMEOUT, then
+# continued: a pause (a page-in storm, a GC, a hypervisor steal), not a
+# failure. Its peers wait and go on; nothing may time out. The driver watches
+# for DELAY_WATCH_S after the pause so that a wait timing out would show.
+# (This host's kernel has no sch_netem, and a tbf qdisc only shapes: a
+# process pause is the delay every kernel can make.)
+DELAY_FRACTION = 0.4  # of XCCL_TIMEOUT
+# shmfull: each host runs in its own mount namespace with a private SHM_MB MiB
+# tmpfs on /dev/shm (never the machine's). The driver fills the host's, kills
+# a rank there, and its replacement runs XCCL_SHM_MEMFD=0 (named segments in
+# /dev/shm): xccl must say /dev/shm is full and use TCP for that connection;
+# the job recovers as from a kill, and the space is freed once it has.
+SHM_MB = 64
+KINDS = ["kill", "stop", "link", "partition", "slow", "delay", "corrupt", "shmfull"]
+EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "delay": False,
+            "corrupt": True, "shmfull": True, "kill-in-recovery": True, "none": False}
 # corrupt: a rank is killed (counted as a kill) and its replacement starts with
 # XCCL_FAULT rules that flip a bit of what it sends in one of operations
 # CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
 # a receiver must fail the call (an error, never a wrong result).
+# forged: every FORGE_EVERY_S, each TCP port a rank listens on (ss in its host's
+# namespace) gets one connection from another host carrying garbage, a
+# bootstrap frame with a forged MAC, or a socket-transport stream header with a
+# made-up connection id. xccl must refuse each, log one WARN per source host
+# (and process), and the job must not notice. Each grow also gets a joiner
+# whose id carries another secret (soak_rank SOAK_FORGE_JOIN): refused fast.
+FORGE_EVERY_S = 3.0
+FORGE_KINDS = ["garbage", "hello", "stream"]
+# kill-in-recovery: one failure in SECOND_P gets a second one while the job
+# recovers from it: a survivor killed as the driver hands out the exclude list
+# (the shrink is under way) or a replacement killed as it starts (the grow is).
+# The survivors' xcclCommShrink or xcclCommGrow must fail with an error (never
+# hang); they report it (retry.<E>.<pid>), the driver decides again and they
+# shrink epoch E's communicator again, back to 8 ranks.
+SECOND_P = 0.25
 CORRUPT_SEQ = 100  # ~20 iterations in: the kill before it has recovered by then
 CORRUPT_WAIT_S = 60.0
+
+
+def forge_payload(kind):
+    if kind == "hello":  # bootstrap header {magic, version 2, HELLO, length, 0}, payload and MAC random
+        return struct.pack("<IHHII", 0x53424358, 2, 2, 112, 0) + os.urandom(112 + 32)
+    if kind == "stream":  # socket transport stream header {magic, index, nstreams, pad, conn_id}
+        return struct.pack("<IIIIQ", 0x58534F43, 0, 1, 0, int.from_bytes(os.urandom(8), "little"))
+    return os.urandom(1 + os.urandom(1)[0])
+
+
+def forge_one(target, out):
+    """Connect, send, half-close, wait up to 1.5 s for the rank to close: 'refused', 'open' (the listener
+    is polled only now and then: it refuses later) or 'unreachable'."""
+    addr, port, kind = target.rsplit(":", 2)
+    try:
+        c = socket.create_connection((addr, int(port)), timeout=1.0)
+    except OSError:
+        out.append("%s %s unreachable" % (target, kind))
+        return
+    res = "open"
+    try:
+        c.sendall(forge_payload(kind))
+        c.shutdown(socket.SHUT_WR)
+        c.settimeout(1.5)
+        while c.recv(4096):
+            pass
+        res = "refused"
+    except socket.timeout:
+        pass
+    except OSError:
+        res = "refused"
+    c.close()
+    out.append("%s %s" % (target, res))
+
+
+def forge_main(targets):
+    """--forge addr:port:kind ...: run in the source host's namespace by the driver's forger."""
+    out = []
+    ts = [threading.Thread(target=forge_one, args=(t, out)) for t in targets]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print("\n".join(out))
+
+
+class Forger:
+    """The background thread that sends forged and garbage traffic to the ranks' ports."""
+
+    def __init__(self, d):
+        self.d = d
+        self.stop = threading.Event()
+        self.conns = {k: 0 for k in FORGE_KINDS}
+        self.results = {"refused": 0, "open": 0, "unreachable": 0}
+        self.ports = set()     # (pid, port) ever targeted
+        self.loopback = set()  # (pid, port) listening on loopback only: not reachable from another host
+        self.rounds = 0
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop.wait(FORGE_EVERY_S):
+            try:
+                self.round()
+            except Exception as e:  # the forger must never take the driver down
+                print("soak: forger: %s" % e, flush=True)
+
+    def listeners(self, h, pids):
+        out = subprocess.run(["ip", "netns", "exec", self.d.ns[h], "ss", "-ltnpH"], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            w = line.split()
+            mine = [int(p) for p in re.findall(r"pid=(\d+)", line) if int(p) in pids]
+            if len(w) < 4 or not mine:
+                continue
+            host, port = w[3].rsplit(":", 1)
+            if host.startswith("127.") or host == "[::1]":
+                self.loopback.add((mine[0], port))
+                continue
+            yield mine[0], self.d.addrs[h] if host in ("*", "0.0.0.0", "[::]") else host, port
+
+    def round(self):
+        pids = set(self.d.procs)
+        by_src = {}
+        for h in range(self.d.hosts):
+            for pid, addr, port in self.listeners(h, pids):
+                src = self.d.rng_forge.choice([x for x in range(self.d.hosts) if x != h])
+                kind = self.d.rng_forge.choice(FORGE_KINDS)
+                by_src.setdefault(src, []).append("%s:%s:%s" % (addr, port, kind))
+                self.ports.add((pid, port))
+                self.conns[kind] += 1
+        for src, targets in by_src.items():
+            r = subprocess.run(["ip", "netns", "exec", self.d.ns[src], sys.executable, os.path.abspath(__file__),
+                                "--forge"] + targets, capture_output=True, text=True, timeout=30)
+            for line in r.stdout.splitlines():
+                self.results[line.split()[-1]] = self.results.get(line.split()[-1], 0) + 1
+        self.rounds += 1
+
+    def warn_lines(self, logdir):
+        """WARN lines of refusals in the ranks' logs: (lines, (pid, source) pairs with more than one)."""
+        seen = {}
+        pat = re.compile(r"^\S+?:(\d+):\d+ xccl WARN .*refused a connection from ([0-9a-f.:\[\]]+?):\d+")
+        for name in os.listdir(logdir):
+            if name.startswith("log."):
+                for line in (read(os.path.join(logdir, name)) or "").splitlines():
+                    m = pat.match(line)
+                    if m:
+                        seen[m.groups()] = seen.get(m.groups(), 0) + 1
+        return sum(seen.values()), sorted(k for k, v in seen.items() if v > 1)
 
 
 def now():
@@ -81,6 +221,9 @@ class Fault:
         self.crc = False          # corrupt: a report names the CRC32C check
         self.rates = None         # slow: (iterations/s before, during)
         self.stopped_pid = None
+        self.second = None        # a failure: "shrink" or "grow" when a second one lands in its recovery
+        self.attempt = 0          # the recovery's attempt (decide.<E>.<A>, grow.<E+1>.<A>.id)
+        self.base_epoch = 0       # the epoch it hit
 
 
 class Driver:
@@ -93,7 +236,7 @@ class Driver:
         self.n = a.ranks
         self.per = self.n // self.hosts
         self.dir = a.dir
-        self.rank_bin = os.path.join(a.build, "tests", "soak_rank")
+        self.rank_bin = os.path.abspath(os.path.join(a.build, "tests", "soak_rank"))  # nsenter leaves cwd at /
         self.rng = random.Random(a.seed)
         self.procs = {}          # pid -> Popen
         self.host_of = {}        # pid -> host
@@ -121,27 +264,76 @@ class Driver:
         if not self.checksum:
             self.kinds.remove("corrupt")
             print("soak: corrupt faults skipped: this build has no XCCL_CHECKSUM (ISA-L)")
+        if a.kinds:  # only these (a replay of one kind)
+            self.kinds = [k for k in self.kinds if k in a.kinds.split(",")]
         if a.no_faults:
             self.kinds = []
         self.sample = None  # (time, {pid: iteration}) when the last recovery ended
+        self.rng_forge = random.Random(a.seed + 1)  # its own draws: --seed replays the faults alike
+        self.forger = None if a.no_forge else Forger(self)
+        self.log_path = {}  # pid -> its log
+        self.stale = set()  # joiners of a failed recovery attempt: what they report does not count
+        self.fakes = {}  # pid -> Popen of the wrong-secret joiners (no rank: not in procs)
+        self.holders = [self.shm_holder() for _ in range(self.hosts)] if "shmfull" in self.kinds else []
+        if "shmfull" in self.kinds and not all(self.holders):
+            self.end_holders()
+            self.kinds.remove("shmfull")
+            print("soak: shmfull faults skipped: no private mount namespace with a tmpfs on /dev/shm")
+
+    # ---- the hosts' own /dev/shm ----------------------------------------
+    def shm_holder(self):
+        """A process holding a mount namespace whose /dev/shm is a private SHM_MB MiB tmpfs; None if none."""
+        try:
+            p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                  "mount -t tmpfs -o size=%dm tmpfs /dev/shm && echo ok && exec sleep 100000" % SHM_MB],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return None
+        if p.stdout.readline().strip() != "ok":
+            p.kill()
+            p.wait()
+            return None
+        return p
+
+    def host_shm(self, host):
+        return "/proc/%d/root/dev/shm" % self.holders[host].pid
+
+    def end_holders(self):
+        for p in self.holders:
+            if p:
+                p.kill()
+                p.wait()
+        self.holders = []
+
+    def fill_shm(self, host):
+        """Writes /dev/shm/soak-fill in the host's namespace until the tmpfs is full."""
+        with open(os.path.join(self.host_shm(host), "soak-fill"), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(bytes(1 << 20))
+            except OSError:
+                pass
 
     # ---- processes ------------------------------------------------------
     def env_base(self, host):
         e = dict(os.environ)
         e.update({"SOAK_DIR": self.dir, "SOAK_NRANKS": str(self.n), "XCCL_TIMEOUT": str(self.a.timeout),
                   "SOAK_DECIDE_S": str(self.decide_s()), "SOAK_LIMIT_S": str(int(self.a.minutes * 60 + 300)),
-                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host], "XCCL_CHECKSUM": "1" if "corrupt" in self.kinds else "0"})
+                  "XCCL_SOCKET_IFNAME": "=" + self.devs[host],
+                  "XCCL_CHECKSUM": "1" if "corrupt" in self.kinds else "0"})
         for k in ("XCCL_RANK", "XCCL_NRANKS", "XCCL_LOCAL_RANK", "XCCL_ROOT", "XCCL_SECRET", "SOAK_JOIN_RANK",
-                  "XCCL_FAULT"):
+                  "XCCL_FAULT", "SOAK_FORGE_JOIN", "XCCL_SHM_MEMFD"):
             e.pop(k, None)
         return e
 
-    def spawn(self, host, env, tag):
+    def spawn(self, host, env, tag, rank=True):
         log = open(os.path.join(self.dir, "log.%s" % tag), "ab")
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[host], self.rank_bin], env=env,
+        mnt = ["nsenter", "--mount=/proc/%d/ns/mnt" % self.holders[host].pid] if self.holders else []
+        p = subprocess.Popen(mnt + ["ip", "netns", "exec", self.ns[host], self.rank_bin], env=env,
                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        self.procs[p.pid] = p
+        self.log_path[p.pid] = os.path.join(self.dir, "log.%s" % tag)
+        (self.procs if rank else self.fakes)[p.pid] = p
         self.host_of[p.pid] = host
         self.all_pids.add(p.pid)
         return p.pid
@@ -159,12 +351,13 @@ class Driver:
             self.spawn(h, e, "e%d.r%d" % (self.epoch, r))
 
     def reap(self):
-        for pid, p in list(self.procs.items()):
-            if p.poll() is not None:
-                del self.procs[pid]
+        for d in (self.procs, self.fakes):
+            for pid, p in list(d.items()):
+                if p.poll() is not None:
+                    del d[pid]
 
     def kill(self, pid):
-        p = self.procs.get(pid)
+        p = self.procs.get(pid) or self.fakes.get(pid)
         if p and p.poll() is None:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -216,7 +409,9 @@ class Driver:
         arm, iters = kind == "corrupt", {p: st["iter"] for p, st in self.statuses().items()}
         if arm:
             kind = "kill"
-        if kind == "kill":
+        if kind == "shmfull":
+            self.fill_shm(host)
+        if kind in ("kill", "shmfull"):
             os.kill(pid, signal.SIGKILL)
         elif kind == "stop":
             os.kill(pid, signal.SIGSTOP)
@@ -229,6 +424,8 @@ class Driver:
             subprocess.run(["ip", "netns", "exec", self.ns[host], "nft", "-f", "-"], input=rules.encode(), check=True)
         elif kind == "slow":
             self.slow(pid)
+        elif kind == "delay":
+            os.kill(pid, signal.SIGSTOP)
         if kind in ("link", "partition"):
             victims = [p for r, (p, _) in m.items() if self.host_of[p] == host]
         else:
@@ -238,6 +435,9 @@ class Driver:
         if kind == "stop":
             f.stopped_pid = pid
         f.arm_corrupt = arm
+        f.base_epoch = self.epoch
+        if kind in ("kill", "stop", "link", "partition") and not arm and self.rng.random() < SECOND_P:
+            f.second = self.rng.choice(["shrink", "grow"])
         if kind == "slow" and self.sample and pid in self.sample[1]:
             t0, i0 = self.sample[0], self.sample[1][pid]
             f.rates = [(iters[pid] - i0) / max(t - t0, 1e-3), iters[pid], None]
@@ -252,6 +452,7 @@ class Driver:
         st = self.statuses().get(pid)
         f = Fault("corrupt", now(), [pid], self.host_of[pid])
         f.excl = [st["rank"]] if st else []
+        f.base_epoch = self.epoch
         self.cur, self.decided, self.joined = f, False, False
         self.faults.append(f)
         print("soak: %7.1f s: corrupt armed in %d (epoch %d rank %s, operations %d-%d)" %
@@ -294,6 +495,16 @@ class Driver:
                            check=False)
         elif f.kind == "slow":
             self.unslow()
+        elif f.kind == "shmfull":
+            try:
+                os.unlink(os.path.join(self.host_shm(f.host), "soak-fill"))
+            except OSError as e:
+                print("soak: cannot free host %d's /dev/shm: %s" % (f.host, e))
+        elif f.kind == "delay":
+            try:
+                os.kill(f.victims[0], signal.SIGCONT)
+            except ProcessLookupError:
+                pass
 
     # ---- the agent ------------------------------------------------------
     def events(self, kind, epoch):
@@ -312,8 +523,8 @@ class Driver:
                 pass
         return out
 
-    def decide(self, text):
-        path = os.path.join(self.dir, "decide.%d" % self.epoch)
+    def decide(self, text, attempt=0):
+        path = os.path.join(self.dir, "decide.%d" % self.epoch + (".%d" % attempt if attempt else ""))
         with open(path + ".tmp", "w") as f:
             f.write(text + "\n")
         os.rename(path + ".tmp", path)
@@ -326,7 +537,7 @@ class Driver:
         if not self.decided:
             self.decide("restart")
         time.sleep(1)
-        for pid in list(self.procs):
+        for pid in list(self.procs) + list(self.fakes):
             self.kill(pid)
         if self.cur:
             self.heal(self.cur)
@@ -366,7 +577,8 @@ class Driver:
         f = self.cur
         errs = self.events("err", self.epoch)
         for kind in ("hang", "fail"):
-            ev = self.events(kind, self.epoch) + self.events(kind, self.epoch + 1)
+            ev = [e for e in self.events(kind, self.epoch) + self.events(kind, self.epoch + 1)
+                  if e[0] not in self.stale]
             if ev:
                 pid, rank, _, msg = ev[0]
                 self.hang("%s: pid %d rank %d: %s" % (kind, pid, rank, msg))
@@ -392,6 +604,13 @@ class Driver:
                       (t - self.t0, CORRUPT_WAIT_S), flush=True)
                 self.cur = None
                 return
+        if f.kind == "delay":  # stopped for a while below the timeout, then watched
+            hold = DELAY_FRACTION * self.a.timeout
+            if t - f.t >= hold:
+                self.heal(f)
+            if t - f.t >= hold + self.a.timeout + 1:
+                self.cur = None
+            return
         if not EXPECTED[f.kind]:  # slow: hold, then release; nothing should fail
             if t - f.t >= SLOW_HOLD_S:
                 st = self.statuses().get(f.victims[0])
@@ -401,29 +620,55 @@ class Driver:
                 f.recover_s = None
                 self.cur = None
             return
-        survivors = [pid for pid in self.procs if pid not in f.victims and pid != f.stopped_pid]
+        survivors = [pid for pid in self.procs if pid not in f.victims and pid != f.stopped_pid
+                     and pid not in f.joiners]
         if errs and not self.decided:
             f.detected = True
             self.decide("exclude " + " ".join(map(str, f.excl)))
-        self.detect_time(f, survivors, errs)
+            if f.second == "shrink":
+                self.second_kill(f, survivors)
+                return
+        if not f.joiners:
+            self.detect_time(f, survivors, errs)
+        if self.retry(f, survivors):
+            return
         if not self.decided and f.kind != "corrupt" and t - f.t > self.decide_s():
             self.hang("%s at %.1f s: no survivor reported within %d s" % (f.kind, f.t - self.t0, self.decide_s()))
             return
-        if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, "grow.%d.id" % (self.epoch + 1))):
+        grow_id = "grow.%d.id" % (self.epoch + 1) if not f.attempt else "grow.%d.%d.id" % (self.epoch + 1, f.attempt)
+        if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, grow_id)):
             self.detect_time(f, survivors, self.events("err", self.epoch))
-            self.heal(f)
+            if f.kind != "shmfull":  # its /dev/shm stays full while the replacement connects
+                self.heal(f)
             hosts = sorted(self.host_of[p] for p in f.victims)
             for i, h in enumerate(hosts):
                 r = self.n - len(hosts) + i
                 e = self.env_base(h)
-                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r)})
+                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
+                if f.kind == "shmfull":
+                    e["XCCL_SHM_MEMFD"] = "0"
                 if f.arm_corrupt and i == 0:
                     e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
                 f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
+            if self.forger:  # a joiner with the wrong secret, claiming the last seat
+                h = self.rng_forge.randrange(self.hosts)
+                e = self.env_base(h)
+                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(self.n - 1), "SOAK_FORGE_JOIN": "1",
+                          "SOAK_ATTEMPT": str(f.attempt)})
+                self.spawn(h, e, "e%d.f" % (self.epoch + 1), rank=False)
             self.joined = True
             self.epoch += 1
+            if f.second == "grow" and f.attempt == 0:
+                self.second_kill(f, survivors)
+                return
         if self.joined and self.healthy():
             f.recover_s = now() - f.t
+            if f.kind == "shmfull":
+                self.heal(f)
+                f.shm_said = [ln for j in f.joiners for ln in (read(self.log_path.get(j, "")) or "").splitlines()
+                              if "/dev/shm cannot hold" in ln][:1]
+            if getattr(f, "second_fault", None):
+                f.second_fault.recover_s = now() - f.second_fault.t
             if f.stopped_pid:
                 self.kill(f.stopped_pid)
             for p in f.victims:  # an excluded rank that has not left by itself
@@ -436,9 +681,58 @@ class Driver:
             if f.arm_corrupt:
                 self.corrupt_armed(f.joiners[0])
             return
-        if t - f.t > self.decide_s() + self.recover_deadline_s():
-            self.hang("%s at %.1f s: not back to %d ranks within %d s" %
-                      (f.kind, f.t - self.t0, self.n, self.decide_s() + self.recover_deadline_s()))
+        limit = (self.decide_s() + self.recover_deadline_s()) * (2 if f.second else 1)
+        if t - f.t > limit:
+            self.hang("%s at %.1f s: not back to %d ranks within %d s" % (f.kind, f.t - self.t0, self.n, limit))
+
+    def second_kill(self, f, survivors):
+        """A second failure while f's recovery runs: a survivor (shrink) or a replacement (grow) killed."""
+        if f.second == "shrink":
+            pid = self.rng.choice(survivors)
+            st = self.statuses().get(pid)
+            f.excl2 = sorted(f.excl + ([st["rank"]] if st and st["epoch"] == self.epoch else []))
+        else:
+            pid = f.joiners[0]
+            f.excl2 = f.excl
+            self.stale.update(f.joiners)
+        self.kill(pid)
+        if f.second == "shrink":  # a survivor more to replace (a killed replacement is started anew)
+            f.victims = f.victims + [pid]
+        f2 = Fault("kill-in-recovery", now(), [pid], self.host_of[pid])
+        f.second_fault = f2
+        self.faults.append(f2)
+        print("soak: %7.1f s: kill-in-recovery: %s %d killed during the %s" %
+              (f2.t - self.t0, "survivor" if f.second == "shrink" else "replacement", pid, f.second), flush=True)
+
+    def retry(self, f, survivors):
+        """After a second failure: once every survivor has reported its failed attempt, decide again."""
+        f2 = getattr(f, "second_fault", None)
+        rs = self.events("retry", f.base_epoch)
+        rs = [r for r in rs if r[3].startswith("attempt %d:" % f.attempt)]
+        if not rs:
+            return False
+        if f2 is None:  # a recovery failed with no second fault to explain it
+            pid, rank, _, msg = rs[0]
+            self.hang("retry: pid %d rank %d: %s" % (pid, rank, msg))
+            return True
+        live = [p for p in survivors if p not in f.victims]
+        got = {pid: ts for pid, _, ts, _ in rs}
+        if not all(p in got for p in live):
+            return True
+        f2.detected = True
+        f2.detect_s = max(got[p] for p in live) - f2.t
+        f2.msgs = [m for _, _, _, m in rs]
+        for p in f.joiners:  # the failed attempt's replacements
+            self.stale.add(p)
+            self.kill(p)
+        f.joiners = []
+        self.epoch = f.base_epoch
+        self.joined = False
+        f.attempt += 1
+        self.decide("exclude " + " ".join(map(str, f.excl2)), f.attempt)
+        print("soak: %7.1f s: kill-in-recovery: every survivor's attempt failed within %.2f s (%s); decided again:"
+              " exclude %s" % (now() - self.t0, f2.detect_s, rs[0][3][:120], f.excl2), flush=True)
+        return True
 
     # ---- the run --------------------------------------------------------
     def run(self):
@@ -450,6 +744,8 @@ class Driver:
         if not self.wait_healthy(self.recover_deadline_s()):
             self.hang("the job did not start within %d s" % self.recover_deadline_s())
         self.take_sample()
+        if self.forger:
+            self.forger.thread.start()
         next_fault = now() + self.rng.uniform(2, 5)
         while True:
             self.step()
@@ -471,11 +767,16 @@ class Driver:
         return 0
 
     def finish(self):
+        if self.forger:
+            self.forger.stop.set()
+            self.forger.thread.join()
         open(os.path.join(self.dir, "stop"), "w").close()
         end = now() + 3 * self.a.timeout + 30
         while self.procs and now() < end:
             self.reap()
             time.sleep(0.1)
+        for pid in list(self.fakes):  # a wrong-secret joiner still waiting: its verdict is already in
+            self.kill(pid)
         stalled = list(self.procs)
         if stalled:
             self.hangs += 1
@@ -486,8 +787,10 @@ class Driver:
         self.report(stalled)
 
     def leftovers(self):
-        shm = [n for n in os.listdir("/dev/shm") if n.startswith("xccl-") and n.split("-")[1].isdigit()
-               and int(n.split("-")[1]) in self.all_pids]
+        shm = []
+        for d in ["/dev/shm"] + [self.host_shm(h) for h in range(len(self.holders))]:
+            shm += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("xccl-") and n.split("-")[1].isdigit()
+                    and int(n.split("-")[1]) in self.all_pids]
         procs, threads = [], 0
         for d in os.listdir("/proc"):
             if not d.isdigit():
@@ -512,7 +815,7 @@ class Driver:
         T = self.a.timeout
         rows = []
         F = D = want = 0
-        for kind in KINDS + ["none"]:
+        for kind in KINDS + ["kill-in-recovery", "none"]:
             fs = [f for f in self.faults if f.kind == kind]
             if kind == "none" and not fs:
                 continue
@@ -524,7 +827,8 @@ class Driver:
             rts = [f.recover_s for f in fs if f.recover_s is not None]
             if kind != "none" and self.a.no_faults:
                 continue
-            label = "none (an error)" if kind == "none" else kind + ("" if kind in self.kinds or fs else " (skipped)")
+            drawn = kind in self.kinds or (kind == "kill-in-recovery" and self.kinds)
+            label = "none (an error)" if kind == "none" else kind + ("" if drawn or fs else " (skipped)")
             rows.append((label, str(len(fs)),
                          "%d/%s" % (det, len(fs) if EXPECTED[kind] else 0), pctl(dts, 50), pctl(dts, 99),
                          pctl(rts, 50), pctl(rts, 99)))
@@ -543,8 +847,9 @@ class Driver:
             print("(kill counts the kills that let each corrupting replacement in)")
         if not self.a.no_faults:
             print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
-                  " the fault to %d ranks running again; slow: %d%% of a CPU for %g s, nothing should fail)" %
-                  (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S))
+                  " the fault to %d ranks running again; slow: %d%% of a CPU for %g s; delay: stopped %g s, then"
+                  " continued; neither may fail)" % (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S,
+                                         DELAY_FRACTION * T))
         rates = [f.rates for f in self.faults if f.kind == "slow" and f.rates and f.rates[2] is not None]
         if rates:
             print("slow: the job's iterations/s before and while a rank was slowed: %s" %
@@ -553,6 +858,31 @@ class Driver:
             cs = [f for f in self.faults if f.kind == "corrupt"]
             print("corrupt: detect and recover count from the first report (when the bit flipped is not known);"
                   " caught by the CRC32C check (a report says so): %d/%d" % (sum(f.crc for f in cs), len(cs)))
+        forge_bad = False
+        if self.forger:
+            fg = self.forger
+            lines, dup = fg.warn_lines(self.dir)
+            joins = [m for ep in range(self.epoch + 1) for _, _, _, m in self.events("forgedjoin", ep)]
+            accepted = sum(not m.startswith("refused") for m in joins)
+            forge_bad = bool(dup) or accepted > 0
+            print("forged: connections %d (%s) to %d ports, refused-WARN lines %d, more than one WARN per source"
+                  " and process %d, ranks affected %d" %
+                  (sum(fg.conns.values()), ", ".join("%s %d" % kv for kv in fg.conns.items()), len(fg.ports), lines,
+                   len(dup), self.unexpected))
+            print("forged: closed by the rank at once %d, left open 1.5 s (refused when next polled) %d,"
+                  " unreachable %d; listeners on loopback only (not reachable from another host) %d" %
+                  (fg.results.get("refused", 0), fg.results.get("open", 0), fg.results.get("unreachable", 0),
+                   len(fg.loopback)))
+            print("forged: wrong-secret joiners at grows %d, refused %d, accepted %d%s" %
+                  (len(joins), len(joins) - accepted, accepted,
+                   ("; e.g. " + min(joins, key=len)[:160]) if joins else ""))
+        if "shmfull" in self.kinds:
+            fs = [f for f in self.faults if f.kind == "shmfull" and f.recover_s is not None]
+            print("shmfull: a private %d MiB /dev/shm per host, filled; replacements that said /dev/shm is full and"
+                  " used TCP: %d/%d" % (SHM_MB, sum(bool(getattr(f, "shm_said", None)) for f in fs), len(fs)))
+            said = [f.shm_said[0] for f in fs if getattr(f, "shm_said", None)]
+            if said:
+                print("shmfull: e.g. %s" % said[0].split(" xccl ", 1)[-1][:200])
         print("%-44s %d" % ("collectives completed and checked (all ranks' calls)", colls))
         print("%-44s %d" % ("wrong results", wrong))
         print("%-44s %d" % ("hangs (missed deadlines, failed recoveries)", self.hangs))
@@ -570,11 +900,12 @@ class Driver:
                 pass
         for n in shm:
             try:
-                os.unlink(os.path.join("/dev/shm", n))
+                os.unlink(n)
             except OSError:
                 pass
         print("soak: faults %d detected %d wrong %d hangs %d leaked %d" % (F, D, wrong, self.hangs, leaked))
-        self.ok = wrong == 0 and self.hangs == 0 and leaked == 0 and D == want and not (self.a.no_faults and F)
+        self.ok = (not forge_bad and wrong == 0 and self.hangs == 0 and leaked == 0 and D == want
+                   and not (self.a.no_faults and F))
 
 
 def main():
@@ -586,6 +917,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=5)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--no-faults", action="store_true")
+    ap.add_argument("--kinds", help="draw only these fault kinds (comma-separated)")
+    ap.add_argument("--no-forge", action="store_true", help="no forged or garbage traffic, no wrong-secret joiner")
+    if len(sys.argv) > 1 and sys.argv[1] == "--forge":
+        forge_main(sys.argv[2:])
+        return
     a = ap.parse_args()
     if a.seed is None:
         a.seed = random.randrange(1 << 30)
@@ -597,6 +933,7 @@ def main():
         d.run()
     finally:
         d.unslow()
+        d.end_holders()
     sys.exit(0 if d.ok else 1)
 
 

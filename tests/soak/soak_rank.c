@@ -17,13 +17,23 @@
  *   decide.<E>        the driver's: "exclude r1 r2 ..." (ranks of epoch E)
  *                     or "restart" (everyone exits; the driver starts anew)
  *   grow.<E+1>.id     the grow id, written by the shrunk comm's rank 0
+ *   retry.<E>.<pid>   "rank R at T: attempt A: step: message": the shrink or
+ *                     the grow of attempt A failed (a second fault landed in
+ *                     the recovery); the survivor waits for decide.<E>.<A+1>
+ *                     and shrinks epoch E's communicator again (it is left
+ *                     as it was), writing grow.<E+1>.<A+1>.id
  *   hang.<E>.<pid>    no decision came within SOAK_DECIDE_S
- *   fail.<E>.<pid>    the shrink or the grow failed (the message)
+ *   fail.<E>.<pid>    the grow id could not be made or read, or a joiner's
+ *                     grow failed (the message)
  *   stop              the driver's: end the run
  * Survivors shrink with the driver's list, grow back to SOAK_NRANKS with the
  * driver's replacements, which start with SOAK_JOIN_RANK=r and SOAK_EPOCH=E
- * and join through grow.<E>.id. Without SOAK_JOIN_RANK the process starts
+ * and join through grow.<E>.id (grow.<E>.<A>.id with SOAK_ATTEMPT=A). Without SOAK_JOIN_RANK the process starts
  * epoch SOAK_EPOCH from the environment (xcclCommInitFromEnv).
+ * With SOAK_FORGE_JOIN=1 as well, the process is no rank: it joins the grow
+ * with the id's secret changed (and its checksum right), must be refused
+ * fast, and writes forgedjoin.<E>.<pid>: "refused in T ms: why" or
+ * "ACCEPTED"; it exits 0 either way (the driver judges).
  * SOAK_LIMIT_S (alarm) ends the process whatever happens.
  */
 #include <errno.h>
@@ -34,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bootstrap_msg.h"
 #include "test_util.h"
 #include "xccl.h"
 
@@ -181,9 +192,12 @@ static xcclResult_t iterate(soak_t *s, int *stop_p) {
 
 /* Waits for decide.<epoch>; fills the excluded ranks. -1: restart; -2: none
  * came in time. */
-static int wait_decision(const soak_t *s, int *excl, int max) {
+static int wait_decision(const soak_t *s, int attempt, int *excl, int max) {
   char path[4200];
-  snprintf(path, sizeof(path), "%s/decide.%d", s->dir, s->epoch);
+  if (attempt == 0)
+    snprintf(path, sizeof(path), "%s/decide.%d", s->dir, s->epoch);
+  else
+    snprintf(path, sizeof(path), "%s/decide.%d.%d", s->dir, s->epoch, attempt);
   for (double end = test_now_s() + env_num("SOAK_DECIDE_S", 60); test_now_s() < end; usleep(20000)) {
     size_t len = 0;
     char *b = test_read_file(path, &len);
@@ -201,9 +215,18 @@ static int wait_decision(const soak_t *s, int *excl, int max) {
   return -2;
 }
 
-static int read_grow_id(const soak_t *s, int epoch, xcclUniqueId *id) {
-  char path[4200];
-  snprintf(path, sizeof(path), "%s/grow.%d.id", s->dir, epoch);
+/* grow.<epoch>.id, or grow.<epoch>.<attempt>.id after a failed attempt. */
+static void grow_id_name(char *name, size_t len, int epoch, int attempt) {
+  if (attempt == 0)
+    snprintf(name, len, "grow.%d.id", epoch);
+  else
+    snprintf(name, len, "grow.%d.%d.id", epoch, attempt);
+}
+
+static int read_grow_id(const soak_t *s, int epoch, int attempt, xcclUniqueId *id) {
+  char name[64], path[4200];
+  grow_id_name(name, sizeof(name), epoch, attempt);
+  snprintf(path, sizeof(path), "%s/%s", s->dir, name);
   return test_wait_file(path, id, sizeof(*id), env_num("SOAK_DECIDE_S", 60));
 }
 
@@ -216,25 +239,16 @@ static void give_up(soak_t *s, const char *kind, const char *what, xcclComm_t co
   exit(code);
 }
 
-/* After a failed operation: report, wait for the decision, shrink, grow
- * back. Returns with s->comm the grown communicator, or exits. */
-static void recover(soak_t *s) {
-  char msg[1800];
-  snprintf(msg, sizeof(msg), "%s", xcclGetLastError(s->comm));
-  event(s, "err", msg);
-  status(s, "recover");
-  int excl[MAX_EXCLUDE];
-  int k = wait_decision(s, excl, MAX_EXCLUDE);
-  if (k == -2) give_up(s, "hang", "no decision in time", NULL, 3);
-  int out = k < 0;
-  for (int i = 0; i < k; i++) out |= excl[i] == s->rank;
-  if (out) { /* excluded, or the driver starts anew */
-    xcclCommAbort(s->comm);
-    status(s, "excluded");
-    exit(0);
+/* One attempt: shrink epoch E's comm without excl, grow back. NULL and
+ * *grown_p, or the step that failed (its message in msg; s->comm as it was). */
+static const char *shrink_grow(soak_t *s, int attempt, const int *excl, int k, xcclComm_t *grown_p, char *msg,
+                               size_t len) {
+  xcclComm_t small = NULL;
+  const char *step = NULL;
+  if (xcclCommShrink(s->comm, excl, k, &small) != xcclSuccess) {
+    snprintf(msg, len, "%s", xcclGetLastError(s->comm));
+    return "shrink";
   }
-  xcclComm_t small = NULL, grown = NULL;
-  if (xcclCommShrink(s->comm, excl, k, &small) != xcclSuccess) give_up(s, "fail", "shrink", s->comm, 4);
   int srank = -1;
   xcclCommUserRank(small, &srank);
   xcclUniqueId id;
@@ -242,18 +256,81 @@ static void recover(soak_t *s) {
   if (srank == 0) {
     if (xcclCommGetUniqueId(small, &id) != xcclSuccess) give_up(s, "fail", "xcclCommGetUniqueId", small, 4);
     char name[64];
-    snprintf(name, sizeof(name), "grow.%d.id", s->epoch + 1);
+    grow_id_name(name, sizeof(name), s->epoch + 1, attempt);
     put_file(s, name, &id, sizeof(id));
   }
   if (xcclBroadcast(&id, &id, sizeof(id), xcclUint8, 0, small, NULL) != xcclSuccess)
-    give_up(s, "fail", "grow id broadcast on the shrunk comm", small, 4);
-  if (xcclCommGrow(small, s->nranks, &id, -1, &grown, NULL) != xcclSuccess) give_up(s, "fail", "grow", small, 4);
-  xcclCommAbort(s->comm); /* it holds the excluded ranks */
-  xcclCommDestroy(small);
-  s->comm = grown;
-  s->epoch++;
-  s->it = 0;
-  xcclCommUserRank(grown, &s->rank);
+    step = "grow id broadcast on the shrunk comm";
+  else if (xcclCommGrow(small, s->nranks, &id, -1, grown_p, NULL) != xcclSuccess)
+    step = "grow";
+  if (step) {
+    snprintf(msg, len, "%s", xcclGetLastError(small));
+    xcclCommAbort(small);
+  } else {
+    xcclCommDestroy(small);
+  }
+  return step;
+}
+
+/* After a failed operation: report, wait for the decision, shrink, grow
+ * back; again with the driver's next decision while an attempt fails.
+ * Returns with s->comm the grown communicator, or exits. */
+static void recover(soak_t *s) {
+  char msg[1800];
+  snprintf(msg, sizeof(msg), "%s", xcclGetLastError(s->comm));
+  event(s, "err", msg);
+  status(s, "recover");
+  for (int attempt = 0;; attempt++) {
+    int excl[MAX_EXCLUDE];
+    int k = wait_decision(s, attempt, excl, MAX_EXCLUDE);
+    if (k == -2) give_up(s, "hang", "no decision in time", NULL, 3);
+    int out = k < 0;
+    for (int i = 0; i < k; i++) out |= excl[i] == s->rank;
+    if (out) { /* excluded, or the driver starts anew */
+      xcclCommAbort(s->comm);
+      status(s, "excluded");
+      exit(0);
+    }
+    xcclComm_t grown = NULL;
+    char why[1700], line[1800];
+    const char *step = shrink_grow(s, attempt, excl, k, &grown, why, sizeof(why));
+    if (!step) {
+      xcclCommAbort(s->comm); /* it holds the excluded ranks */
+      s->comm = grown;
+      s->epoch++;
+      s->it = 0;
+      xcclCommUserRank(grown, &s->rank);
+      return;
+    }
+    snprintf(line, sizeof(line), "attempt %d: %s: %s", attempt, step, why);
+    event(s, "retry", line);
+    fprintf(stderr, "soak_rank %d (epoch %d rank %d): %s\n", (int)getpid(), s->epoch, s->rank, line);
+  }
+}
+
+/* SOAK_FORGE_JOIN: the grow's id with another secret; the grow's root must
+ * refuse it while the real joiners get in. */
+static int forged_join(soak_t *s) {
+  xcclUniqueId id, forged;
+  bs_id_t b;
+  char why[160], msg[1800];
+  if (read_grow_id(s, s->epoch, (int)env_num("SOAK_ATTEMPT", 0), &id) != 0)
+    give_up(s, "forgedjoin", "no grow id in time", NULL, 3);
+  if (bs_id_decode(&id, &b, why, sizeof(why)) != 0) give_up(s, "forgedjoin", why, NULL, 3);
+  b.secret[0] ^= 0x5a;
+  bs_id_encode(&b, &forged);
+  xcclComm_t nc = NULL;
+  double t0 = test_now_s();
+  xcclResult_t r = xcclCommGrow(NULL, s->nranks, &forged, s->rank, &nc, NULL);
+  double ms = (test_now_s() - t0) * 1e3;
+  if (r == xcclSuccess) {
+    snprintf(msg, sizeof(msg), "ACCEPTED after %.1f ms", ms);
+    xcclCommAbort(nc);
+  } else {
+    snprintf(msg, sizeof(msg), "refused in %.1f ms: %s", ms, xcclGetLastError(NULL));
+  }
+  event(s, "forgedjoin", msg);
+  return 0;
 }
 
 static void *alloc_floats(size_t count) {
@@ -275,18 +352,23 @@ int main(void) {
     return 2;
   }
   alarm((unsigned)env_num("SOAK_LIMIT_S", 600));
+  const char *join = getenv("SOAK_JOIN_RANK");
+  if (join && env_num("SOAK_FORGE_JOIN", 0) != 0) {
+    s.rank = atoi(join);
+    return forged_join(&s);
+  }
   s.ar = alloc_floats(AR_MAX);
   s.ag_send = alloc_floats(AG_COUNT);
   s.ag_recv = alloc_floats((size_t)AG_COUNT * (size_t)s.nranks);
   s.bc = alloc_floats(BC_COUNT);
   s.ring_send = alloc_floats(RING_COUNT);
   s.ring_recv = alloc_floats(RING_COUNT);
-  const char *join = getenv("SOAK_JOIN_RANK");
   if (join) {
     s.rank = atoi(join);
     status(&s, "join");
     xcclUniqueId id;
-    if (read_grow_id(&s, s.epoch, &id) != 0) give_up(&s, "hang", "no grow id in time", NULL, 3);
+    if (read_grow_id(&s, s.epoch, (int)env_num("SOAK_ATTEMPT", 0), &id) != 0)
+      give_up(&s, "hang", "no grow id in time", NULL, 3);
     if (xcclCommGrow(NULL, s.nranks, &id, s.rank, &s.comm, NULL) != xcclSuccess)
       give_up(&s, "fail", "grow (joining)", NULL, 4);
   } else {
