@@ -45,22 +45,20 @@ xccl_torch_test(NAME kill_socket NPROC 3 SCRIPT test_fault.py ARGS kill LAUNCH -
                 ENV ${_kill} XCCL_SHM_DISABLE=1)
 xccl_torch_test(NAME check_mismatch NPROC 3 SCRIPT test_fault.py ARGS mismatch ENV XCCL_CHECK=1)
 # xccl.torch.shrink after a rank is SIGKILLed in its third all_reduce (the
-# last rank; and rank 1, so the survivors are renumbered), and grow_id /
-# grow / join from 3 ranks to 4, the id carried through a c10d store.
-# torchrun looks at its workers every 5 s here, not every second: once it
-# sees the victim dead it gives the survivors 30 s before SIGKILL, and they
-# have more to do than report.
+# last rank; and rank 1, so the survivors are renumbered, and then a new
+# process joins them in rank 1's place: its pass file is rank 1's), and
+# grow_id / grow / join from 3 ranks to 4, the id carried through a c10d
+# store. torchrun looks at its workers every 5 s here, not every second:
+# once it sees the victim dead it gives the survivors 30 s before SIGKILL,
+# and they have more to do than report. Each run takes 15 s of CI: the
+# renumbering alone (ARGS shrink 1) and the regrow over TCP
+# (XCCL_SHM_DISABLE=1; fault_grow_replace_socket covers that transport
+# under the C API) are left to a by-hand run.
 xccl_torch_test(NAME shrink NPROC 4 SCRIPT test_elastic.py ARGS shrink 3 LAUNCH --may-fail --pass-ranks 0,1,2
                 --monitor-interval 5
                 ENV XCCL_FAULT=rank=3,op=allreduce,seq=3,step=2,action=kill)
-xccl_torch_test(NAME shrink_renumber NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 LAUNCH --may-fail
-                --pass-ranks 0,2,3 --monitor-interval 5 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
-# ... then a new process joins the survivors in rank 1's place (its pass file
-# is rank 1's).
 xccl_torch_test(NAME shrink_regrow NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
                 --monitor-interval 5 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
-xccl_torch_test(NAME shrink_regrow_socket NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
-                --monitor-interval 5 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill XCCL_SHM_DISABLE=1)
 xccl_torch_test(NAME grow NPROC 4 SCRIPT test_elastic.py ARGS grow)
 unset(_t)
 unset(_kill)
