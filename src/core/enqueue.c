@@ -66,7 +66,7 @@ static xcclResult_t coll_check(xcclComm_t comm, const coll_args_t *a, void *stre
   if (coll_has_root(a) && (a->root < 0 || a->root >= comm->nranks))
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: root %d is not a rank of this communicator (0..%d)", fn,
                    a->root, comm->nranks - 1);
-  size_t esize = xcclTypeSize(a->type);
+  size_t esize = kern_type_size(a->type);
   if (a->count > (SIZE_MAX / 2) / esize / (size_t)comm->nranks)
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: count %zu of %s overflows the address space", fn, a->count,
                    kern_type_name(a->type));
@@ -104,7 +104,7 @@ static void coll_single_rank_premul(const coll_args_t *a, const redop_premul_t *
  * with NCCL's symmetric windows, the ranks pass their windows' buffers
  * alike, so they agree. */
 static int coll_in_windows(xcclComm_t comm, const coll_args_t *a) {
-  size_t esize = xcclTypeSize(a->type);
+  size_t esize = kern_type_size(a->type);
   const struct xcclWindow *w;
   if (a->send_elems && !((w = reg_find_window(comm, a->sendbuff, a->send_elems * esize)) && w->all_shared)) return 0;
   if (a->recv_elems && !((w = reg_find_window(comm, a->recvbuff, a->recv_elems * esize)) && w->all_shared)) return 0;
@@ -182,7 +182,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
   if (res == xcclSuccess) res = coll_check(comm, a, stream);
   int on_device = 0;
 #ifdef XCCL_HAVE_CUDA
-  size_t eb = xcclTypeSize(a->type);
+  size_t eb = kern_type_size(a->type);
   cuda_buf_t bufs[2] = {{"sendbuff", a->sendbuff, a->send_elems * eb}, {"recvbuff", a->recvbuff, a->recv_elems * eb}};
   if (res == xcclSuccess) res = enqueue_cuda_where(a->name, bufs, 2, stream, &on_device);
   if (res == xcclSuccess && on_device && pm.on)
@@ -204,7 +204,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
     int in_windows =
         comm->site.direct && !comm->site.direct_forced && !on_device && atomic_load(&comm->windows_shared) &&
         coll_in_windows(comm, a);
-    op.coll.algo = coll_pick(comm, a->coll, a->count * xcclTypeSize(a->type), in_windows);
+    op.coll.algo = coll_pick(comm, a->coll, a->count * kern_type_size(a->type), in_windows);
     comm_stats_op(comm, a->coll, op.coll.algo);
     TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op.seq, a->count, kern_type_name(a->type),
           algo_name(op.coll.algo));
@@ -212,7 +212,7 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
      * operation (xcclGroupSimulateEnd then drops it too). */
     int local = a->count > 0 && comm->nranks == 1 && !on_device, grouped = group_open();
     if (local && !grouped && pm.on) coll_single_rank_premul(a, &pm);
-    else if (local && !grouped) coll_single_rank(a, xcclTypeSize(a->type));
+    else if (local && !grouped) coll_single_rank(a, kern_type_size(a->type));
     submit = a->count > 0 && (comm->nranks > 1 || on_device || grouped);
   }
 #ifdef XCCL_HAVE_CUDA

@@ -50,7 +50,7 @@ static void rd_plan(rd_item_t *r) {
 
 static void rd_start_piece(rd_item_t *r) {
   const partner_args_t *a = r->args;
-  size_t esize = xcclTypeSize(a->type);
+  size_t esize = kern_type_size(a->type);
   size_t slot_elems = a->send_fifo[r->act[1].peer]->slot_size / esize;
   r->piece = a->count - r->off < slot_elems ? a->count - r->off : slot_elems;
   r->base.action = 0;
@@ -59,7 +59,7 @@ static void rd_start_piece(rd_item_t *r) {
 static int rd_step(kern_item_t *it, kern_failure_t *fail) {
   rd_item_t *r = to_rd(it);
   const partner_args_t *a = r->args;
-  size_t esize = xcclTypeSize(a->type), bytes = r->piece * esize;
+  size_t esize = kern_type_size(a->type), bytes = r->piece * esize;
   char *acc = (char *)a->recvbuff + r->off * esize;
   int kind = r->act[it->action].kind, peer = r->act[it->action].peer;
   switch (kind) {
@@ -142,7 +142,7 @@ static int rd_drained(kern_item_t *it) {
 static const kern_item_ops_t rd_ops = {.step = rd_step, .waiting = rd_waiting, .drained = rd_drained};
 
 void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
-  memset(it, 0, sizeof(*it));
+  memset(it, 0, offsetof(rd_item_t, act)); /* act[] is written up to nact by rd_plan: a lone call's 600 bytes */
   it->args = a;
   kern_item_init(&it->base, &rd_ops, env, lane);
   rd_plan(it);

@@ -31,6 +31,13 @@ void kern_reduce(void *dst, const void *a, const void *b, size_t n, xcclDataType
  * negative divisor give the truncated quotient modulo 2^bits. */
 void kern_divide(void *dst, const void *src, size_t n, xcclDataType_t type, int divisor);
 
+/* xcclTypeSize, inline for the per-call and per-step paths: 0 for a type
+ * that is none. (types.c) */
+extern const unsigned char kern_type_sizes[xcclNumTypes];
+static inline size_t kern_type_size(xcclDataType_t t) {
+  return (unsigned)t < (unsigned)xcclNumTypes ? kern_type_sizes[t] : 0;
+}
+
 /* "float32", "sum", ... for messages; never NULL. (types.c) */
 const char *kern_type_name(xcclDataType_t type);
 const char *kern_op_name(xcclRedOp_t op);

@@ -2,15 +2,11 @@
 #include "reduce.h"
 #include "reduce_ops.h"
 
-size_t xcclTypeSize(xcclDataType_t t) {
-#define TYPE_SIZE_CASE(TYPE, tname, T, D) \
-  case TYPE: return sizeof(T);
-  switch (t) {
-    XR_FOR_EACH_TYPE(TYPE_SIZE_CASE)
-    default: return 0;
-  }
-#undef TYPE_SIZE_CASE
-}
+#define TYPE_SIZE(TYPE, tname, T, D) [TYPE] = sizeof(T),
+const unsigned char kern_type_sizes[xcclNumTypes] = {XR_FOR_EACH_TYPE(TYPE_SIZE)};
+#undef TYPE_SIZE
+
+size_t xcclTypeSize(xcclDataType_t t) { return kern_type_size(t); }
 
 const char *kern_type_name(xcclDataType_t t) {
 #define TYPE_NAME(TYPE, tname, T, D) [TYPE] = #tname,
