@@ -11,16 +11,14 @@ protocol is soak_rank.c's header comment. Standard library only.
 import argparse
 import os
 import random
-import re
 import secrets
-import socket
-import struct
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
+
+from soak_forge import Forger
 
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
 # slow: 10 ms of CPU in every 100 ms for 6 s. CFS throttles within a period, so
@@ -48,14 +46,7 @@ EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow":
 # XCCL_FAULT rules that flip a bit of what it sends in one of operations
 # CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
 # a receiver must fail the call (an error, never a wrong result).
-# forged: every FORGE_EVERY_S, each TCP port a rank listens on (ss in its host's
-# namespace) gets one connection from another host carrying garbage, a
-# bootstrap frame with a forged MAC, or a socket-transport stream header with a
-# made-up connection id. xccl must refuse each, log one WARN per source host
-# (and process), and the job must not notice. Each grow also gets a joiner
-# whose id carries another secret (soak_rank SOAK_FORGE_JOIN): refused fast.
-FORGE_EVERY_S = 3.0
-FORGE_KINDS = ["garbage", "hello", "stream"]
+# (forged traffic: soak_forge.py.)
 # kill-in-recovery: one failure in SECOND_P gets a second one while the job
 # recovers from it: a survivor killed as the driver hands out the exclude list
 # (the shrink is under way) or a replacement killed as it starts (the grow is).
@@ -65,114 +56,6 @@ FORGE_KINDS = ["garbage", "hello", "stream"]
 SECOND_P = 0.25
 CORRUPT_SEQ = 100  # ~20 iterations in: the kill before it has recovered by then
 CORRUPT_WAIT_S = 60.0
-
-
-def forge_payload(kind):
-    if kind == "hello":  # bootstrap header {magic, version 2, HELLO, length, 0}, payload and MAC random
-        return struct.pack("<IHHII", 0x53424358, 2, 2, 112, 0) + os.urandom(112 + 32)
-    if kind == "stream":  # socket transport stream header {magic, index, nstreams, pad, conn_id}
-        return struct.pack("<IIIIQ", 0x58534F43, 0, 1, 0, int.from_bytes(os.urandom(8), "little"))
-    return os.urandom(1 + os.urandom(1)[0])
-
-
-def forge_one(target, out):
-    """Connect, send, half-close, wait up to 1.5 s for the rank to close: 'refused', 'open' (the listener
-    is polled only now and then: it refuses later) or 'unreachable'."""
-    addr, port, kind = target.rsplit(":", 2)
-    try:
-        c = socket.create_connection((addr, int(port)), timeout=1.0)
-    except OSError:
-        out.append("%s %s unreachable" % (target, kind))
-        return
-    res = "open"
-    try:
-        c.sendall(forge_payload(kind))
-        c.shutdown(socket.SHUT_WR)
-        c.settimeout(1.5)
-        while c.recv(4096):
-            pass
-        res = "refused"
-    except socket.timeout:
-        pass
-    except OSError:
-        res = "refused"
-    c.close()
-    out.append("%s %s" % (target, res))
-
-
-def forge_main(targets):
-    """--forge addr:port:kind ...: run in the source host's namespace by the driver's forger."""
-    out = []
-    ts = [threading.Thread(target=forge_one, args=(t, out)) for t in targets]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    print("\n".join(out))
-
-
-class Forger:
-    """The background thread that sends forged and garbage traffic to the ranks' ports."""
-
-    def __init__(self, d):
-        self.d = d
-        self.stop = threading.Event()
-        self.conns = {k: 0 for k in FORGE_KINDS}
-        self.results = {"refused": 0, "open": 0, "unreachable": 0}
-        self.ports = set()     # (pid, port) ever targeted
-        self.loopback = set()  # (pid, port) listening on loopback only: not reachable from another host
-        self.rounds = 0
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-
-    def loop(self):
-        while not self.stop.wait(FORGE_EVERY_S):
-            try:
-                self.round()
-            except Exception as e:  # the forger must never take the driver down
-                print("soak: forger: %s" % e, flush=True)
-
-    def listeners(self, h, pids):
-        out = subprocess.run(["ip", "netns", "exec", self.d.ns[h], "ss", "-ltnpH"], capture_output=True,
-                             text=True).stdout
-        for line in out.splitlines():
-            w = line.split()
-            mine = [int(p) for p in re.findall(r"pid=(\d+)", line) if int(p) in pids]
-            if len(w) < 4 or not mine:
-                continue
-            host, port = w[3].rsplit(":", 1)
-            if host.startswith("127.") or host == "[::1]":
-                self.loopback.add((mine[0], port))
-                continue
-            yield mine[0], self.d.addrs[h] if host in ("*", "0.0.0.0", "[::]") else host, port
-
-    def round(self):
-        pids = set(self.d.procs)
-        by_src = {}
-        for h in range(self.d.hosts):
-            for pid, addr, port in self.listeners(h, pids):
-                src = self.d.rng_forge.choice([x for x in range(self.d.hosts) if x != h])
-                kind = self.d.rng_forge.choice(FORGE_KINDS)
-                by_src.setdefault(src, []).append("%s:%s:%s" % (addr, port, kind))
-                self.ports.add((pid, port))
-                self.conns[kind] += 1
-        for src, targets in by_src.items():
-            r = subprocess.run(["ip", "netns", "exec", self.d.ns[src], sys.executable, os.path.abspath(__file__),
-                                "--forge"] + targets, capture_output=True, text=True, timeout=30)
-            for line in r.stdout.splitlines():
-                self.results[line.split()[-1]] = self.results.get(line.split()[-1], 0) + 1
-        self.rounds += 1
-
-    def warn_lines(self, logdir):
-        """WARN lines of refusals in the ranks' logs: (lines, (pid, source) pairs with more than one)."""
-        seen = {}
-        pat = re.compile(r"^\S+?:(\d+):\d+ xccl WARN .*refused a connection from ([0-9a-f.:\[\]]+?):\d+")
-        for name in os.listdir(logdir):
-            if name.startswith("log."):
-                for line in (read(os.path.join(logdir, name)) or "").splitlines():
-                    m = pat.match(line)
-                    if m:
-                        seen[m.groups()] = seen.get(m.groups(), 0) + 1
-        return sum(seen.values()), sorted(k for k, v in seen.items() if v > 1)
 
 
 def now():
@@ -919,9 +802,6 @@ def main():
     ap.add_argument("--no-faults", action="store_true")
     ap.add_argument("--kinds", help="draw only these fault kinds (comma-separated)")
     ap.add_argument("--no-forge", action="store_true", help="no forged or garbage traffic, no wrong-secret joiner")
-    if len(sys.argv) > 1 and sys.argv[1] == "--forge":
-        forge_main(sys.argv[2:])
-        return
     a = ap.parse_args()
     if a.seed is None:
         a.seed = random.randrange(1 << 30)
