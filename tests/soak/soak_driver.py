@@ -628,7 +628,7 @@ class Driver:
             self.hang("the job did not start within %d s" % self.recover_deadline_s())
         self.take_sample()
         if self.forger:
-            self.forger.thread.start()
+            self.forger.start()
         next_fault = now() + self.rng.uniform(2, 5)
         while True:
             self.step()
@@ -651,8 +651,7 @@ class Driver:
 
     def finish(self):
         if self.forger:
-            self.forger.stop.set()
-            self.forger.thread.join()
+            self.forger.close()
         open(os.path.join(self.dir, "stop"), "w").close()
         end = now() + 3 * self.a.timeout + 30
         while self.procs and now() < end:

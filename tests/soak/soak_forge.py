@@ -54,15 +54,25 @@ def forge_one(target, out):
     out.append("%s %s" % (target, res))
 
 
-def forge_main(targets):
-    """--forge addr:port:kind ...: run in the source host's namespace by the driver's forger."""
+def forge_round(targets):
+    """Forges to each addr:port:kind at once; one result line each."""
     out = []
     ts = [threading.Thread(target=forge_one, args=(t, out)) for t in targets]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    print("\n".join(out))
+    return out
+
+
+def serve():
+    """--serve: one long-lived process per source host (started in its namespace once, not per round: a Python
+    start costs ~0.1 s of CPU the ranks' recovery would wait for). Each stdin line is a round's targets
+    (addr:port:kind ...); it answers one line per target, then '.'. Ends at EOF."""
+    for line in sys.stdin:
+        out = forge_round(line.split())
+        sys.stdout.write("".join(r + "\n" for r in out) + ".\n")
+        sys.stdout.flush()
 
 
 class Forger:
@@ -76,7 +86,40 @@ class Forger:
         self.ports = set()     # (pid, port) ever targeted
         self.loopback = set()  # (pid, port) listening on loopback only: not reachable from another host
         self.rounds = 0
+        self.servers = {}  # source host -> Popen of its serve() process
         self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def start(self):
+        for h, ns in enumerate(self.d.ns):
+            self.servers[h] = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__),
+                                                "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.thread.start()
+
+    def close(self):
+        """The thread stopped, the servers ended (EOF) and their pipes closed."""
+        self.stop.set()
+        self.thread.join()
+        for p in self.servers.values():
+            p.stdin.close()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+        self.servers = {}
+
+    def ask(self, src, targets):
+        """One round of src's targets through its server: the result words."""
+        p = self.servers[src]
+        p.stdin.write(" ".join(targets) + "\n")
+        p.stdin.flush()
+        out = []
+        for line in p.stdout:
+            if line.strip() == ".":
+                return out
+            out.append(line.split()[-1])
+        raise RuntimeError("host %d's forger ended" % src)
 
     def loop(self):
         while not self.stop.wait(FORGE_EVERY_S):
@@ -86,8 +129,7 @@ class Forger:
                 print("soak: forger: %s" % e, flush=True)
 
     def listeners(self, h, pids):
-        out = subprocess.run(["ip", "netns", "exec", self.d.ns[h], "ss", "-ltnpH"], capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(["ss", "-N", self.d.ns[h], "-ltnpH"], capture_output=True, text=True).stdout
         for line in out.splitlines():
             w = line.split()
             mine = [int(p) for p in re.findall(r"pid=(\d+)", line) if int(p) in pids]
@@ -110,10 +152,8 @@ class Forger:
                 self.ports.add((pid, port))
                 self.conns[kind] += 1
         for src, targets in by_src.items():
-            r = subprocess.run(["ip", "netns", "exec", self.d.ns[src], sys.executable, os.path.abspath(__file__),
-                                "--forge"] + targets, capture_output=True, text=True, timeout=30)
-            for line in r.stdout.splitlines():
-                self.results[line.split()[-1]] = self.results.get(line.split()[-1], 0) + 1
+            for res in self.ask(src, targets):
+                self.results[res] = self.results.get(res, 0) + 1
         self.rounds += 1
 
     def warn_lines(self, logdir):
@@ -132,5 +172,5 @@ class Forger:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--forge":  # addr:port:kind ...
-        forge_main(sys.argv[2:])
+    if sys.argv[1:] == ["--serve"]:
+        serve()
