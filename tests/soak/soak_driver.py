@@ -19,6 +19,7 @@ import sys
 import time
 
 from soak_forge import Forger
+from soak_timing import pctl, steps_line
 
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
 # slow: 10 ms of CPU in every 100 ms for 6 s. CFS throttles within a period, so
@@ -62,14 +63,6 @@ def now():
     return time.time()
 
 
-def pctl(xs, p):
-    """Nearest-rank percentile; '-' when there is no sample."""
-    if not xs:
-        return "-"
-    s = sorted(xs)
-    return "%.2f" % s[min(len(s) - 1, max(0, int(round(p / 100.0 * len(s) + 0.5)) - 1))]
-
-
 def read(path):
     try:
         with open(path) as f:
@@ -101,12 +94,14 @@ class Fault:
         self.healed = False
         self.arm_corrupt = False  # a kill whose replacement corrupts
         self.joiners = []
+        self.fakes = []           # the wrong-secret joiners of the current attempt
         self.crc = False          # corrupt: a report names the CRC32C check
         self.rates = None         # slow: (iterations/s before, during)
         self.stopped_pid = None
         self.second = None        # a failure: "shrink" or "grow" when a second one lands in its recovery
         self.attempt = 0          # the recovery's attempt (decide.<E>.<A>, grow.<E+1>.<A>.id)
         self.base_epoch = 0       # the epoch it hit
+        self.marks = {}           # recovery step -> when (time.time()): soak_timing.STEPS
 
 
 class Driver:
@@ -412,6 +407,8 @@ class Driver:
             f.write(text + "\n")
         os.rename(path + ".tmp", path)
         self.decided = True
+        if self.cur:
+            self.cur.marks["decide"] = now()
 
     def restart(self, why):
         """Everyone out, the network healed, a fresh job at the next epoch."""
@@ -520,32 +517,23 @@ class Driver:
             return
         grow_id = "grow.%d.id" % (self.epoch + 1) if not f.attempt else "grow.%d.%d.id" % (self.epoch + 1, f.attempt)
         if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, grow_id)):
+            f.marks["id"] = os.stat(os.path.join(self.dir, grow_id)).st_mtime
+            f.marks["seen"] = now()
             self.detect_time(f, survivors, self.events("err", self.epoch))
             if f.kind != "shmfull":  # its /dev/shm stays full while the replacement connects
                 self.heal(f)
-            hosts = sorted(self.host_of[p] for p in f.victims)
-            for i, h in enumerate(hosts):
-                r = self.n - len(hosts) + i
-                e = self.env_base(h)
-                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
-                if f.kind == "shmfull":
-                    e["XCCL_SHM_MEMFD"] = "0"
-                if f.arm_corrupt and i == 0:
-                    e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
-                f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
-            if self.forger:  # a joiner with the wrong secret, claiming the last seat
-                h = self.rng_forge.randrange(self.hosts)
-                e = self.env_base(h)
-                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(self.n - 1), "SOAK_FORGE_JOIN": "1",
-                          "SOAK_ATTEMPT": str(f.attempt)})
-                self.spawn(h, e, "e%d.f" % (self.epoch + 1), rank=False)
+            if not f.joiners:
+                self.replace(f)
             self.joined = True
             self.epoch += 1
             if f.second == "grow" and f.attempt == 0:
                 self.second_kill(f, survivors)
                 return
+        if self.joined and "grown" not in f.marks and len(self.members()) == self.n:
+            f.marks["grown"] = now()
         if self.joined and self.healthy():
             f.recover_s = now() - f.t
+            f.marks["back"] = now()
             if f.kind == "shmfull":
                 self.heal(f)
                 f.shm_said = [ln for j in f.joiners for ln in (read(self.log_path.get(j, "")) or "").splitlines()
@@ -567,6 +555,26 @@ class Driver:
         limit = (self.decide_s() + self.recover_deadline_s()) * (2 if f.second else 1)
         if t - f.t > limit:
             self.hang("%s at %.1f s: not back to %d ranks within %d s" % (f.kind, f.t - self.t0, self.n, limit))
+
+    def replace(self, f):
+        """Starts f's replacements (and the wrong-secret joiner) once the grow id is there."""
+        hosts = sorted(self.host_of[p] for p in f.victims)
+        for i, h in enumerate(hosts):
+            r = self.n - len(hosts) + i
+            e = self.env_base(h)
+            e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
+            if f.kind == "shmfull":
+                e["XCCL_SHM_MEMFD"] = "0"
+            if f.arm_corrupt and i == 0:
+                e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
+            f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
+        if self.forger:  # a joiner with the wrong secret, claiming the last seat
+            h = self.rng_forge.randrange(self.hosts)
+            e = self.env_base(h)
+            e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(self.n - 1), "SOAK_FORGE_JOIN": "1",
+                      "SOAK_ATTEMPT": str(f.attempt)})
+            f.fakes.append(self.spawn(h, e, "e%d.f" % (self.epoch + 1), rank=False))
+        f.marks["spawned"] = now()
 
     def second_kill(self, f, survivors):
         """A second failure while f's recovery runs: a survivor (shrink) or a replacement (grow) killed."""
@@ -605,10 +613,10 @@ class Driver:
         f2.detected = True
         f2.detect_s = max(got[p] for p in live) - f2.t
         f2.msgs = [m for _, _, _, m in rs]
-        for p in f.joiners:  # the failed attempt's replacements
+        for p in f.joiners + f.fakes:  # the failed attempt's replacements (a wrong-secret one waits for its id)
             self.stale.add(p)
             self.kill(p)
-        f.joiners = []
+        f.joiners, f.fakes = [], []
         self.epoch = f.base_epoch
         self.joined = False
         f.attempt += 1
@@ -707,31 +715,37 @@ class Driver:
             want += len(fs) if EXPECTED[kind] else 0
             dts = [f.detect_s for f in fs if f.detect_s is not None]
             rts = [f.recover_s for f in fs if f.recover_s is not None]
+            ads = [f.recover_s - f.detect_s for f in fs if f.recover_s is not None and f.detect_s is not None
+                   and not f.second]  # one with a second failure: in the kill-in-recovery row
             if kind != "none" and self.a.no_faults:
                 continue
             drawn = kind in self.kinds or (kind == "kill-in-recovery" and self.kinds)
             label = "none (an error)" if kind == "none" else kind + ("" if drawn or fs else " (skipped)")
             rows.append((label, str(len(fs)),
                          "%d/%s" % (det, len(fs) if EXPECTED[kind] else 0), pctl(dts, 50), pctl(dts, 99),
-                         pctl(rts, 50), pctl(rts, 99)))
+                         pctl(rts, 50), pctl(rts, 99), pctl(ads, 50), pctl(ads, 99)))
         shm, fds, threads, procs = self.leftovers()
         leaked = len(shm) + fds + threads + len(procs)
         print()
         print("soak: %d ranks on %d hosts, %.1f min, XCCL_TIMEOUT %g s, %d epochs, %d restarts" %
               (self.n, self.hosts, (now() - self.t0) / 60, T, self.epoch + 1, self.restarts))
-        print("%-20s %6s %9s %9s %9s %10s %10s" % ("fault", "count", "detected", "detect50", "detect99",
-                                                   "recover50", "recover99"))
+        fmt = "%-20s %6s %9s %9s %9s %10s %10s %9s %9s"
+        print(fmt % ("fault", "count", "detected", "detect50", "detect99", "recover50", "recover99", "after50",
+                     "after99"))
         for r in rows:
-            print("%-20s %6s %9s %9s %9s %10s %10s" % r)
+            print(fmt % r)
         if self.a.no_faults:
             print("(--no-faults: nothing injected; an error or a timed-out wait would show as a 'none' row)")
         elif "corrupt" in self.kinds:
             print("(kill counts the kills that let each corrupting replacement in)")
         if not self.a.no_faults:
             print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
-                  " the fault to %d ranks running again; slow: %d%% of a CPU for %g s; delay: stopped %g s, then"
-                  " continued; neither may fail)" % (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S,
+                  " the fault to %d ranks running again; after: recover - detect, s from the last survivor's error"
+                  " to %d ranks running again, a second failure's in its row; slow: %d%% of a CPU for %g s; delay: stopped %g s, then"
+                  " continued; neither may fail)" % (T, self.n, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S,
                                          DELAY_FRACTION * T))
+            if steps_line(self.faults):
+                print(steps_line(self.faults))
         rates = [f.rates for f in self.faults if f.kind == "slow" and f.rates and f.rates[2] is not None]
         if rates:
             print("slow: the job's iterations/s before and while a rank was slowed: %s" %
@@ -740,24 +754,7 @@ class Driver:
             cs = [f for f in self.faults if f.kind == "corrupt"]
             print("corrupt: detect and recover count from the first report (when the bit flipped is not known);"
                   " caught by the CRC32C check (a report says so): %d/%d" % (sum(f.crc for f in cs), len(cs)))
-        forge_bad = False
-        if self.forger:
-            fg = self.forger
-            lines, dup = fg.warn_lines(self.dir)
-            joins = [m for ep in range(self.epoch + 1) for _, _, _, m in self.events("forgedjoin", ep)]
-            accepted = sum(not m.startswith("refused") for m in joins)
-            forge_bad = bool(dup) or accepted > 0
-            print("forged: connections %d (%s) to %d ports, refused-WARN lines %d, more than one WARN per source"
-                  " and process %d, ranks affected %d" %
-                  (sum(fg.conns.values()), ", ".join("%s %d" % kv for kv in fg.conns.items()), len(fg.ports), lines,
-                   len(dup), self.unexpected))
-            print("forged: closed by the rank at once %d, left open 1.5 s (refused when next polled) %d,"
-                  " unreachable %d; listeners on loopback only (not reachable from another host) %d" %
-                  (fg.results.get("refused", 0), fg.results.get("open", 0), fg.results.get("unreachable", 0),
-                   len(fg.loopback)))
-            print("forged: wrong-secret joiners at grows %d, refused %d, accepted %d%s" %
-                  (len(joins), len(joins) - accepted, accepted,
-                   ("; e.g. " + min(joins, key=len)[:160]) if joins else ""))
+        forge_bad = self.forger.report(self, self.unexpected) if self.forger else False
         if "shmfull" in self.kinds:
             fs = [f for f in self.faults if f.kind == "shmfull" and f.recover_s is not None]
             print("shmfull: a private %d MiB /dev/shm per host, filled; replacements that said /dev/shm is full and"

@@ -171,6 +171,27 @@ class Forger:
         return sum(seen.values()), sorted(k for k, v in seen.items() if v > 1)
 
 
+    def report(self, d, unexpected):
+        """The forged traffic's lines of the table; True when a refusal went wrong (a WARN more than once per
+        source and process, or a wrong-secret joiner accepted)."""
+        lines, dup = self.warn_lines(d.dir)
+        joins = [m for ep in range(d.epoch + 1) for _, _, _, m in d.events("forgedjoin", ep)]
+        accepted = sum(not m.startswith("refused") for m in joins)
+        bad = bool(dup) or accepted > 0
+        print("forged: connections %d (%s) to %d ports, refused-WARN lines %d, more than one WARN per source"
+              " and process %d, ranks affected %d" %
+              (sum(self.conns.values()), ", ".join("%s %d" % kv for kv in self.conns.items()), len(self.ports), lines,
+               len(dup), unexpected))
+        print("forged: closed by the rank at once %d, left open 1.5 s (refused when next polled) %d,"
+              " unreachable %d; listeners on loopback only (not reachable from another host) %d" %
+              (self.results.get("refused", 0), self.results.get("open", 0), self.results.get("unreachable", 0),
+               len(self.loopback)))
+        print("forged: wrong-secret joiners at grows %d, refused %d, accepted %d%s" %
+              (len(joins), len(joins) - accepted, accepted,
+               ("; e.g. " + min(joins, key=len)[:160]) if joins else ""))
+        return bad
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         serve()
