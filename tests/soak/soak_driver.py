@@ -55,6 +55,8 @@ EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow":
 # hang); they report it (retry.<E>.<pid>), the driver decides again and they
 # shrink epoch E's communicator again, back to 8 ranks.
 SECOND_P = 0.25
+# The faults healed before their replacements start (at the grow id); the others' start at the decision.
+HEAL_FIRST = ("link", "partition")
 CORRUPT_SEQ = 100  # ~20 iterations in: the kill before it has recovered by then
 CORRUPT_WAIT_S = 60.0
 
@@ -505,6 +507,8 @@ class Driver:
         if errs and not self.decided:
             f.detected = True
             self.decide("exclude " + " ".join(map(str, f.excl)))
+            if f.kind not in HEAL_FIRST:
+                self.replace(f)
             if f.second == "shrink":
                 self.second_kill(f, survivors)
                 return
@@ -557,7 +561,9 @@ class Driver:
             self.hang("%s at %.1f s: not back to %d ranks within %d s" % (f.kind, f.t - self.t0, self.n, limit))
 
     def replace(self, f):
-        """Starts f's replacements (and the wrong-secret joiner) once the grow id is there."""
+        """Starts f's replacements (and the wrong-secret joiner): they wait for the grow id themselves. Where the
+        fault leaves the host as it was (not link, not partition: healed first), they start at the decision and
+        their start overlaps the shrink."""
         hosts = sorted(self.host_of[p] for p in f.victims)
         for i, h in enumerate(hosts):
             r = self.n - len(hosts) + i
@@ -621,6 +627,8 @@ class Driver:
         self.joined = False
         f.attempt += 1
         self.decide("exclude " + " ".join(map(str, f.excl2)), f.attempt)
+        if f.kind not in HEAL_FIRST:
+            self.replace(f)
         print("soak: %7.1f s: kill-in-recovery: every survivor's attempt failed within %.2f s (%s); decided again:"
               " exclude %s" % (now() - self.t0, f2.detect_s, rs[0][3][:120], f.excl2), flush=True)
         return True
