@@ -19,14 +19,9 @@ import sys
 import time
 
 from soak_forge import Forger
+from soak_hosts import CGROUP_CPU, SHM_MB, SLOW_HOLD_S, SLOW_PERIOD_US, SLOW_QUOTA_US, HostResources
 from soak_timing import pctl, steps_line
 
-CGROUP_CPU = "/sys/fs/cgroup/cpu"
-# slow: 10 ms of CPU in every 100 ms for 6 s. CFS throttles within a period, so
-# the longest the rank sits still is about 90 ms (plus its share of 2 busy
-# cores): far below XCCL_TIMEOUT (5 s), so no wait may time out; the job only
-# runs slower (the table shows by how much).
-SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
 # delay: the rank is stopped (SIGSTOP) for DELAY_S, well below XCCL_TIMEOUT, then
 # continued: a pause (a page-in storm, a GC, a hypervisor steal), not a
 # failure. Its peers wait and go on; nothing may time out. The driver watches
@@ -34,12 +29,6 @@ SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
 # (This host's kernel has no sch_netem, and a tbf qdisc only shapes: a
 # process pause is the delay every kernel can make.)
 DELAY_FRACTION = 0.4  # of XCCL_TIMEOUT
-# shmfull: each host runs in its own mount namespace with a private SHM_MB MiB
-# tmpfs on /dev/shm (never the machine's). The driver fills the host's, kills
-# a rank there, and its replacement runs XCCL_SHM_MEMFD=0 (named segments in
-# /dev/shm): xccl must say /dev/shm is full and use TCP for that connection;
-# the job recovers as from a kill, and the space is freed once it has.
-SHM_MB = 64
 KINDS = ["kill", "stop", "link", "partition", "slow", "delay", "corrupt", "shmfull"]
 EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "delay": False,
             "corrupt": True, "shmfull": True, "kill-in-recovery": True, "none": False}
@@ -106,7 +95,7 @@ class Fault:
         self.marks = {}           # recovery step -> when (time.time()): soak_timing.STEPS
 
 
-class Driver:
+class Driver(HostResources):
     def __init__(self, a):
         self.a = a
         self.ns = os.environ["SOAK_NS"].split()
@@ -159,40 +148,6 @@ class Driver:
             self.end_holders()
             self.kinds.remove("shmfull")
             print("soak: shmfull faults skipped: no private mount namespace with a tmpfs on /dev/shm")
-
-    # ---- the hosts' own /dev/shm ----------------------------------------
-    def shm_holder(self):
-        """A process holding a mount namespace whose /dev/shm is a private SHM_MB MiB tmpfs; None if none."""
-        try:
-            p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                                  "mount -t tmpfs -o size=%dm tmpfs /dev/shm && echo ok && exec sleep 100000" % SHM_MB],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        except OSError:
-            return None
-        if p.stdout.readline().strip() != "ok":
-            p.kill()
-            p.wait()
-            return None
-        return p
-
-    def host_shm(self, host):
-        return "/proc/%d/root/dev/shm" % self.holders[host].pid
-
-    def end_holders(self):
-        for p in self.holders:
-            if p:
-                p.kill()
-                p.wait()
-        self.holders = []
-
-    def fill_shm(self, host):
-        """Writes /dev/shm/soak-fill in the host's namespace until the tmpfs is full."""
-        with open(os.path.join(self.host_shm(host), "soak-fill"), "wb", buffering=0) as f:
-            try:
-                while True:
-                    f.write(bytes(1 << 20))
-            except OSError:
-                pass
 
     # ---- processes ------------------------------------------------------
     def env_base(self, host):
@@ -337,32 +292,6 @@ class Driver:
         self.faults.append(f)
         print("soak: %7.1f s: corrupt armed in %d (epoch %d rank %s, operations %d-%d)" %
               (f.t - self.t0, pid, self.epoch, f.excl, CORRUPT_SEQ, CORRUPT_SEQ + 2), flush=True)
-
-    def slow(self, pid):
-        self.cgroup = os.path.join(CGROUP_CPU, "xccl-soak-%d" % os.getpid())
-        os.makedirs(self.cgroup, exist_ok=True)
-        with open(os.path.join(self.cgroup, "cpu.cfs_period_us"), "w") as f:
-            f.write(str(SLOW_PERIOD_US))
-        with open(os.path.join(self.cgroup, "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(SLOW_QUOTA_US))
-        with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as f:
-            f.write(str(pid))
-
-    def unslow(self):
-        """Every process of the slow group back to the root group; the group removed."""
-        if not self.cgroup:
-            return
-        for pid in (read(os.path.join(self.cgroup, "cgroup.procs")) or "").split():
-            try:
-                with open(os.path.join(CGROUP_CPU, "cgroup.procs"), "w") as f:
-                    f.write(pid)
-            except OSError:
-                pass
-        try:
-            os.rmdir(self.cgroup)
-        except OSError as e:
-            print("soak: cannot remove %s: %s" % (self.cgroup, e))
-        self.cgroup = None
 
     def heal(self, f):
         if f.healed:
