@@ -4,9 +4,12 @@
 It starts the ranks (soak_rank) 'per' to a host, injects a random fault every
 few seconds and plays the elastic agent: it reads the survivors' reports in the
 control directory, decides whom to exclude (it knows what it broke), starts
-the replacements once the shrunk communicator's rank 0 has written the grow
-id, and at the end of the budget stops the job and prints one table. The file
-protocol is soak_rank.c's header comment. Standard library only.
+the replacements with its decision (they wait for the grow id the shrunk
+communicator's rank 0 writes; after a link or partition fault, once the id is
+there and the host healed), and at the end of the budget stops the job and
+prints one table. Forged traffic: soak_forge.py; the hosts' /dev/shm and CPU
+cgroup: soak_hosts.py; times: soak_timing.py. The file protocol is
+soak_rank.c's header comment. Standard library only.
 """
 import argparse
 import os
