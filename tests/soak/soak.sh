@@ -18,7 +18,8 @@
 # survivor during the shrink, a replacement during the grow): the survivors
 # must fail with an error and the driver decides again. Throughout (not with --no-forge), every few seconds
 # each TCP port a rank listens on gets garbage or a forged frame from another
-# host, and each grow a joiner with the wrong secret: all refused, one WARN
+# host (soak_forge.py: one long-lived forger process in each host's
+# namespace), and each grow a joiner with the wrong secret: all refused, one WARN
 # per source host and process, the job unaffected. It prints one table and, last,
 #   soak: faults F detected D wrong W hangs H leaked L
 # and exits 0 only when W, H and L are 0, D is what should be detected and

@@ -4,30 +4,27 @@
 It starts the ranks (soak_rank) 'per' to a host, injects a random fault every
 few seconds and plays the elastic agent: it reads the survivors' reports in the
 control directory, decides whom to exclude (it knows what it broke), starts
-the replacements once the shrunk communicator's rank 0 has written the grow
-id, and at the end of the budget stops the job and prints one table. The file
-protocol is soak_rank.c's header comment. Standard library only.
+the replacements with its decision (they wait for the grow id the shrunk
+communicator's rank 0 writes; after a link or partition fault, once the id is
+there and the host healed), and at the end of the budget stops the job and
+prints one table. Forged traffic: soak_forge.py; the hosts' /dev/shm and CPU
+cgroup: soak_hosts.py; times: soak_timing.py. The file protocol is
+soak_rank.c's header comment. Standard library only.
 """
 import argparse
 import os
 import random
-import re
 import secrets
-import socket
-import struct
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-CGROUP_CPU = "/sys/fs/cgroup/cpu"
-# slow: 10 ms of CPU in every 100 ms for 6 s. CFS throttles within a period, so
-# the longest the rank sits still is about 90 ms (plus its share of 2 busy
-# cores): far below XCCL_TIMEOUT (5 s), so no wait may time out; the job only
-# runs slower (the table shows by how much).
-SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
+from soak_forge import Forger
+from soak_hosts import CGROUP_CPU, SHM_MB, SLOW_HOLD_S, SLOW_PERIOD_US, SLOW_QUOTA_US, HostResources
+from soak_timing import pctl, steps_line
+
 # delay: the rank is stopped (SIGSTOP) for DELAY_S, well below XCCL_TIMEOUT, then
 # continued: a pause (a page-in storm, a GC, a hypervisor steal), not a
 # failure. Its peers wait and go on; nothing may time out. The driver watches
@@ -35,12 +32,6 @@ SLOW_QUOTA_US, SLOW_PERIOD_US, SLOW_HOLD_S = 10000, 100000, 6.0
 # (This host's kernel has no sch_netem, and a tbf qdisc only shapes: a
 # process pause is the delay every kernel can make.)
 DELAY_FRACTION = 0.4  # of XCCL_TIMEOUT
-# shmfull: each host runs in its own mount namespace with a private SHM_MB MiB
-# tmpfs on /dev/shm (never the machine's). The driver fills the host's, kills
-# a rank there, and its replacement runs XCCL_SHM_MEMFD=0 (named segments in
-# /dev/shm): xccl must say /dev/shm is full and use TCP for that connection;
-# the job recovers as from a kill, and the space is freed once it has.
-SHM_MB = 64
 KINDS = ["kill", "stop", "link", "partition", "slow", "delay", "corrupt", "shmfull"]
 EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow": False, "delay": False,
             "corrupt": True, "shmfull": True, "kill-in-recovery": True, "none": False}
@@ -48,14 +39,7 @@ EXPECTED = {"kill": True, "stop": True, "link": True, "partition": True, "slow":
 # XCCL_FAULT rules that flip a bit of what it sends in one of operations
 # CORRUPT_SEQ.. of the grown communicator; every rank runs XCCL_CHECKSUM=1, so
 # a receiver must fail the call (an error, never a wrong result).
-# forged: every FORGE_EVERY_S, each TCP port a rank listens on (ss in its host's
-# namespace) gets one connection from another host carrying garbage, a
-# bootstrap frame with a forged MAC, or a socket-transport stream header with a
-# made-up connection id. xccl must refuse each, log one WARN per source host
-# (and process), and the job must not notice. Each grow also gets a joiner
-# whose id carries another secret (soak_rank SOAK_FORGE_JOIN): refused fast.
-FORGE_EVERY_S = 3.0
-FORGE_KINDS = ["garbage", "hello", "stream"]
+# (forged traffic: soak_forge.py.)
 # kill-in-recovery: one failure in SECOND_P gets a second one while the job
 # recovers from it: a survivor killed as the driver hands out the exclude list
 # (the shrink is under way) or a replacement killed as it starts (the grow is).
@@ -63,128 +47,14 @@ FORGE_KINDS = ["garbage", "hello", "stream"]
 # hang); they report it (retry.<E>.<pid>), the driver decides again and they
 # shrink epoch E's communicator again, back to 8 ranks.
 SECOND_P = 0.25
+# The faults healed before their replacements start (at the grow id); the others' start at the decision.
+HEAL_FIRST = ("link", "partition")
 CORRUPT_SEQ = 100  # ~20 iterations in: the kill before it has recovered by then
 CORRUPT_WAIT_S = 60.0
 
 
-def forge_payload(kind):
-    if kind == "hello":  # bootstrap header {magic, version 2, HELLO, length, 0}, payload and MAC random
-        return struct.pack("<IHHII", 0x53424358, 2, 2, 112, 0) + os.urandom(112 + 32)
-    if kind == "stream":  # socket transport stream header {magic, index, nstreams, pad, conn_id}
-        return struct.pack("<IIIIQ", 0x58534F43, 0, 1, 0, int.from_bytes(os.urandom(8), "little"))
-    return os.urandom(1 + os.urandom(1)[0])
-
-
-def forge_one(target, out):
-    """Connect, send, half-close, wait up to 1.5 s for the rank to close: 'refused', 'open' (the listener
-    is polled only now and then: it refuses later) or 'unreachable'."""
-    addr, port, kind = target.rsplit(":", 2)
-    try:
-        c = socket.create_connection((addr, int(port)), timeout=1.0)
-    except OSError:
-        out.append("%s %s unreachable" % (target, kind))
-        return
-    res = "open"
-    try:
-        c.sendall(forge_payload(kind))
-        c.shutdown(socket.SHUT_WR)
-        c.settimeout(1.5)
-        while c.recv(4096):
-            pass
-        res = "refused"
-    except socket.timeout:
-        pass
-    except OSError:
-        res = "refused"
-    c.close()
-    out.append("%s %s" % (target, res))
-
-
-def forge_main(targets):
-    """--forge addr:port:kind ...: run in the source host's namespace by the driver's forger."""
-    out = []
-    ts = [threading.Thread(target=forge_one, args=(t, out)) for t in targets]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    print("\n".join(out))
-
-
-class Forger:
-    """The background thread that sends forged and garbage traffic to the ranks' ports."""
-
-    def __init__(self, d):
-        self.d = d
-        self.stop = threading.Event()
-        self.conns = {k: 0 for k in FORGE_KINDS}
-        self.results = {"refused": 0, "open": 0, "unreachable": 0}
-        self.ports = set()     # (pid, port) ever targeted
-        self.loopback = set()  # (pid, port) listening on loopback only: not reachable from another host
-        self.rounds = 0
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-
-    def loop(self):
-        while not self.stop.wait(FORGE_EVERY_S):
-            try:
-                self.round()
-            except Exception as e:  # the forger must never take the driver down
-                print("soak: forger: %s" % e, flush=True)
-
-    def listeners(self, h, pids):
-        out = subprocess.run(["ip", "netns", "exec", self.d.ns[h], "ss", "-ltnpH"], capture_output=True,
-                             text=True).stdout
-        for line in out.splitlines():
-            w = line.split()
-            mine = [int(p) for p in re.findall(r"pid=(\d+)", line) if int(p) in pids]
-            if len(w) < 4 or not mine:
-                continue
-            host, port = w[3].rsplit(":", 1)
-            if host.startswith("127.") or host == "[::1]":
-                self.loopback.add((mine[0], port))
-                continue
-            yield mine[0], self.d.addrs[h] if host in ("*", "0.0.0.0", "[::]") else host, port
-
-    def round(self):
-        pids = set(self.d.procs)
-        by_src = {}
-        for h in range(self.d.hosts):
-            for pid, addr, port in self.listeners(h, pids):
-                src = self.d.rng_forge.choice([x for x in range(self.d.hosts) if x != h])
-                kind = self.d.rng_forge.choice(FORGE_KINDS)
-                by_src.setdefault(src, []).append("%s:%s:%s" % (addr, port, kind))
-                self.ports.add((pid, port))
-                self.conns[kind] += 1
-        for src, targets in by_src.items():
-            r = subprocess.run(["ip", "netns", "exec", self.d.ns[src], sys.executable, os.path.abspath(__file__),
-                                "--forge"] + targets, capture_output=True, text=True, timeout=30)
-            for line in r.stdout.splitlines():
-                self.results[line.split()[-1]] = self.results.get(line.split()[-1], 0) + 1
-        self.rounds += 1
-
-    def warn_lines(self, logdir):
-        """WARN lines of refusals in the ranks' logs: (lines, (pid, source) pairs with more than one)."""
-        seen = {}
-        pat = re.compile(r"^\S+?:(\d+):\d+ xccl WARN .*refused a connection from ([0-9a-f.:\[\]]+?):\d+")
-        for name in os.listdir(logdir):
-            if name.startswith("log."):
-                for line in (read(os.path.join(logdir, name)) or "").splitlines():
-                    m = pat.match(line)
-                    if m:
-                        seen[m.groups()] = seen.get(m.groups(), 0) + 1
-        return sum(seen.values()), sorted(k for k, v in seen.items() if v > 1)
-
-
 def now():
     return time.time()
-
-
-def pctl(xs, p):
-    """Nearest-rank percentile; '-' when there is no sample."""
-    if not xs:
-        return "-"
-    s = sorted(xs)
-    return "%.2f" % s[min(len(s) - 1, max(0, int(round(p / 100.0 * len(s) + 0.5)) - 1))]
 
 
 def read(path):
@@ -218,15 +88,17 @@ class Fault:
         self.healed = False
         self.arm_corrupt = False  # a kill whose replacement corrupts
         self.joiners = []
+        self.fakes = []           # the wrong-secret joiners of the current attempt
         self.crc = False          # corrupt: a report names the CRC32C check
         self.rates = None         # slow: (iterations/s before, during)
         self.stopped_pid = None
         self.second = None        # a failure: "shrink" or "grow" when a second one lands in its recovery
         self.attempt = 0          # the recovery's attempt (decide.<E>.<A>, grow.<E+1>.<A>.id)
         self.base_epoch = 0       # the epoch it hit
+        self.marks = {}           # recovery step -> when (time.time()): soak_timing.STEPS
 
 
-class Driver:
+class Driver(HostResources):
     def __init__(self, a):
         self.a = a
         self.ns = os.environ["SOAK_NS"].split()
@@ -279,40 +151,6 @@ class Driver:
             self.end_holders()
             self.kinds.remove("shmfull")
             print("soak: shmfull faults skipped: no private mount namespace with a tmpfs on /dev/shm")
-
-    # ---- the hosts' own /dev/shm ----------------------------------------
-    def shm_holder(self):
-        """A process holding a mount namespace whose /dev/shm is a private SHM_MB MiB tmpfs; None if none."""
-        try:
-            p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                                  "mount -t tmpfs -o size=%dm tmpfs /dev/shm && echo ok && exec sleep 100000" % SHM_MB],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        except OSError:
-            return None
-        if p.stdout.readline().strip() != "ok":
-            p.kill()
-            p.wait()
-            return None
-        return p
-
-    def host_shm(self, host):
-        return "/proc/%d/root/dev/shm" % self.holders[host].pid
-
-    def end_holders(self):
-        for p in self.holders:
-            if p:
-                p.kill()
-                p.wait()
-        self.holders = []
-
-    def fill_shm(self, host):
-        """Writes /dev/shm/soak-fill in the host's namespace until the tmpfs is full."""
-        with open(os.path.join(self.host_shm(host), "soak-fill"), "wb", buffering=0) as f:
-            try:
-                while True:
-                    f.write(bytes(1 << 20))
-            except OSError:
-                pass
 
     # ---- processes ------------------------------------------------------
     def env_base(self, host):
@@ -458,32 +296,6 @@ class Driver:
         print("soak: %7.1f s: corrupt armed in %d (epoch %d rank %s, operations %d-%d)" %
               (f.t - self.t0, pid, self.epoch, f.excl, CORRUPT_SEQ, CORRUPT_SEQ + 2), flush=True)
 
-    def slow(self, pid):
-        self.cgroup = os.path.join(CGROUP_CPU, "xccl-soak-%d" % os.getpid())
-        os.makedirs(self.cgroup, exist_ok=True)
-        with open(os.path.join(self.cgroup, "cpu.cfs_period_us"), "w") as f:
-            f.write(str(SLOW_PERIOD_US))
-        with open(os.path.join(self.cgroup, "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(SLOW_QUOTA_US))
-        with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as f:
-            f.write(str(pid))
-
-    def unslow(self):
-        """Every process of the slow group back to the root group; the group removed."""
-        if not self.cgroup:
-            return
-        for pid in (read(os.path.join(self.cgroup, "cgroup.procs")) or "").split():
-            try:
-                with open(os.path.join(CGROUP_CPU, "cgroup.procs"), "w") as f:
-                    f.write(pid)
-            except OSError:
-                pass
-        try:
-            os.rmdir(self.cgroup)
-        except OSError as e:
-            print("soak: cannot remove %s: %s" % (self.cgroup, e))
-        self.cgroup = None
-
     def heal(self, f):
         if f.healed:
             return
@@ -529,6 +341,8 @@ class Driver:
             f.write(text + "\n")
         os.rename(path + ".tmp", path)
         self.decided = True
+        if self.cur:
+            self.cur.marks["decide"] = now()
 
     def restart(self, why):
         """Everyone out, the network healed, a fresh job at the next epoch."""
@@ -625,6 +439,8 @@ class Driver:
         if errs and not self.decided:
             f.detected = True
             self.decide("exclude " + " ".join(map(str, f.excl)))
+            if f.kind not in HEAL_FIRST:
+                self.replace(f)
             if f.second == "shrink":
                 self.second_kill(f, survivors)
                 return
@@ -637,32 +453,23 @@ class Driver:
             return
         grow_id = "grow.%d.id" % (self.epoch + 1) if not f.attempt else "grow.%d.%d.id" % (self.epoch + 1, f.attempt)
         if self.decided and not self.joined and os.path.exists(os.path.join(self.dir, grow_id)):
+            f.marks["id"] = os.stat(os.path.join(self.dir, grow_id)).st_mtime
+            f.marks["seen"] = now()
             self.detect_time(f, survivors, self.events("err", self.epoch))
             if f.kind != "shmfull":  # its /dev/shm stays full while the replacement connects
                 self.heal(f)
-            hosts = sorted(self.host_of[p] for p in f.victims)
-            for i, h in enumerate(hosts):
-                r = self.n - len(hosts) + i
-                e = self.env_base(h)
-                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
-                if f.kind == "shmfull":
-                    e["XCCL_SHM_MEMFD"] = "0"
-                if f.arm_corrupt and i == 0:
-                    e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
-                f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
-            if self.forger:  # a joiner with the wrong secret, claiming the last seat
-                h = self.rng_forge.randrange(self.hosts)
-                e = self.env_base(h)
-                e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(self.n - 1), "SOAK_FORGE_JOIN": "1",
-                          "SOAK_ATTEMPT": str(f.attempt)})
-                self.spawn(h, e, "e%d.f" % (self.epoch + 1), rank=False)
+            if not f.joiners:
+                self.replace(f)
             self.joined = True
             self.epoch += 1
             if f.second == "grow" and f.attempt == 0:
                 self.second_kill(f, survivors)
                 return
+        if self.joined and "grown" not in f.marks and len(self.members()) == self.n:
+            f.marks["grown"] = now()
         if self.joined and self.healthy():
             f.recover_s = now() - f.t
+            f.marks["back"] = now()
             if f.kind == "shmfull":
                 self.heal(f)
                 f.shm_said = [ln for j in f.joiners for ln in (read(self.log_path.get(j, "")) or "").splitlines()
@@ -684,6 +491,28 @@ class Driver:
         limit = (self.decide_s() + self.recover_deadline_s()) * (2 if f.second else 1)
         if t - f.t > limit:
             self.hang("%s at %.1f s: not back to %d ranks within %d s" % (f.kind, f.t - self.t0, self.n, limit))
+
+    def replace(self, f):
+        """Starts f's replacements (and the wrong-secret joiner): they wait for the grow id themselves. Where the
+        fault leaves the host as it was (not link, not partition: healed first), they start at the decision and
+        their start overlaps the shrink."""
+        hosts = sorted(self.host_of[p] for p in f.victims)
+        for i, h in enumerate(hosts):
+            r = self.n - len(hosts) + i
+            e = self.env_base(h)
+            e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(r), "SOAK_ATTEMPT": str(f.attempt)})
+            if f.kind == "shmfull":
+                e["XCCL_SHM_MEMFD"] = "0"
+            if f.arm_corrupt and i == 0:
+                e["XCCL_FAULT"] = ";".join("rank=%d,seq=%d,action=corrupt" % (r, CORRUPT_SEQ + k) for k in range(3))
+            f.joiners.append(self.spawn(h, e, "e%d.j%d" % (self.epoch + 1, r)))
+        if self.forger:  # a joiner with the wrong secret, claiming the last seat
+            h = self.rng_forge.randrange(self.hosts)
+            e = self.env_base(h)
+            e.update({"SOAK_EPOCH": str(self.epoch + 1), "SOAK_JOIN_RANK": str(self.n - 1), "SOAK_FORGE_JOIN": "1",
+                      "SOAK_ATTEMPT": str(f.attempt)})
+            f.fakes.append(self.spawn(h, e, "e%d.f" % (self.epoch + 1), rank=False))
+        f.marks["spawned"] = now()
 
     def second_kill(self, f, survivors):
         """A second failure while f's recovery runs: a survivor (shrink) or a replacement (grow) killed."""
@@ -722,14 +551,16 @@ class Driver:
         f2.detected = True
         f2.detect_s = max(got[p] for p in live) - f2.t
         f2.msgs = [m for _, _, _, m in rs]
-        for p in f.joiners:  # the failed attempt's replacements
+        for p in f.joiners + f.fakes:  # the failed attempt's replacements (a wrong-secret one waits for its id)
             self.stale.add(p)
             self.kill(p)
-        f.joiners = []
+        f.joiners, f.fakes = [], []
         self.epoch = f.base_epoch
         self.joined = False
         f.attempt += 1
         self.decide("exclude " + " ".join(map(str, f.excl2)), f.attempt)
+        if f.kind not in HEAL_FIRST:
+            self.replace(f)
         print("soak: %7.1f s: kill-in-recovery: every survivor's attempt failed within %.2f s (%s); decided again:"
               " exclude %s" % (now() - self.t0, f2.detect_s, rs[0][3][:120], f.excl2), flush=True)
         return True
@@ -745,7 +576,7 @@ class Driver:
             self.hang("the job did not start within %d s" % self.recover_deadline_s())
         self.take_sample()
         if self.forger:
-            self.forger.thread.start()
+            self.forger.start()
         next_fault = now() + self.rng.uniform(2, 5)
         while True:
             self.step()
@@ -768,8 +599,7 @@ class Driver:
 
     def finish(self):
         if self.forger:
-            self.forger.stop.set()
-            self.forger.thread.join()
+            self.forger.close()
         open(os.path.join(self.dir, "stop"), "w").close()
         end = now() + 3 * self.a.timeout + 30
         while self.procs and now() < end:
@@ -825,31 +655,37 @@ class Driver:
             want += len(fs) if EXPECTED[kind] else 0
             dts = [f.detect_s for f in fs if f.detect_s is not None]
             rts = [f.recover_s for f in fs if f.recover_s is not None]
+            ads = [f.recover_s - f.detect_s for f in fs if f.recover_s is not None and f.detect_s is not None
+                   and not f.second]  # one with a second failure: in the kill-in-recovery row
             if kind != "none" and self.a.no_faults:
                 continue
             drawn = kind in self.kinds or (kind == "kill-in-recovery" and self.kinds)
             label = "none (an error)" if kind == "none" else kind + ("" if drawn or fs else " (skipped)")
             rows.append((label, str(len(fs)),
                          "%d/%s" % (det, len(fs) if EXPECTED[kind] else 0), pctl(dts, 50), pctl(dts, 99),
-                         pctl(rts, 50), pctl(rts, 99)))
+                         pctl(rts, 50), pctl(rts, 99), pctl(ads, 50), pctl(ads, 99)))
         shm, fds, threads, procs = self.leftovers()
         leaked = len(shm) + fds + threads + len(procs)
         print()
         print("soak: %d ranks on %d hosts, %.1f min, XCCL_TIMEOUT %g s, %d epochs, %d restarts" %
               (self.n, self.hosts, (now() - self.t0) / 60, T, self.epoch + 1, self.restarts))
-        print("%-20s %6s %9s %9s %9s %10s %10s" % ("fault", "count", "detected", "detect50", "detect99",
-                                                   "recover50", "recover99"))
+        fmt = "%-20s %6s %9s %9s %9s %10s %10s %9s %9s"
+        print(fmt % ("fault", "count", "detected", "detect50", "detect99", "recover50", "recover99", "after50",
+                     "after99"))
         for r in rows:
-            print("%-20s %6s %9s %9s %9s %10s %10s" % r)
+            print(fmt % r)
         if self.a.no_faults:
             print("(--no-faults: nothing injected; an error or a timed-out wait would show as a 'none' row)")
         elif "corrupt" in self.kinds:
             print("(kill counts the kills that let each corrupting replacement in)")
         if not self.a.no_faults:
             print("(detect: s from the fault to the last survivor's error, against XCCL_TIMEOUT %g s; recover: s from"
-                  " the fault to %d ranks running again; slow: %d%% of a CPU for %g s; delay: stopped %g s, then"
-                  " continued; neither may fail)" % (T, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S,
+                  " the fault to %d ranks running again; after: recover - detect, s from the last survivor's error"
+                  " to %d ranks running again, a second failure's in its row; slow: %d%% of a CPU for %g s; delay: stopped %g s, then"
+                  " continued; neither may fail)" % (T, self.n, self.n, SLOW_QUOTA_US * 100 // SLOW_PERIOD_US, SLOW_HOLD_S,
                                          DELAY_FRACTION * T))
+            if steps_line(self.faults):
+                print(steps_line(self.faults))
         rates = [f.rates for f in self.faults if f.kind == "slow" and f.rates and f.rates[2] is not None]
         if rates:
             print("slow: the job's iterations/s before and while a rank was slowed: %s" %
@@ -858,24 +694,7 @@ class Driver:
             cs = [f for f in self.faults if f.kind == "corrupt"]
             print("corrupt: detect and recover count from the first report (when the bit flipped is not known);"
                   " caught by the CRC32C check (a report says so): %d/%d" % (sum(f.crc for f in cs), len(cs)))
-        forge_bad = False
-        if self.forger:
-            fg = self.forger
-            lines, dup = fg.warn_lines(self.dir)
-            joins = [m for ep in range(self.epoch + 1) for _, _, _, m in self.events("forgedjoin", ep)]
-            accepted = sum(not m.startswith("refused") for m in joins)
-            forge_bad = bool(dup) or accepted > 0
-            print("forged: connections %d (%s) to %d ports, refused-WARN lines %d, more than one WARN per source"
-                  " and process %d, ranks affected %d" %
-                  (sum(fg.conns.values()), ", ".join("%s %d" % kv for kv in fg.conns.items()), len(fg.ports), lines,
-                   len(dup), self.unexpected))
-            print("forged: closed by the rank at once %d, left open 1.5 s (refused when next polled) %d,"
-                  " unreachable %d; listeners on loopback only (not reachable from another host) %d" %
-                  (fg.results.get("refused", 0), fg.results.get("open", 0), fg.results.get("unreachable", 0),
-                   len(fg.loopback)))
-            print("forged: wrong-secret joiners at grows %d, refused %d, accepted %d%s" %
-                  (len(joins), len(joins) - accepted, accepted,
-                   ("; e.g. " + min(joins, key=len)[:160]) if joins else ""))
+        forge_bad = self.forger.report(self, self.unexpected) if self.forger else False
         if "shmfull" in self.kinds:
             fs = [f for f in self.faults if f.kind == "shmfull" and f.recover_s is not None]
             print("shmfull: a private %d MiB /dev/shm per host, filled; replacements that said /dev/shm is full and"
@@ -919,9 +738,6 @@ def main():
     ap.add_argument("--no-faults", action="store_true")
     ap.add_argument("--kinds", help="draw only these fault kinds (comma-separated)")
     ap.add_argument("--no-forge", action="store_true", help="no forged or garbage traffic, no wrong-secret joiner")
-    if len(sys.argv) > 1 and sys.argv[1] == "--forge":
-        forge_main(sys.argv[2:])
-        return
     a = ap.parse_args()
     if a.seed is None:
         a.seed = random.randrange(1 << 30)
