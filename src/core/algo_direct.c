@@ -36,9 +36,10 @@
 #include "mem.h"
 #include "tuning.h"
 
-/* The cost of a direct collective of B bytes on k ranks: three rounds of
- * tokens of k-1 messages each (two but for all-reduce), and what each rank
- * reads from its peers (2(k-1)/k B for all-reduce, as the ring moves).
+/* The cost of a direct collective of B bytes on k ranks: two rounds of
+ * tokens of k-1 messages each (three for an all-reduce that pulls, which
+ * zero copy does not: it pushes), and what each rank reads from its peers
+ * (2(k-1)/k B for all-reduce, as the ring moves).
  * - Zero copy (the operation's buffers in windows of xcclMemAlloc memory on
  *   every rank): each byte copied once, where the slots copy it twice: half
  *   the ring's price per byte. tuning.c's direct_model is this formula.
@@ -51,12 +52,15 @@
 #define DIRECT_CMA_SPEED 0.7
 #define DIRECT_MAX_MAPS 16
 
-/* A peer's xcclMemAlloc memory mapped here, read-only. */
+/* A peer's xcclMemAlloc memory mapped here: for reading and writing (an
+ * all-reduce that pushes writes peers' outputs), or read-only where the
+ * file refuses writing. */
 typedef struct direct_map {
   int32_t pid, fd;
   uint64_t ino;
   char *base;
   size_t size;
+  int writable;
   struct direct_map *next;
 } direct_map_t;
 
@@ -64,7 +68,7 @@ static double direct_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slo
   (void)slot;
   if (!site->direct) return HUGE_VAL; /* direct_setup: one host, readable, at most DIRECT_MAX_RANKS */
   if (site->direct_forced) return 0;
-  double k = nranks, b = (double)bytes, rounds = coll == COLL_ALLREDUCE ? 3 : 2;
+  double k = nranks, b = (double)bytes, rounds = coll == COLL_ALLREDUCE && !site->zero_agreed ? 3 : 2;
   double moved = coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b;
   return rounds * (k - 1) * site->alpha_s + moved / (site->zero_agreed ? 2 : DIRECT_CMA_SPEED) / site->beta_bps;
 }
@@ -88,12 +92,11 @@ static size_t direct_scratch_bytes(const coll_args_t *a, const struct xcclComm *
  * xcclMemAlloc allocation. */
 static void direct_post_buf(direct_post_t *m, int which, const void *p, size_t len) {
   int fd;
+  uint64_t ino;
   size_t off;
-  struct stat st;
   m->addr[which] = (uint64_t)(uintptr_t)p;
   m->fd[which] = -1;
-  if (p && len && mem_lookup(p, len, &fd, &off) && fstat(fd, &st) == 0)
-    m->fd[which] = fd, m->ino[which] = (uint64_t)st.st_ino, m->off[which] = off;
+  if (p && len && mem_lookup(p, len, &fd, &ino, &off)) m->fd[which] = fd, m->ino[which] = ino, m->off[which] = off;
 }
 
 static void direct_map_drop(direct_map_t *m) {
@@ -124,28 +127,34 @@ static void direct_maps_trim(struct xcclComm *comm) {
 }
 
 /* Peer's buffer `which` mapped here (host_direct.h's map_peer), or NULL. */
-static const char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int which) {
+static char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int which, int *writable) {
   struct xcclComm *comm = ctx;
   (void)peer;
-  if (post->pid == (int32_t)getpid()) return (const char *)(uintptr_t)post->addr[which]; /* a thread of this process */
+  *writable = 0;
+  if (post->pid == (int32_t)comm->peers[comm->rank].pid) { /* a thread of this process */
+    *writable = 1;
+    return (char *)(uintptr_t)post->addr[which];
+  }
   if (post->fd[which] < 0) return NULL;
   direct_map_t **pp = &comm->direct_maps, *m;
   for (; (m = *pp); pp = &m->next)
     if (m->pid == post->pid && m->fd == post->fd[which] && m->ino == post->ino[which]) {
       *pp = m->next; /* to the front */
       m->next = comm->direct_maps, comm->direct_maps = m;
+      *writable = m->writable;
       return m->base + post->off[which];
     }
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)post->pid, (int)post->fd[which]);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int rw = 1, fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) rw = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0) return NULL;
   if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != post->ino[which] || st.st_size <= 0) {
     close(fd);
     return NULL;
   }
-  char *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  char *base = mmap(NULL, (size_t)st.st_size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
   close(fd);
   if (base == MAP_FAILED) return NULL;
   m = malloc(sizeof(*m));
@@ -158,11 +167,13 @@ static const char *direct_map_peer(void *ctx, int peer, const direct_post_t *pos
                       .ino = post->ino[which],
                       .base = base,
                       .size = (size_t)st.st_size,
+                      .writable = rw,
                       .next = comm->direct_maps};
+  *writable = rw;
   comm->direct_maps = m;
   direct_maps_trim(comm);
-  TRACE(COLL, "rank %d: mapped rank %d's xcclMemAlloc memory (%zu bytes) for zero-copy reads", comm->rank, peer,
-        m->size);
+  TRACE(COLL, "rank %d: mapped rank %d's xcclMemAlloc memory (%zu bytes) for zero-copy %s", comm->rank, peer, m->size,
+        rw ? "reads and writes" : "reads");
   return base + post->off[which];
 }
 
@@ -175,7 +186,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, 
   size_t esize = xcclTypeSize(a->type);
   memset(&l->mine, 0, sizeof(l->mine));
   l->mine.seq = comm->direct_seq;
-  l->mine.pid = (int32_t)getpid();
+  l->mine.pid = (int32_t)comm->peers[comm->rank].pid;
   direct_post_buf(&l->mine, DIRECT_SEND, a->sendbuff, a->send_elems * esize);
   direct_post_buf(&l->mine, DIRECT_RECV, a->recvbuff, a->recv_elems * esize);
   direct_args_t *da = &l->args;
@@ -273,9 +284,9 @@ xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
   for (int r = 0; r < k && local; r++)
     local =
         comm->peers[r].host_hash == me->host_hash && comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
-  comm->site = (algo_site_t){.alpha_s = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].alpha_s,
-                             .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps,
-                             .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};
+  *comm_site_edit(comm) = (algo_site_t){.alpha_s = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].alpha_s,
+                                        .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps,
+                                        .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};
   int forced_algo = 0;
   for (int c = 0; c < COLL_NKINDS; c++) forced_algo |= comm->algo_forced[c] == ALGO_DIRECT;
   if (!local || strcasecmp(mode, "slot") == 0 || k > DIRECT_MAX_RANKS) {
@@ -323,9 +334,10 @@ xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
            who, whom, mode);
     return xcclSuccess;
   }
-  comm->site.direct = 1;
-  comm->site.direct_forced = strcasecmp(mode, "single") == 0 || strcasecmp(mode, "zero") == 0;
-  comm->site.zero_copy = strcasecmp(mode, "single") != 0;
+  algo_site_t *site = comm_site_edit(comm);
+  site->direct = 1;
+  site->direct_forced = strcasecmp(mode, "single") == 0 || strcasecmp(mode, "zero") == 0;
+  site->zero_copy = strcasecmp(mode, "single") != 0;
   INFO(INIT, "rank %d: the %d ranks read each other's memory: single-copy collectives%s (XCCL_SHM_COPY=%s)", comm->rank,
        k, comm->site.zero_copy ? ", zero copy for xcclMemAlloc buffers" : "", mode);
   return xcclSuccess;

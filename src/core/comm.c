@@ -419,7 +419,7 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   TRY(res);
   int shm_used = transport_allows("shm") && !config_bool(CFG_SHM_DISABLE);
   TRY(direct_setup(comm, shm_used));
-  TRY(tuning_site_hosts(&comm->site, comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cpus,
+  TRY(tuning_site_hosts(comm_site_edit(comm), comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cpus,
                         sizeof(*comm->peers), shm_used, comm->algo_forced));
   comm_dump_topology(comm);
   return comm_connect_rings(comm);

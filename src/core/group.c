@@ -318,6 +318,23 @@ static xcclResult_t launch_failed(const group_op_t *failed, xcclComm_t *comms, i
   return res;
 }
 
+/* The items of ops[0..n) on comms[0..ncomms) run: with the proxies told
+ * (proxied), what XCCL_FAULT's rules match (on each communicator its first
+ * operation), the trace, and on failure the error sentence with every
+ * communicator marked failed. item_op: each item's operation (NULL: ops[0]'s). */
+static xcclResult_t launch_items(const group_op_t *ops, int n, xcclComm_t *comms, int ncomms, kern_item_t *const *items,
+                                 int nitems, const int *item_op, int proxied) {
+  for (int c = 0; c < ncomms && proxied; c++) proxy_op_begin(comms[c]->proxy);
+  for (int i = n - 1; i >= 0; i--) fault_set_op(&ops[i].comm->fault, ops[i].coll.name, ops[i].seq);
+  kern_failure_t fail;
+  uint64_t t_trace = comm_trace_clock(ops, n);
+  xcclResult_t res = kern_run(items, nitems, &fail);
+  for (int c = 0; c < ncomms && proxied; c++) proxy_op_end(comms[c]->proxy);
+  if (t_trace) comm_trace_ops(ops, n, t_trace);
+  if (res != xcclSuccess) res = launch_failed(&ops[item_op ? item_op[fail.item] : 0], comms, ncomms, res, &fail);
+  return res;
+}
+
 /* A collective alone, outside any group (op->comm held), whose algorithm
  * lays out its item from what the communicator keeps (algo_desc_t.lone):
  * the commonest small call, a gradient bucket's or a barrier's all-reduce,
@@ -332,12 +349,7 @@ static int launch_lone(group_op_t *op, xcclResult_t *res_p) {
   if (!d->lone || op->kind != GROUP_COLL || op->premul.on || op_local(op) || !(it = d->lone(&op->coll, comm, mem)))
     return 0;
   dump_op_begin(comm, op, 1);
-  fault_set_op(&comm->fault, op->coll.name, op->seq);
-  kern_failure_t fail;
-  uint64_t t_trace = comm_trace_clock(op, 1);
-  xcclResult_t res = kern_run(&it, 1, &fail);
-  if (t_trace) comm_trace_ops(op, 1, t_trace);
-  if (res != xcclSuccess) res = launch_failed(op, &comm, 1, res, &fail);
+  xcclResult_t res = launch_items(op, 1, &comm, 1, &it, 1, NULL, 0);
   dump_op_end(comm, op, 1, res == xcclSuccess);
   if (res != xcclSuccess) comm_record(comm, res);
   *res_p = res;
@@ -366,15 +378,7 @@ static xcclResult_t group_launch(group_op_t *ops, int n, int held) {
   }
   if (res != xcclSuccess) goto out;
   if ((res = group_build(&g, ops, n)) != xcclSuccess || g.nitems == 0) goto out;
-  for (int c = 0; c < g.ncomms; c++) proxy_op_begin(g.comms[c]->proxy);
-  for (int i = n - 1; i >= 0; i--) /* what XCCL_FAULT rules match: on each comm, its first operation in the group */
-    fault_set_op(&ops[i].comm->fault, ops[i].coll.name, ops[i].seq);
-  kern_failure_t fail;
-  uint64_t t_trace = comm_trace_clock(ops, n);
-  res = kern_run(g.items, g.nitems, &fail);
-  for (int c = 0; c < g.ncomms; c++) proxy_op_end(g.comms[c]->proxy);
-  if (t_trace) comm_trace_ops(ops, n, t_trace);
-  if (res != xcclSuccess) res = launch_failed(&ops[g.item_op[fail.item]], g.comms, g.ncomms, res, &fail);
+  res = launch_items(ops, n, g.comms, g.ncomms, g.items, g.nitems, g.item_op, 1);
 out:
   group_premul_end(ops, n);
   for (int c = 0; c < g.ncomms; c++) dump_op_end(g.comms[c], ops, n, res == xcclSuccess);

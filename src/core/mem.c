@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -27,6 +28,7 @@ typedef struct {
   size_t size; /* what was asked for */
   size_t mapped; /* host: the mapping's length, whole pages */
   int fd;      /* host: the memfd; -1 for device memory */
+  uint64_t ino; /* host: the memfd's inode, by which a peer checks it opened the right file */
 } mem_entry_t;
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,7 +45,7 @@ static int mem_find(const void *p, size_t len) {
   return -1;
 }
 
-static xcclResult_t mem_host_alloc(size_t size, void **ptr_p, size_t *mapped_p, int *fd_p) {
+static xcclResult_t mem_host_alloc(size_t size, void **ptr_p, size_t *mapped_p, int *fd_p, uint64_t *ino_p) {
   long page = sysconf(_SC_PAGESIZE);
   size_t pg = page > 0 ? (size_t)page : 4096, mapped = (size + pg - 1) / pg * pg;
   if (mapped < size) return err_set(xcclInvalidArgument, LOG_INIT, "xcclMemAlloc: %zu bytes is too large", size);
@@ -55,6 +57,13 @@ static xcclResult_t mem_host_alloc(size_t size, void **ptr_p, size_t *mapped_p, 
     close(fd);
     return res;
   }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    xcclResult_t res =
+        err_set(xcclSystemError, LOG_INIT, "xcclMemAlloc: fstat of its memfd failed: %s", strerror(errno));
+    close(fd);
+    return res;
+  }
   void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0); /* zero-filled, page aligned */
   if (p == MAP_FAILED) {
     xcclResult_t res = err_set(xcclSystemError, LOG_INIT, "xcclMemAlloc: mmap of %zu bytes failed: %s", mapped,
@@ -62,7 +71,7 @@ static xcclResult_t mem_host_alloc(size_t size, void **ptr_p, size_t *mapped_p, 
     close(fd);
     return res;
   }
-  *ptr_p = p, *mapped_p = mapped, *fd_p = fd;
+  *ptr_p = p, *mapped_p = mapped, *fd_p = fd, *ino_p = (uint64_t)st.st_ino;
   return xcclSuccess;
 }
 
@@ -103,7 +112,7 @@ xcclResult_t xcclMemAlloc(void **ptr, size_t size) {
 #ifdef XCCL_HAVE_CUDA
   if (!mem_device_alloc(size, &e.ptr))
 #endif
-    TRY(mem_host_alloc(size, &e.ptr, &e.mapped, &e.fd));
+    TRY(mem_host_alloc(size, &e.ptr, &e.mapped, &e.fd, &e.ino));
   pthread_mutex_lock(&mem_lock);
   if (nmems == mems_cap) {
     int cap = mems_cap ? 2 * mems_cap : 16;
@@ -140,10 +149,10 @@ xcclResult_t xcclMemFree(void *ptr) {
   return xcclSuccess;
 }
 
-int mem_lookup(const void *p, size_t len, int *fd_p, size_t *offset_p) {
+int mem_lookup(const void *p, size_t len, int *fd_p, uint64_t *ino_p, size_t *offset_p) {
   pthread_mutex_lock(&mem_lock);
   int i = mem_find(p, len), ok = i >= 0 && mems[i].fd >= 0;
-  if (ok) *fd_p = mems[i].fd, *offset_p = (size_t)((uintptr_t)p - (uintptr_t)mems[i].ptr);
+  if (ok) *fd_p = mems[i].fd, *ino_p = mems[i].ino, *offset_p = (size_t)((uintptr_t)p - (uintptr_t)mems[i].ptr);
   pthread_mutex_unlock(&mem_lock);
   return ok;
 }

@@ -9,15 +9,17 @@
 #define XCCL_CORE_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * 1 when p..p+len lies inside one host allocation of xcclMemAlloc: *fd_p is
  * its memfd (owned by the registry: valid until xcclMemFree; dup it to keep
- * it) and *offset_p the offset of p in it; a peer maps it through
+ * it), *ino_p its inode (a peer checks it opened this file) and *offset_p
+ * the offset of p in it; a peer maps it through
  * /proc/<pid>/fd/<fd> or an fd passed over a socket. 0 otherwise (device
  * memory included), outputs untouched. Any thread.
  */
-int mem_lookup(const void *p, size_t len, int *fd_p, size_t *offset_p);
+int mem_lookup(const void *p, size_t len, int *fd_p, uint64_t *ino_p, size_t *offset_p);
 
 /* 1 when p..p+len lies inside one allocation of xcclMemAlloc, host or device. */
 int mem_contains(const void *p, size_t len);

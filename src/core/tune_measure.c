@@ -108,15 +108,15 @@ xcclResult_t tune_measure(struct xcclComm *comm) {
   all[2 * comm->rank] = alpha, all[2 * comm->rank + 1] = beta;
   TRY_GOTO(bootstrap_allgather(comm->bs, all, 2 * sizeof(*all)), out);
   double table_alpha = comm->site.alpha_s, table_beta = comm->site.beta_bps;
-  comm->site.alpha_s = median_of(all, k, 2, 0, tmp);
-  comm->site.beta_bps = median_of(all, k, 2, 1, tmp);
-  comm->pick_memo.valid = 0; /* answers by the table's figures */
+  algo_site_t *site = comm_site_edit(comm);
+  site->alpha_s = median_of(all, k, 2, 0, tmp);
+  site->beta_bps = median_of(all, k, 2, 1, tmp);
   /* hier prices the links inside and between hosts apart: the ring's
    * slowest is the network's where it crosses hosts. */
-  if (comm->site.nhosts >= 2)
-    comm->site.net_alpha_s = comm->site.alpha_s, comm->site.net_beta_bps = comm->site.beta_bps;
+  if (site->nhosts >= 2)
+    site->net_alpha_s = site->alpha_s, site->net_beta_bps = site->beta_bps;
   else
-    comm->site.local_alpha_s = comm->site.alpha_s, comm->site.local_beta_bps = comm->site.beta_bps;
+    site->local_alpha_s = site->alpha_s, site->local_beta_bps = site->beta_bps;
   INFO(INIT,
        "rank %d: XCCL_TUNE=measure: %.2f us per step, %.3f GB/s (medians of %d ranks; this rank %.2f us, %.3f GB/s; "
        "the table's %.2f us, %.3f GB/s), measured in %.1f ms",

@@ -265,12 +265,13 @@ static void rd_model(coll_kind_t coll, double b, double k, double s, double *ste
   *moved_p = exchanges * b;
 }
 
-/* Three rounds of tokens (two but for all-reduce) of k-1 messages each; the
- * bytes read from peers, each copied once, so at half the slots' price per
- * byte (algo_direct.c). It runs only where every rank is on one host. */
+/* Zero copy: two rounds of tokens of k-1 messages each (the all-reduce
+ * pushes); the bytes read from peers, each copied once, so at half the
+ * slots' price per byte (algo_direct.c). It runs only where every rank is on
+ * one host. */
 static void direct_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
   (void)s;
-  *steps_p = (coll == COLL_ALLREDUCE ? 3 : 2) * (k - 1);
+  *steps_p = 2 * (k - 1);
   *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
 }
 

@@ -22,6 +22,10 @@ enum {
   A_DONE_RECV,
 };
 
+/* Bytes a push reduces and then writes out per step: a piece that stays in
+ * the cache from its reduction to its last copy. */
+#define DIRECT_PUSH_PIECE ((size_t)256 << 10)
+
 /* Bytes a gather copies per step: large enough that the call costs nothing,
  * small enough that other work items of a group get their turn. */
 #define DIRECT_COPY_STEP ((size_t)4 << 20)
@@ -37,6 +41,17 @@ int host_direct_read(int pid, void *local, uint64_t remote, size_t len) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EFAULT;
     local = (char *)local + n, remote += (uint64_t)n, len -= (size_t)n;
+  }
+  return 0;
+}
+
+int host_direct_write(int pid, const void *local, uint64_t remote, size_t len) {
+  while (len > 0) {
+    struct iovec l = {(void *)(uintptr_t)local, len}, r = {(void *)(uintptr_t)remote, len};
+    ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EFAULT;
+    local = (const char *)local + n, remote += (uint64_t)n, len -= (size_t)n;
   }
   return 0;
 }
@@ -84,13 +99,45 @@ static void direct_plan(direct_item_t *d) {
 }
 
 /* A read of a peer's memory failed: the peer is gone, or the kernel refused. */
-static int read_failed(direct_item_t *d, int peer, int err, kern_failure_t *fail) {
+static int access_failed(direct_item_t *d, int peer, int err, int writing, kern_failure_t *fail) {
   d->base.peer = peer;
   fail->kind = KERN_FAIL_CONN;
   fail->conn_result = err == ESRCH ? xcclRemoteError : xcclSystemError;
-  snprintf(fail->msg, sizeof(fail->msg), "reading rank %d's buffer (pid %d) with process_vm_readv failed: %s%s", peer,
-           (int)d->args->posts[peer].pid, strerror(err), err == ESRCH ? " (the process is gone)" : "");
+  snprintf(fail->msg, sizeof(fail->msg), "%s rank %d's buffer (pid %d) with process_vm_%s failed: %s%s",
+           writing ? "writing" : "reading", peer, (int)d->args->posts[peer].pid, writing ? "writev" : "readv",
+           strerror(err), err == ESRCH ? " (the process is gone)" : "");
   return -1;
+}
+
+static int read_failed(direct_item_t *d, int peer, int err, kern_failure_t *fail) {
+  return access_failed(d, peer, err, 0, fail);
+}
+
+/* Push (host_direct.h): every rank's two buffers lie in xcclMemAlloc
+ * memory, as every rank's posts say alike. */
+static int direct_can_push(const direct_args_t *a) {
+  if (a->coll != COLL_ALLREDUCE) return 0;
+  for (int p = 0; p < a->nranks; p++) {
+    const direct_post_t *post = p == a->rank ? a->mine : &a->posts[p];
+    if (post->fd[DIRECT_SEND] < 0 || post->fd[DIRECT_RECV] < 0) return 0;
+  }
+  return 1;
+}
+
+/* Push: the piece [off, off + bytes) of this rank's output, reduced, into
+ * every peer's output at the same place. */
+static int direct_push_piece(direct_item_t *d, const char *acc, size_t off, size_t bytes, kern_failure_t *fail) {
+  const direct_args_t *a = d->args;
+  for (int i = 1; i < a->nranks; i++) {
+    int p = (a->rank + i) % a->nranks;
+    if (a->mapped_out[p]) {
+      memcpy(a->mapped_out[p] + off, acc, bytes);
+    } else {
+      int err = host_direct_write(a->posts[p].pid, acc, a->posts[p].addr[DIRECT_RECV] + off, bytes);
+      if (err) return access_failed(d, p, err, 1, fail);
+    }
+  }
+  return 1;
 }
 
 /* Where the bytes [off, off + len) of peer's buffer `which` are, here: in
@@ -120,7 +167,8 @@ static int direct_reduce_piece(direct_item_t *d, kern_failure_t *fail) {
   }
   size_t total = len * esize;
   if (d->done >= total) return 1;
-  size_t bytes = total - d->done < DIRECT_PIECE ? total - d->done : DIRECT_PIECE, n = bytes / esize;
+  size_t piece = a->push ? DIRECT_PUSH_PIECE : DIRECT_PIECE;
+  size_t bytes = total - d->done < piece ? total - d->done : piece, n = bytes / esize;
   size_t off = in_first * esize + d->done;
   char *acc = out + d->done;
   const char *mine = (const char *)a->sendbuff + off;
@@ -131,6 +179,7 @@ static int direct_reduce_piece(direct_item_t *d, kern_failure_t *fail) {
     kern_reduce(acc, i == 1 ? mine : acc, src, n, a->type, a->op);
   }
   if (a->op == xcclAvg) kern_divide(acc, acc, n, a->type, k);
+  if (a->push && direct_push_piece(d, acc, first * esize + d->done, bytes, fail) < 0) return -1;
   d->done += bytes;
   return d->done >= total;
 }
@@ -203,13 +252,18 @@ static int direct_step(kern_item_t *it, kern_failure_t *fail) {
     case A_POST_RECV:
       rc = direct_recv(d, peer, &a->posts[peer], sizeof(a->posts[peer]), fail);
       if (rc == 1)
-        for (int w = 0; w < 2; w++)
-          a->mapped[peer][w] = a->zero_copy && a->map_peer ? a->map_peer(a->map_ctx, peer, &a->posts[peer], w) : NULL;
+        for (int w = 0; w < 2; w++) {
+          int writable = 0;
+          char *m = a->zero_copy && a->map_peer ? a->map_peer(a->map_ctx, peer, &a->posts[peer], w, &writable) : NULL;
+          a->mapped[peer][w] = m;
+          if (w == DIRECT_RECV) a->mapped_out[peer] = writable ? m : NULL;
+        }
       break;
     case A_SELF:
       direct_self(a);
       break;
     case A_REDUCE:
+      if (d->done == 0) a->push = direct_can_push(a); /* every post is in */
       rc = direct_reduce_piece(d, fail);
       break;
     case A_GATHER:
@@ -229,6 +283,8 @@ static int direct_step(kern_item_t *it, kern_failure_t *fail) {
     return 0;
   }
   d->done = 0;
+  if (kind == A_REDUCE && a->push) /* every block is in place: no "reduced" messages, no gathers */
+    while (it->action + 1 < d->nact && d->act[it->action + 1].kind != A_DONE_SEND) it->action++;
   if (++it->action == d->nact) it->finished = 1;
   return 1;
 }

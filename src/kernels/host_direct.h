@@ -15,8 +15,12 @@
  *
  * All-reduce of N bytes on k ranks: rank r reduces block r of every rank's
  * input into its own output, says so, then copies every other block from the
- * output of the rank that reduced it. Each block is reduced by one rank, so
- * every rank ends with the same bits. Reduce-scatter is the first half; all-
+ * output of the rank that reduced it (pull). When every rank's buffers lie
+ * in xcclMemAlloc memory (every post says so, so all ranks agree), rank r
+ * instead writes block r into every rank's output as it reduces it (push):
+ * each byte is read twice and written twice, against pull's three reads and
+ * two writes, and the "reduced" messages go. Each block is reduced by one
+ * rank, so every rank ends with the same bits. Reduce-scatter is the first half; all-
  * gather the second (from the peers' inputs); broadcast reads the root's
  * buffer. Host buffers only; the ranks' pids must accept each other's reads
  * (algo_direct.c checks that at init).
@@ -60,10 +64,13 @@ typedef struct {
   direct_post_t *posts;      /* by rank: what each peer sent (posts[rank] unused) */
   /* Where peer p's buffer `which` (DIRECT_SEND, DIRECT_RECV) is mapped here
    * (its start, as posts[p] gives addr), or NULL to read it with
-   * process_vm_readv. Called once per peer and buffer, after its post came. */
-  const char *(*map_peer)(void *ctx, int peer, const direct_post_t *post, int which);
+   * process_vm_readv; *writable: 1 when the mapping may be written. Called
+   * once per peer and buffer, after its post came. */
+  char *(*map_peer)(void *ctx, int peer, const direct_post_t *post, int which, int *writable);
   void *map_ctx;
   const char *mapped[DIRECT_MAX_RANKS][2];
+  char *mapped_out[DIRECT_MAX_RANKS]; /* peer p's output, mapped writable here, or NULL (process_vm_writev) */
+  int push;                           /* all-reduce: this operation pushes (decided from the posts) */
   char *tmp; /* DIRECT_PIECE bytes, 64-byte aligned */
   /* Per peer: the connections to it and from it and their step counters. */
   slot_fifo_t **send_fifo, **recv_fifo;
@@ -86,5 +93,8 @@ void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env
 /* Reads len bytes at address `remote` of process pid into local: 0, or an
  * errno. */
 int host_direct_read(int pid, void *local, uint64_t remote, size_t len);
+/* Writes len bytes of local to address `remote` of process pid: 0, or an
+ * errno. */
+int host_direct_write(int pid, const void *local, uint64_t remote, size_t len);
 
 #endif

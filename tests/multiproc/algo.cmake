@@ -190,6 +190,11 @@ foreach(copy single zero)
                   ENV "XCCL_TIMEOUT=120;XCCL_SHM_COPY=${copy};${menv}")
   endforeach()
 endforeach()
+# Single copy on xcclMemAlloc buffers: every post names a memfd, so the
+# all-reduce pushes, and with nothing mapped it writes peers' outputs with
+# process_vm_writev.
+xccl_add_test(NAME mp_allreduce_singlepush_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_SHM_COPY=single;TEST_MEMALLOC=1")
 # The cost model's own choice: zero copy on windows every rank registered in
 # xcclMemAlloc memory (xccl-perf --memalloc), results checked.
 foreach(coll allreduce allgather reducescatter broadcast)

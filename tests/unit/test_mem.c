@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mem.h"
@@ -53,13 +54,16 @@ int main(void) {
   XCHECK(xcclMemAlloc(&p, SIZE));
   size_t off = 99;
   int fd = -1;
-  if (!mem_lookup(p, 1, &fd, &off)) {
+  uint64_t ino = 0;
+  if (!mem_lookup(p, 1, &fd, &ino, &off)) {
     XCHECK(xcclMemFree(p));
     test_skip("xcclMemAlloc gave device memory (a CUDA build with a usable device): the host path is not what runs");
   }
   buf = p;
   buf_fd = fd;
   CHECK(off == 0, "offset of the start %zu", off);
+  struct stat st;
+  CHECK(fstat(fd, &st) == 0 && (uint64_t)st.st_ino == ino, "the inode given is the memfd's");
   long page = sysconf(_SC_PAGESIZE);
   CHECK((uintptr_t)p % (uintptr_t)page == 0, "%p is not page aligned", p);
   int zero = 1;
@@ -72,11 +76,12 @@ int main(void) {
 
   /* Lookups: inside, at the edge, past it, elsewhere. */
   int fd2 = -1;
-  CHECK(mem_lookup(buf + 100, 50, &fd2, &off) && fd2 == fd && off == 100, "lookup inside (fd %d off %zu)", fd2, off);
-  CHECK(mem_lookup(buf + SIZE - 10, 10, &fd2, &off) && off == SIZE - 10, "lookup at the end");
-  CHECK(!mem_lookup(buf + SIZE - 10, 11, &fd2, &off), "lookup past the end");
+  CHECK(mem_lookup(buf + 100, 50, &fd2, &ino, &off) && fd2 == fd && off == 100, "lookup inside (fd %d off %zu)", fd2,
+        off);
+  CHECK(mem_lookup(buf + SIZE - 10, 10, &fd2, &ino, &off) && off == SIZE - 10, "lookup at the end");
+  CHECK(!mem_lookup(buf + SIZE - 10, 11, &fd2, &ino, &off), "lookup past the end");
   int local = 0;
-  CHECK(!mem_lookup(&local, sizeof(local), &fd2, &off), "lookup of the stack");
+  CHECK(!mem_lookup(&local, sizeof(local), &fd2, &ino, &off), "lookup of the stack");
   CHECK(mem_contains(buf, SIZE) && !mem_contains(&local, 1), "mem_contains");
 
   /* A peer maps it and writes; this process sees the write. */
@@ -102,6 +107,6 @@ int main(void) {
   CHECK(xcclMemFree(NULL) == xcclSuccess, "freeing NULL");
   XCHECK(xcclMemFree(buf));
   CHECK(xcclMemFree(buf) == xcclInvalidArgument, "double free");
-  CHECK(!mem_lookup(buf, 1, &fd2, &off), "lookup after the free");
+  CHECK(!mem_lookup(buf, 1, &fd2, &ino, &off), "lookup after the free");
   return test_finish("mem");
 }
