@@ -46,6 +46,15 @@ static struct {
 } dead[COMM_DEAD_MEMORY];
 static int dead_next;
 
+/* Bumped by every removal (under registry_lock, seq_cst), so that a thread
+ * may trust its last lookup while nothing has left the registry since
+ * (comm_acquire_in's fast path). */
+static _Atomic uint64_t registry_gen;
+static _Thread_local struct {
+  const struct xcclComm *comm;
+  uint64_t gen;
+} registry_seen;
+
 static int registry_find(const struct xcclComm *comm) {
   for (int i = 0; i < nlive; i++)
     if (live[i] == comm) return i;
@@ -73,7 +82,7 @@ static xcclResult_t registry_add(struct xcclComm *comm) {
 static int registry_remove(struct xcclComm *comm) {
   pthread_mutex_lock(&registry_lock);
   int i = registry_find(comm);
-  if (i >= 0) live[i] = live[--nlive];
+  if (i >= 0) live[i] = live[--nlive], atomic_fetch_add(&registry_gen, 1);
   pthread_mutex_unlock(&registry_lock);
   return i >= 0;
 }
@@ -128,12 +137,31 @@ static xcclResult_t life_refuse(struct xcclComm *comm, int life) {
   }
 }
 
+/* Without the lock, for a handle this thread found live and nothing has
+ * left the registry since: busy goes up, and then the generation is looked
+ * at again. A removal bumps the generation and then waits for busy to drop
+ * (comm_wait_idle); both sides store before they load, seq_cst, so either
+ * the remover sees this call busy and waits for it, or this call sees the
+ * generation move and takes the lock. The struct outlives its removal in
+ * the dead ring, so the increment never lands in freed memory. */
+static int acquire_fast(struct xcclComm *comm, unsigned states) {
+  uint64_t g = atomic_load(&registry_gen);
+  if (!comm || registry_seen.comm != comm || registry_seen.gen != g) return 0;
+  atomic_fetch_add(&comm->busy, 1);
+  if (atomic_load(&registry_gen) == g && ((unsigned)atomic_load_explicit(&comm->life, memory_order_acquire) & states))
+    return 1;
+  atomic_fetch_sub(&comm->busy, 1);
+  return 0;
+}
+
 xcclResult_t comm_acquire_in(xcclComm_t comm, unsigned states) {
+  if (acquire_fast(comm, states)) return xcclSuccess;
   pthread_mutex_lock(&registry_lock);
   int found = comm && registry_find(comm) >= 0;
   int life = found ? atomic_load_explicit(&comm->life, memory_order_acquire) : 0;
   int ok = found && ((unsigned)life & states);
   if (ok) atomic_fetch_add(&comm->busy, 1);
+  if (found) registry_seen.comm = comm, registry_seen.gen = atomic_load(&registry_gen);
   xcclResult_t r = ok ? xcclSuccess : found ? life_refuse(comm, life) : registry_refuse(comm);
   pthread_mutex_unlock(&registry_lock);
   return r;

@@ -77,6 +77,15 @@ typedef struct {
  * device launch; NULL in a build without CUDA and until then. */
 typedef struct cuda_comm cuda_comm_t;
 
+/* Whether the last collective's buffers lay in windows every rank shares
+ * (enqueue.c's coll_in_windows), while windows_gen was `gen`. */
+typedef struct {
+  uint64_t gen;
+  const void *send, *recv;
+  size_t send_bytes, recv_bytes;
+  int in;
+} comm_win_memo_t;
+
 /* The tuner's last answer on a communicator (enqueue.c's coll_pick). */
 typedef struct {
   int valid, coll, in_windows;
@@ -155,6 +164,8 @@ struct xcclComm {
   uint64_t direct_seq;            /* direct operations launched: equal on every rank, checked in their messages */
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
+  _Atomic uint64_t windows_gen;   /* bumped whenever a window comes or goes (reg.c) */
+  comm_win_memo_t win_memo;       /* enqueue.c's coll_in_windows: its last answer */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */

@@ -104,11 +104,21 @@ static void coll_single_rank_premul(const coll_args_t *a, const redop_premul_t *
  * with NCCL's symmetric windows, the ranks pass their windows' buffers
  * alike, so they agree. */
 static int coll_in_windows(xcclComm_t comm, const coll_args_t *a) {
-  size_t esize = kern_type_size(a->type);
+  size_t esize = kern_type_size(a->type), sb = a->send_elems * esize, rb = a->recv_elems * esize;
+  comm_win_memo_t *m = &comm->win_memo;
+  uint64_t gen = atomic_load(&comm->windows_gen);
+  /* A loop passes the same buffers again and again: two lookups under the
+   * registry's lock would cost a small call a tenth of its time. */
+  if (m->gen == gen && gen && m->send == a->sendbuff && m->recv == a->recvbuff && m->send_bytes == sb &&
+      m->recv_bytes == rb)
+    return m->in;
   const struct xcclWindow *w;
-  if (a->send_elems && !((w = reg_find_window(comm, a->sendbuff, a->send_elems * esize)) && w->all_shared)) return 0;
-  if (a->recv_elems && !((w = reg_find_window(comm, a->recvbuff, a->recv_elems * esize)) && w->all_shared)) return 0;
-  return a->send_elems || a->recv_elems;
+  int in = (a->send_elems || a->recv_elems) &&
+           (!a->send_elems || ((w = reg_find_window(comm, a->sendbuff, sb)) && w->all_shared)) &&
+           (!a->recv_elems || ((w = reg_find_window(comm, a->recvbuff, rb)) && w->all_shared));
+  *m = (comm_win_memo_t){
+      .gen = gen, .send = a->sendbuff, .recv = a->recvbuff, .send_bytes = sb, .recv_bytes = rb, .in = in};
+  return in;
 }
 
 /* The algorithm for coll of `bytes` (the schedule's count), its buffers in

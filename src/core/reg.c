@@ -199,6 +199,7 @@ xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xc
   w->next = comm->windows;
   comm->windows = w;
   if (all_shared) atomic_fetch_add(&comm->windows_shared, 1);
+  atomic_fetch_add(&comm->windows_gen, 1);
   pthread_mutex_unlock(&reg_lock);
   *win = w;
   w = NULL, sizes = NULL; /* the comm's now */
@@ -219,6 +220,7 @@ xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win) {
       found = *pp;
       *pp = found->next;
       if (found->all_shared) atomic_fetch_sub(&comm->windows_shared, 1);
+      atomic_fetch_add(&comm->windows_gen, 1);
       break;
     }
   pthread_mutex_unlock(&reg_lock);
@@ -242,6 +244,7 @@ void comm_ops_free(struct xcclComm *comm) {
   comm->regs = NULL;
   comm->windows = NULL;
   atomic_store(&comm->windows_shared, 0);
+  atomic_fetch_add(&comm->windows_gen, 1);
   pthread_mutex_unlock(&reg_lock);
   while (r) {
     comm_reg_t *next = r->next;
