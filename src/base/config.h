@@ -137,6 +137,11 @@
     "Before each collective, compare what every rank called (collective, count, type, op, root) "   \
     "over the bootstrap and fail with the ranks that differ instead of hanging. Costs one "         \
     "bootstrap all-gather per call.")                                                              \
+  X(CPU_BIND, BOOL, "1", 0, 1,                                                                     \
+    "1: where the ranks of a host, each its own process, outnumber the CPUs they share (the same " \
+    "set for each), the thread that creates a rank's first such communicator is bound to one CPU " \
+    "of the set, by local rank, so that waiting ranks are not piled onto fewer cores. 0: leave "   \
+    "CPU affinity alone.")                                                                         \
   X(LONE, BOOL, "1", 0, 1,                                                                         \
     "1: a collective alone (outside any group) whose algorithm keeps its tables in the "           \
     "communicator, such as a small all-reduce by recursive doubling over shared memory, skips the " \

@@ -155,6 +155,7 @@ struct xcclComm {
   int cuda_dev;                     /* the CUDA device init made current (xcclCommInitAll's devlist), -1 when none */
   pthread_mutex_t init_lock;        /* serialises joins of init_thread */
   pthread_t init_thread;
+  pid_t caller_tid;   /* the thread that created it (XCCL_CPU_BIND binds that one, comm_bind_cpu) */
   int init_running;   /* init_thread started and not joined yet (under init_lock) */
   bs_id_t init_id;    /* what the background init joins; wiped when it ends */
   int shares_process; /* another of its ranks runs in this process (threads): see comm_group_connect_shared */

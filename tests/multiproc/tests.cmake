@@ -167,6 +167,10 @@ set_tests_properties(mp_perf_algo PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRO
 # ---- Issue 29: the lone all-reduce (an all-reduce by recursive doubling
 # alone, partners in shared memory, without a group launch): taken where it
 # should be and not elsewhere, results checked, a killed partner reported ----
+# XCCL_CPU_BIND: ranks that outnumber their CPUs bind one each (comm.c's comm_bind_cpu).
+add_test(NAME mp_cpu_bind COMMAND bash ${mp}/cpu_bind.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_cpu_bind PROPERTIES LABELS multiproc TIMEOUT 300 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${XCCL_TEST_ENV}")
 add_test(NAME mp_lone_path COMMAND bash ${mp}/lone_path.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>
          $<TARGET_FILE:fault_victim>)
 set_tests_properties(mp_lone_path PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV}")
