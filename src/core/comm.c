@@ -426,8 +426,8 @@ static void comm_refuse(comm_peer_info_t *me, xcclResult_t res) {
 /* XCCL_CPU_BIND: the ranks of this host, each its own process, outnumber
  * the CPUs they share (the same set for each). Left to itself the scheduler
  * now and then piles waiting ranks onto fewer cores: on a 2-core VM a 4-rank
- * 8-byte all-reduce ran in 15 or in 30 us from one start to the next, and
- * in 15-17 us every time with each rank bound. So the thread that created
+ * 8-byte all-reduce took 11-27 us from one start to the next, and 11 us
+ * every time with each rank bound. So the thread that created
  * the communicator goes to one CPU of the set, local rank modulo their
  * number; once per process (a later communicator finds the sets differ). */
 static void comm_bind_cpu(struct xcclComm *comm) {

@@ -172,15 +172,14 @@ struct xcclComm {
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
 };
 
-/* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
 /* comm's site, to change: the tuner's kept answer (pick_memo) was weighed
- * on the old one and goes. Every write to comm->site after init goes
- * through here. */
+ * on the old one and goes. Every write to comm->site goes through here. */
 static inline algo_site_t *comm_site_edit(struct xcclComm *comm) {
   comm->pick_memo.valid = 0;
   return &comm->site;
 }
 
+/* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
 static inline const int *comm_ring(const struct xcclComm *comm, int c) {
   return comm->ring + (size_t)c * (size_t)comm->nranks;
 }

@@ -22,10 +22,6 @@ enum {
   A_DONE_RECV,
 };
 
-/* Bytes a push reduces and then writes out per step: a piece that stays in
- * the cache from its reduction to its last copy. */
-#define DIRECT_PUSH_PIECE ((size_t)256 << 10)
-
 /* Bytes a gather copies per step: large enough that the call costs nothing,
  * small enough that other work items of a group get their turn. */
 #define DIRECT_COPY_STEP ((size_t)4 << 20)
@@ -34,10 +30,12 @@ static direct_item_t *to_direct(kern_item_t *it) {
   return (direct_item_t *)((char *)it - offsetof(direct_item_t, base));
 }
 
-int host_direct_read(int pid, void *local, uint64_t remote, size_t len) {
+/* len bytes between local and address `remote` of process pid, whole:
+ * process_vm_writev when writing, else process_vm_readv. 0, or an errno. */
+static int direct_rw(int pid, void *local, uint64_t remote, size_t len, int writing) {
   while (len > 0) {
     struct iovec l = {local, len}, r = {(void *)(uintptr_t)remote, len};
-    ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    ssize_t n = writing ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EFAULT;
     local = (char *)local + n, remote += (uint64_t)n, len -= (size_t)n;
@@ -45,15 +43,12 @@ int host_direct_read(int pid, void *local, uint64_t remote, size_t len) {
   return 0;
 }
 
+int host_direct_read(int pid, void *local, uint64_t remote, size_t len) {
+  return direct_rw(pid, local, remote, len, 0);
+}
+
 int host_direct_write(int pid, const void *local, uint64_t remote, size_t len) {
-  while (len > 0) {
-    struct iovec l = {(void *)(uintptr_t)local, len}, r = {(void *)(uintptr_t)remote, len};
-    ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? errno : EFAULT;
-    local = (const char *)local + n, remote += (uint64_t)n, len -= (size_t)n;
-  }
-  return 0;
+  return direct_rw(pid, (void *)(uintptr_t)local, remote, len, 1);
 }
 
 /* Block b of k over count elements: first element and length. */
@@ -167,8 +162,7 @@ static int direct_reduce_piece(direct_item_t *d, kern_failure_t *fail) {
   }
   size_t total = len * esize;
   if (d->done >= total) return 1;
-  size_t piece = a->push ? DIRECT_PUSH_PIECE : DIRECT_PIECE;
-  size_t bytes = total - d->done < piece ? total - d->done : piece, n = bytes / esize;
+  size_t bytes = total - d->done < DIRECT_PIECE ? total - d->done : DIRECT_PIECE, n = bytes / esize;
   size_t off = in_first * esize + d->done;
   char *acc = out + d->done;
   const char *mine = (const char *)a->sendbuff + off;
