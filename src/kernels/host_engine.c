@@ -4,6 +4,7 @@
 #include "host_engine.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -223,7 +224,8 @@ static uint64_t step_traced(trace_ring_t *tr, const kern_item_t *it, uint64_t t,
 }
 
 xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
-  memset(fail, 0, sizeof(*fail));
+  memset(fail, 0, offsetof(kern_failure_t, msg));
+  fail->msg[0] = '\0';
   /* The clock is first read when the items stall (a small operation never
    * does): the deadline counts from there, a spin of spin_ns later at most. */
   uint64_t now = 0, t0 = 0;
@@ -344,6 +346,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     }
     if (!noted) state_close(items, n), noted = 1;
     slot_fifo_t *wf = NULL;
+    kern_item_t *sleeper = NULL;
     uint64_t wstep = 0;
     int wrecv = 0;
     for (int i = 0; i < n && !wf; i++) { /* the first item that waits on a fifo */
@@ -351,8 +354,11 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       if (it->done || (!it->finished && lane_blocked(items, i))) continue;
       if (it->finished && it->sends) wf = it->sends, wstep = *it->send_step;
       else wf = it->ops->waiting(it, &wstep, &wrecv); /* draining items with several fifos say which */
+      if (wf && !it->finished && it->ops->sleep) sleeper = it;
     }
-    if (wf && wf->shared) {
+    if (sleeper && sleeper->ops->sleep(sleeper, 1000)) {
+      /* slept on what it waits on */
+    } else if (wf && wf->shared) {
       /* Shared memory: the peer's kernel moves the counter and wakes us. */
       slot_fifo_wait(wf, wrecv, atomic_load(wrecv ? &wf->tail : &wf->head), 1000);
     } else if (single_env && env0->wait) {

@@ -71,10 +71,11 @@ typedef struct {
   uint64_t loop;       /* loop iteration */
   size_t got_bytes, want_bytes; /* PROTOCOL */
   int got_gpu;                  /* PROTOCOL: the message's data is in GPU memory (a device operation sent it) */
-  char msg[SLOT_ERROR_MAX];     /* CONN: the fifo's error text */
   int conn_result;              /* CONN: the fifo's xcclResult_t */
   uint32_t crc_computed, crc_carried; /* CHECKSUM: over want_bytes of data; step = the fifo's step */
   uint64_t step;                      /* CHECKSUM: the message's step on its fifo; else the step waited for */
+  char msg[SLOT_ERROR_MAX];           /* CONN: the fifo's error text (last: kern_run clears the fields before it and
+                                         msg's first byte, not its 256) */
 } kern_failure_t;
 
 /*
@@ -175,6 +176,11 @@ typedef struct {
   /* Optional, for items that send on several fifos: all sends taken by the
    * transport. Without it the engine looks at `sends`. */
   int (*drained)(kern_item_t *it);
+  /* Optional, for an item that may wait on something other than a fifo's
+   * counters (host_line.h): sleeps until it may have moved, at most
+   * timeout_us, and returns 1; 0: it waits on the fifo `waiting` names,
+   * which the engine sleeps on as for any item. */
+  int (*sleep)(kern_item_t *it, int timeout_us);
 } kern_item_ops_t;
 
 struct kern_item {

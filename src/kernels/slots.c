@@ -221,13 +221,13 @@ static void fifo_wake(slot_fifo_t *f, _Atomic uint64_t *c) {
   if (atomic_load(&f->sleepers)) syscall(SYS_futex, low_half(c), FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
 
-/* XCCL_FAULT on shared memory, where no transport call exists to wrap: the
- * action for this message; 0 when it must not be published. */
-static int fault_shm_publish(slot_fifo_t *f, const fault_ctx_t *ctx, uint64_t step, size_t bytes) {
+/* XCCL_FAULT on shared memory, where no transport call exists to wrap
+ * (slots.h): also for what a kernel writes to an exchange line. */
+int slot_fifo_fault_send(slot_fifo_t *f, const fault_ctx_t *ctx, void *data, size_t bytes) {
   if (atomic_load_explicit(&f->error, memory_order_acquire)) return 0; /* closed: nothing more goes through */
   char where[64];
   snprintf(where, sizeof(where), "shared memory to pid %d", (int)f->consumer_pid);
-  if (fault_on_send(ctx, &f->fault, where, slot_fifo_slot(f, step), bytes) != FAULT_NONE) {
+  if (fault_on_send(ctx, &f->fault, where, data, bytes) != FAULT_NONE) {
     /* close or error: the consumer sees the connection fail; so, soon, does this rank */
     slot_fifo_fail(f, xcclRemoteError, "fault injection (XCCL_FAULT) closed this shared-memory connection");
     return 0;
@@ -272,7 +272,7 @@ void slot_fifo_send(slot_fifo_t *f, uint64_t step, size_t bytes, const fault_ctx
     memcpy(slot_fifo_slot(f, step) + bytes, &crc, sizeof(crc)); /* x86/arm: little-endian on every rank */
     bytes += SLOT_CRC_BYTES;
   }
-  if (f->shared && fault_enabled() && !fault_shm_publish(f, fault, step, bytes)) return;
+  if (f->shared && fault_enabled() && !slot_fifo_fault_send(f, fault, slot_fifo_slot(f, step), bytes)) return;
   slot_fifo_publish(f, step, bytes);
 }
 
@@ -297,13 +297,9 @@ slot_msg_t slot_fifo_check(slot_fifo_t *f, uint64_t step, size_t want, uint64_t 
   return SLOT_MSG_CRC;
 }
 
-void slot_fifo_release(slot_fifo_t *f, uint64_t step) {
-  waker_store(&f->head, step + 1);
-  fifo_wake(f, &f->head);
-}
-
-void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us) {
-  _Atomic uint64_t *c = is_recv ? &f->tail : &f->head;
+/* Sleeps on counter c of f (a sleeper of f) until it differs from seen, a
+ * waker's fifo_wake, or timeout_us. */
+static void counter_wait(slot_fifo_t *f, _Atomic uint64_t *c, uint64_t seen, int timeout_us) {
   atomic_fetch_add(&f->sleepers, 1);
   sleeper_fence();
   if (atomic_load(c) == seen) {
@@ -311,4 +307,22 @@ void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us) 
     syscall(SYS_futex, low_half(c), FUTEX_WAIT, (uint32_t)seen, &ts, NULL, 0);
   }
   atomic_fetch_sub(&f->sleepers, 1);
+}
+
+void slot_line_publish(slot_fifo_t *f, _Atomic uint64_t *seq, uint64_t v) {
+  waker_store(seq, v);
+  fifo_wake(f, seq);
+}
+
+void slot_line_wait(slot_fifo_t *f, _Atomic uint64_t *seq, uint64_t seen, int timeout_us) {
+  counter_wait(f, seq, seen, timeout_us);
+}
+
+void slot_fifo_release(slot_fifo_t *f, uint64_t step) {
+  waker_store(&f->head, step + 1);
+  fifo_wake(f, &f->head);
+}
+
+void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us) {
+  counter_wait(f, is_recv ? &f->tail : &f->head, seen, timeout_us);
 }

@@ -42,6 +42,18 @@
 #define XCCL_STEPS 8
 #define SLOT_ERROR_MAX 256
 
+/* A cache line two ranks exchange small messages through (host_line.h):
+ * side[0] is the lower rank's, side[1] the higher's. Message n goes to
+ * data[n & 1] of the writer's side, then seq = n (release), so a reader
+ * that sees seq one ahead of what it waits for still finds its message. */
+#define SLOT_LINE_BYTES 12
+typedef struct {
+  struct {
+    _Atomic uint64_t seq;
+    unsigned char data[2][SLOT_LINE_BYTES];
+  } side[2];
+} slot_line_t;
+
 /* The fifo and its slots are one block of memory with no pointers in it, so
  * that it can live in memory shared between processes (each maps it at its
  * own address): slot i is at slot_fifo_slot(f, i). */
@@ -64,6 +76,11 @@ typedef struct {
   uint64_t producer_pidns, consumer_pidns; /* ... in which PID namespace (the pid means something only there) */
   uint64_t producer_token, consumer_token; /* ... which process: its pid and a random number of its own */
   char error_msg[SLOT_ERROR_MAX];
+  /* Shared fifos: the pair's exchange line (host_line.h), which the ranks
+   * at both ends write, each its own half: the fifo from the lower rank to
+   * the higher one holds the pair's. Both processes map it, and a rank that
+   * writes its half gets the other's with the same transfer of the line. */
+  _Alignas(64) slot_line_t line;
 } slot_fifo_t;
 
 /* Each slot starts with a header that shares its cache line with the first
@@ -138,6 +155,11 @@ static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
  * slot_fifo_send. bytes may carry SLOT_SIZE_GPU (the data is in the GPU
  * data area). */
 void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes);
+/* XCCL_FAULT for a message of `bytes` at data that a kernel hands to the
+ * consumer of shared fifo f other than through its slots (an exchange
+ * line): counted on f's stream as a send would be; 0 when a rule closed the
+ * connection (f is then marked failed) and the message must not go. */
+int slot_fifo_fault_send(slot_fifo_t *f, const fault_ctx_t *fault, void *data, size_t bytes);
 /* A kernel's send: slot `step` holds `bytes` of data; adds their CRC32C when
  * f->checksum, applies XCCL_FAULT's rules (matched against fault, the
  * sending communicator's context) when f is shared memory, then publishes,
@@ -166,6 +188,12 @@ void slot_fifo_release(slot_fifo_t *f, uint64_t step);
 /* Sleeps (futex, works across processes) until tail (is_recv) or head of f
  * differs from `seen`, a publish or release wakes it, or timeout_us. */
 void slot_fifo_wait(slot_fifo_t *f, int is_recv, uint64_t seen, int timeout_us);
+
+/* A half of an exchange line in fifo f (f->line): seq = v, published as a
+ * counter is (release), waking whoever sleeps on it; and the sleep, until
+ * seq differs from `seen`, a publish wakes it, or timeout_us. */
+void slot_line_publish(slot_fifo_t *f, _Atomic uint64_t *seq, uint64_t v);
+void slot_line_wait(slot_fifo_t *f, _Atomic uint64_t *seq, uint64_t seen, int timeout_us);
 
 /* Bytes a fifo with slots of slot_size takes. */
 size_t slot_fifo_bytes(size_t slot_size);
