@@ -355,6 +355,13 @@ static void describe(const perf_t *p, const coll_t *coll, size_t count, char *bu
 }
 
 /* Elements for a size in bytes, rounded down to divide evenly. */
+/* The count the tuner is asked about for a call of count elements (the
+ * schedule's: the smaller of what a rank sends and receives). */
+static size_t sched_count(const perf_t *p, const coll_t *coll, size_t count) {
+  size_t send = coll->send_count(count, p->nranks), recv = coll->recv_count(count, p->nranks);
+  return send < recv ? send : recv;
+}
+
 static size_t size_count(const perf_t *p, const coll_t *coll, size_t bytes) {
   size_t count = bytes / p->tsize;
   if (coll->flags & COLL_PER_RANK) count -= count % (size_t)p->nranks;
@@ -461,9 +468,7 @@ static void print_row(const perf_t *p, const coll_t *coll, size_t count, double 
   const options_t *o = &p->opt;
   size_t bytes = count * p->tsize;
   /* The tuner's pick for this call, on the launcher's communicator. */
-  size_t sched = coll->send_count(count, p->nranks) < coll->recv_count(count, p->nranks)
-                     ? coll->send_count(count, p->nranks)
-                     : coll->recv_count(count, p->nranks);
+  size_t sched = sched_count(p, coll, count);
   int has_algos = perf_algo_has(coll->name);
   const char *pick = has_algos ? perf_algo_chosen(p->tuned, coll->name, sched, o->type) : NULL;
   const char *algo = p->algo ? p->algo : pick;
@@ -656,6 +661,12 @@ int main(int argc, char **argv) {
     /* --algo: each algorithm in turn on this size, each on its communicator. */
     for (int a = 0; a < (nalgos ? nalgos : 1); a++) {
       if (nalgos) p.comm = algos[a].comm, p.algo = algos[a].name;
+      /* An algorithm that cannot take this size (line past its bytes) runs
+       * what the tuner picks instead: no row under its name. */
+      if (nalgos &&
+          strcmp(perf_algo_chosen(p.comm, coll->name, sched_count(&p, coll, size_count(&p, coll, size)), p.opt.type),
+                 p.algo) != 0)
+        continue;
       total_wrong += run_size(&p, coll, size_count(&p, coll, size), sendbuf, recvbuf, want, &busbw);
       busbw_sum += busbw;
       nsizes++;

@@ -123,8 +123,9 @@
     "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree: all-reduce, "    \
     "broadcast, reduce), "                                                                          \
     "rab (Rabenseifner: all-reduce; reduce-scatter by halving, all-gather by doubling), hier "     \
-    "(hierarchical: inside hosts, then across them; all-reduce) or "                               \
-    "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY), for every collective it " \
+    "(hierarchical: inside hosts, then across them; all-reduce), "                                 \
+    "direct (one host: peers' buffers read in place, see XCCL_SHM_COPY) or line (one host: "       \
+    "all-reduce of at most 12 bytes through cache lines the ranks share), for every collective it " \
     "serves or per "                                                                              \
     "collective (allreduce:rd,broadcast:ring). Default: the cost model picks per call.")           \
   S(HIER_INTER, STR, "auto", 0, 0,                                                                \

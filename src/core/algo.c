@@ -1,9 +1,12 @@
 /* algo.c — the algorithm table (algo.h). */
 #include "algo.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
+#include "config.h"
+#include "log.h"
 
 const algo_desc_t *const algo_table[ALGO_COUNT] = {
 #define ALGO_TABLE_ENTRY(E, n) [ALGO_##E] = &algo_##n,
@@ -109,6 +112,33 @@ const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *c
                              .send_step = steps,
                              .recv_step = steps + k};
   return &m->args;
+}
+
+partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo_t algo, const int *peers, int n,
+                               partner_args_t **kept, int *off) {
+  if (*off || !(comm->algo_connected & (1u << algo))) return NULL;
+  int remote = -1;
+  for (int i = 0; i < n && remote < 0; i++) {
+    const comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][peers[i]], *r = &comm->p2p_recv[COMM_P2P_ALGO][peers[i]];
+    if (!s->ready || !r->ready) return NULL; /* made as a pair: not yet */
+    if (!s->fifo->shared || !r->fifo->shared) remote = peers[i];
+  }
+  if (remote >= 0 || !config_bool(CFG_LONE)) {
+    *off = 1;
+    if (remote >= 0)
+      INFO(COLL, "rank %d: %s all-reduces take the group launch: partner rank %d is not in shared memory", comm->rank,
+           algo_name(algo), remote);
+    return NULL;
+  }
+  partner_args_t *pa = malloc(algo_partner_args_bytes(comm));
+  if (!pa) return NULL;
+  algo_partner_args(a, comm, pa); /* the arguments first, then their fifo tables */
+  *kept = pa;
+  INFO(COLL,
+       "rank %d: a lone %s all-reduce runs without a group launch (partners, all in shared memory: %d; "
+       "XCCL_LONE=0 turns this off)",
+       comm->rank, algo_name(algo), n);
+  return pa;
 }
 
 void algo_peer_set_both(algo_peer_set_t *s, int n) {

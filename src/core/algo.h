@@ -52,7 +52,8 @@ struct xcclComm;
   X(RAB, rab)             \
   X(HIER, hier)           \
   X(PAIRWISE, pairwise)   \
-  X(BRUCK, bruck)
+  X(BRUCK, bruck)         \
+  X(LINE, line)
 
 /* An algorithm: its index in algo_table. */
 typedef enum {
@@ -124,6 +125,8 @@ typedef struct {
   int direct;               /* the ranks may read each other's memory: ALGO_DIRECT can run */
   int direct_forced;        /* XCCL_SHM_COPY=single or zero: ALGO_DIRECT for whatever it serves */
   int zero_copy;            /* XCCL_SHM_COPY is not single: map peers' xcclMemAlloc buffers */
+  int line;                 /* ALGO_LINE can run: every rank on one host, all connected by shared memory, no
+                               XCCL_CHECKSUM, at most LINE_MAX_RANKS (algo_direct.c's direct_setup) */
   int zero_agreed;          /* per operation: its buffers lie in windows that every rank registered in
                                xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
   size_t peer_slot;         /* slot bytes of the algorithms' own connections (XCCL_ALGO_CHUNK_SIZE); 0: the
@@ -192,6 +195,7 @@ algo_model_fn algo_tree_model; /* algo_tree.c */
 algo_model_fn algo_rab_model;  /* algo_rab.c */
 algo_model_fn algo_bruck_model;    /* algo_bruck.c */
 algo_model_fn algo_pairwise_model; /* algo_pairwise.c */
+algo_model_fn algo_line_model;     /* algo_line.c */
 
 /* 1 if hier's phase (2) runs as trees for an all-reduce of `bytes` with
  * slots of `slot` bytes on site (algo_hier.c): the cheaper of the two by
@@ -225,6 +229,19 @@ void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_
  * malloc's, kept until the item is done). */
 size_t algo_partner_args_bytes(const struct xcclComm *comm);
 const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *comm, void *mem);
+/* For such an algorithm's lone item (algo_desc_t.lone), at a call while
+ * *kept is NULL: the partner arguments of all-reduce a, kept in *kept (freed
+ * with comm) from the first call on which algo's connections are made,
+ * where those to and from every rank in peers[0..n) are shared memory (the
+ * kernel moves all the data, no proxy) and XCCL_LONE allows it; *off set,
+ * with an INFO line naming the partner, where they never will be. NULL:
+ * take the group launch. Later calls take *kept with algo_lone_set. */
+partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo_t algo, const int *peers, int n,
+                               partner_args_t **kept, int *off);
+static inline void algo_lone_set(partner_args_t *pa, const coll_args_t *a) {
+  pa->sendbuff = a->sendbuff, pa->recvbuff = a->recvbuff;
+  pa->count = a->count, pa->type = a->type, pa->op = a->op;
+}
 /* A `peers` set of both directions with each of the n ranks in s->send. */
 void algo_peer_set_both(algo_peer_set_t *s, int n);
 /* The connections a needs on comm for operation op (NULL: for every

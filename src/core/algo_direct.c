@@ -32,6 +32,7 @@
 #include "config.h"
 #include "error.h"
 #include "host_direct.h"
+#include "host_line.h"
 #include "log.h"
 #include "mem.h"
 #include "tuning.h"
@@ -287,6 +288,15 @@ xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
   *comm_site_edit(comm) = (algo_site_t){.alpha_s = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].alpha_s,
                                         .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps,
                                         .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};
+  /* The line all-reduce (host_line.h) shares lines through the fifos, which
+   * shared memory holds here; a line has no room for a CRC32C. */
+  int line = local && !config_bool(CFG_CHECKSUM) && k <= LINE_MAX_RANKS;
+  comm_site_edit(comm)->line = line;
+  if (!line && k > 1 && comm->algo_forced[COLL_ALLREDUCE] == ALGO_LINE)
+    return err_set(xcclInvalidUsage, LOG_INIT,
+                   "XCCL_ALGO forces line, which needs every rank on this host, in one PID namespace, as one user, "
+                   "with shared memory allowed, XCCL_CHECKSUM off and at most %d ranks",
+                   LINE_MAX_RANKS);
   int forced_algo = 0;
   for (int c = 0; c < COLL_NKINDS; c++) forced_algo |= comm->algo_forced[c] == ALGO_DIRECT;
   if (!local || strcasecmp(mode, "slot") == 0 || k > DIRECT_MAX_RANKS) {

@@ -4,11 +4,9 @@
  * one work item.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "algo.h"
 #include "comm.h"
-#include "log.h"
 
 static int log2_floor(int k) {
   int l = 0;
@@ -40,36 +38,15 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void
   return 1;
 }
 
-/* A lone all-reduce (algo_desc_t.lone): the partner arguments are made once
- * and kept in comm, with every partner's connections in shared memory, where
- * the kernel moves the data itself; a call sets the buffers and lays out the
- * item's schedule. */
+/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in comm
+ * (algo_lone_args), the item's schedule laid out per call. */
 static kern_item_t *rd_lone(const coll_args_t *a, struct xcclComm *comm, void *mem) {
   partner_args_t *pa = comm->lone_rd;
   if (!pa) {
-    if (comm->lone_rd_off || !(comm->algo_connected & (1u << ALGO_RD))) return NULL;
     int peers[ALGO_MAX_PEERS], n = host_rd_partners(comm->nranks, comm->rank, peers);
-    int remote = -1;
-    for (int i = 0; i < n; i++) {
-      const comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][peers[i]], *r = &comm->p2p_recv[COMM_P2P_ALGO][peers[i]];
-      if (!s->ready || !r->ready) return NULL; /* made as a pair: not yet */
-      if (remote < 0 && (!s->fifo->shared || !r->fifo->shared)) remote = peers[i];
-    }
-    if (remote >= 0 || !config_bool(CFG_LONE)) {
-      comm->lone_rd_off = 1;
-      if (remote >= 0)
-        INFO(COLL, "rank %d: all-reduces by recursive doubling take the group launch: partner rank %d is not in "
-             "shared memory", comm->rank, remote);
-      return NULL;
-    }
-    if (!(pa = malloc(algo_partner_args_bytes(comm)))) return NULL;
-    algo_partner_args(a, comm, pa); /* the arguments first, then their fifo tables */
-    comm->lone_rd = pa;
-    INFO(COLL, "rank %d: a lone all-reduce by recursive doubling runs without a group launch (partners, all in shared "
-         "memory: %d; XCCL_LONE=0 turns this off)", comm->rank, n);
+    if (!(pa = algo_lone_args(a, comm, ALGO_RD, peers, n, &comm->lone_rd, &comm->lone_rd_off))) return NULL;
   }
-  pa->sendbuff = a->sendbuff, pa->recvbuff = a->recvbuff;
-  pa->count = a->count, pa->type = a->type, pa->op = a->op;
+  algo_lone_set(pa, a);
   _Static_assert(sizeof(rd_item_t) <= ALGO_LONE_BYTES, "rd's item outgrew ALGO_LONE_BYTES");
   host_rd_item(mem, pa, &comm->env, ALGO_LANE_PEERS);
   return &((rd_item_t *)mem)->base;

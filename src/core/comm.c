@@ -302,6 +302,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->peers);
   tuning_site_free(&comm->site);
   free(comm->lone_rd);
+  free(comm->lone_line);
   free(comm->ring);
   free(comm->ring_pos);
   comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */

@@ -128,6 +128,12 @@ struct xcclComm {
    * not in shared memory). */
   partner_args_t *lone_rd;
   int lone_rd_off;
+  /* The line all-reduce (algo_line.c): its lone item's partner arguments
+   * (lone_line_off: as lone_rd_off), and the number of the last line
+   * all-reduce (each rank counts alike). */
+  partner_args_t *lone_line;
+  int lone_line_off;
+  uint64_t line_seq;
   _Atomic int abort_flag;
   _Atomic int busy; /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "host_line.h"
 #include "log.h"
 
 static const char *const coll_names[COLL_NKINDS] = {"allreduce", "allgather", "reducescatter", "broadcast",
@@ -86,7 +87,8 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
 
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site) {
-  if (forced[coll] >= 0) return (algo_t)forced[coll];
+  /* Forced, line runs only the all-reduces it can hold; the rest are chosen. */
+  if (forced[coll] >= 0 && (forced[coll] != ALGO_LINE || bytes <= LINE_MAX_BYTES)) return (algo_t)forced[coll];
   algo_t best = ALGO_RING;
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {
@@ -286,6 +288,7 @@ static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
     [ALGO_HIER] = ring_model,
     [ALGO_PAIRWISE] = algo_pairwise_model,
     [ALGO_BRUCK] = algo_bruck_model,
+    [ALGO_LINE] = algo_line_model,
 };
 
 double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {

@@ -141,6 +141,16 @@ foreach(n 3 4)
                 LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=30;XCCL_CHECK=1")
 endforeach()
 
+# The line all-reduce (host_line.h): picked by the tuner for 8 bytes on
+# shared memory and right at every size it takes; forced, at every size
+# (past 12 bytes the tuner's pick runs).
+foreach(n 2 3 4)
+  xccl_add_test(NAME mp_allreduce_line TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}
+                ARGS line LABELS multiproc TIMEOUT 300 ENV "XCCL_TIMEOUT=60;TEST_EXPECT_ALGO=line")
+endforeach()
+xccl_add_test(NAME mp_allreduce_line_matrix TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 3
+              ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:line")
+
 # Recursive doubling's traffic per rank matches its formula.
 foreach(n 4 5 6)
   xccl_add_test(NAME mp_allreduce_rdbytes TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS ${n}

@@ -13,6 +13,7 @@
  *   matrix   every type x op x count {0,1,7,1023,1M+3}, in and out of place
  *   large    64 MiB of float32 sum
  *   repeat   100 all-reduces in a loop, sizes varying
+ *   line     the line all-reduce's sizes, and 3000 small calls in a row
  *   twocomm  two communicators used at once from two threads
  *   bytes    ring all-reduce sends 2(k-1)/k of the buffer to the next rank
  *   rdbytes, treebytes, rabbytes  the same for recursive doubling, the
@@ -176,6 +177,38 @@ static void mode_matrix(xcclComm_t comm) {
           if (counts[ci] > 4096 && nranks > 4 && inplace) continue;
           run_one(comm, counts[ci], all_types[ti], (xcclRedOp_t)op, inplace);
         }
+}
+
+/* The line all-reduce (host_line.h): every type x op x count that fits its
+ * 12 bytes, in and out of place; then 3000 in a row whose inputs change
+ * every call, so that a message read from the wrong half of a line shows,
+ * every 97th followed by a larger one that another algorithm runs. With
+ * TEST_EXPECT_ALGO set, the tuner must pick that algorithm for 8 bytes. */
+static void mode_line(xcclComm_t comm) {
+  const char *want = getenv("TEST_EXPECT_ALGO"), *got = "?";
+  if (want) {
+    XCHECK(xcclCommGetAlgorithm(comm, "allreduce", 2, xcclFloat32, &got));
+    CHECK(strcmp(got, want) == 0, "the tuner picks %s for an 8-byte all-reduce on %d ranks, expected %s", got, nranks,
+          want);
+  }
+  for (size_t ti = 0; ti < sizeof(all_types) / sizeof(all_types[0]); ti++)
+    for (size_t count = 1; count * xcclTypeSize(all_types[ti]) <= 12; count++)
+      for (int op = 0; op < xcclNumOps; op++)
+        for (int inplace = 0; inplace < 2; inplace++) run_one(comm, count, all_types[ti], (xcclRedOp_t)op, inplace);
+  size_t wrong = 0;
+  for (int it = 0; it < 3000; it++) {
+    int32_t in[3], out[3];
+    for (int k = 0; k < 3; k++) in[k] = rank * 1000 + it * 7 + k;
+    XCHECK(xcclAllReduce(in, out, 3, xcclInt32, xcclSum, comm, NULL));
+    for (int k = 0; k < 3; k++) {
+      int32_t expect = 1000 * nranks * (nranks - 1) / 2 + nranks * (it * 7 + k);
+      if (out[k] != expect && wrong++ < 3)
+        fprintf(stderr, "rank %d: call %d element %d is %d, expected %d\n", rank, it, k, out[k], expect);
+    }
+    if (it % 97 == 0) run_one(comm, 1000, xcclFloat32, xcclSum, 0);
+  }
+  CHECK(wrong == 0, "%zu wrong elements in 3000 all-reduces of 3 int32", wrong);
+  if (rank == 0) printf("line: %d ranks, picked for 8 bytes: %s; 3000 calls in a row right\n", nranks, got);
 }
 
 static void mode_repeat(xcclComm_t comm) {
@@ -414,6 +447,8 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "matrix") == 0) mode_matrix(comm);
   else if (strcmp(mode, "large") == 0) run_one(comm, 16u << 20, xcclFloat32, xcclSum, 0);
   else if (strcmp(mode, "repeat") == 0) mode_repeat(comm);
+  else if (strcmp(mode, "line") == 0)
+    mode_line(comm);
   else if (strcmp(mode, "twocomm") == 0) mode_twocomm(comm);
   else if (strcmp(mode, "bytes") == 0) mode_bytes(comm);
   else if (strcmp(mode, "rdbytes") == 0) mode_rdbytes(comm);

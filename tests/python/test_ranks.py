@@ -291,7 +291,7 @@ def test_peer_counters(comm):
 
 def test_algorithm(comm):
     small, large = comm.algorithm("allreduce", 2), comm.algorithm("allreduce", 1 << 26, xccl.FLOAT32)
-    assert small in ("ring", "rd", "tree", "direct", "rab") and large in ("ring", "tree", "direct", "rab")
+    assert small in ("ring", "rd", "tree", "direct", "rab", "line") and large in ("ring", "tree", "direct", "rab")
     assert comm.algorithm("broadcast", 1024) in ("ring", "tree", "direct")
     assert comm.algorithm("alltoall", 8) in ("pairwise", "bruck")
     with pytest.raises(xccl.InvalidArgument, match="not one with algorithms"):

@@ -93,9 +93,11 @@ int main(void) {
     for (size_t b = 8; b <= (64u << 20); b *= 8) {
       algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &net), best = ALGO_RING;
       double best_s = 1e30;
-      for (int a = 0; a < ALGO_COUNT; a++) { /* direct needs one host: not on the network */
+      for (int a = 0; a < ALGO_COUNT; a++) { /* direct and line need one host: not on the network */
         if (!algo_serves((algo_t)a, COLL_ALLREDUCE)) continue;
-        double t = a == ALGO_DIRECT ? 1e30 : tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
+        double t = a == ALGO_DIRECT || a == ALGO_LINE
+                       ? 1e30
+                       : tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_NET);
         if (t < best_s) best = (algo_t)a, best_s = t;
       }
       CHECK(pick == best, "k %d, %zu bytes: tuner picks %s, model's cheapest is %s", k, b, algo_name(pick),
@@ -103,16 +105,20 @@ int main(void) {
     }
 
   /* Every rank on one host, reading each other's memory: the pick is still
-   * the cheapest estimate on the shared-memory link, now among three. */
+   * the cheapest estimate on the shared-memory link, now with direct and,
+   * up to its 12 bytes, line among them. */
   const algo_site_t shm = {.alpha_s = tuning_links[TUNING_LINK_SHM].alpha_s,
-                           .beta_bps = tuning_links[TUNING_LINK_SHM].beta_bps, .direct = 1, .zero_copy = 1,
+                           .beta_bps = tuning_links[TUNING_LINK_SHM].beta_bps,
+                           .direct = 1,
+                           .line = 1,
+                           .zero_copy = 1,
                            .zero_agreed = 1};
   for (int k = 2; k <= 16; k++)
     for (size_t b = 8; b <= (64u << 20); b *= 8) {
       algo_t pick = tuning_pick(none, COLL_ALLREDUCE, b, k, SLOT, &shm), best = ALGO_RING;
       double best_s = 1e30;
       for (int a = 0; a < ALGO_COUNT; a++) {
-        if (!algo_serves((algo_t)a, COLL_ALLREDUCE)) continue;
+        if (!algo_serves((algo_t)a, COLL_ALLREDUCE) || (a == ALGO_LINE && b > 12)) continue;
         double t = tuning_estimate_s((algo_t)a, COLL_ALLREDUCE, b, k, SLOT, TUNING_LINK_SHM);
         if (t < best_s) best = (algo_t)a, best_s = t;
       }

@@ -205,7 +205,28 @@ int main(void) {
     algo_t big = tuning_pick(none, COLL_ALLTOALL, 1u << 20, k, slot, &net);
     CHECK(big == ALGO_PAIRWISE, "%d ranks, 1 MiB all-to-all: %s", k, algo_name(big));
   }
+  /* The line all-reduce: where the site allows it (one host on shared
+   * memory), all-reduces of up to 12 bytes on 2 to 8 ranks (on 16, rd's 4
+   * steps cost less than 15 lines); never past 12 bytes, elsewhere, nor for
+   * other collectives. Forced, it takes what it can hold and leaves the
+   * rest to the model. */
+  algo_site_t line = shm;
+  line.line = 1;
+  for (int k = 2; k <= 8; k++) {
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &line) == ALGO_LINE, "%d ranks, 8 B: not line", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 12, k, slot, &line) == ALGO_LINE, "%d ranks, 12 B: not line", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 16, k, slot, &line) != ALGO_LINE, "%d ranks, 16 B: line", k);
+    CHECK(tuning_pick(none, COLL_BROADCAST, 8, k, slot, &line) != ALGO_LINE, "%d ranks, broadcast: line", k);
+    CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &shm) != ALGO_LINE, "%d ranks, site without line", k);
+  }
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 16, slot, &line) == ALGO_RD, "16 ranks, 8 B: not rd");
+  CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, 65, slot, &line) != ALGO_LINE, "65 ranks: line");
+  expect_forced("line", COLL_ALLREDUCE, ALGO_LINE);
+  expect_refused("broadcast:line", "line does not serve broadcast");
   int forced[COLL_NKINDS];
+  tuning_parse("allreduce:line", forced);
+  CHECK(tuning_pick(forced, COLL_ALLREDUCE, 12, 4, slot, &line) == ALGO_LINE, "forced line: 12 B not line");
+  CHECK(tuning_pick(forced, COLL_ALLREDUCE, 16, 4, slot, &line) == ALGO_RD, "forced line: 16 B not the model's rd");
   tuning_parse("allreduce:ring", forced);
   CHECK(tuning_pick(forced, COLL_ALLREDUCE, 8, 16, slot, &net) == ALGO_RING, "forced ring ignored");
   check_cpu_share(none, slot);

@@ -1,0 +1,85 @@
+/*
+ * algo_line.c — the all-reduce of a few bytes between the ranks of one host
+ * through the cache lines each pair shares (host_line.h): one exchange,
+ * whatever the number of ranks, over the algorithms' own connections
+ * (COMM_P2P_ALGO, both ways with every peer), whose fifos hold the lines.
+ */
+#include <math.h>
+
+#include "algo.h"
+#include "comm.h"
+#include "host_line.h"
+
+/* One exchange in which a rank writes k - 1 lines and reads k - 1, priced
+ * in steps of the link: LINE_STEP_FRAC for the first peer (one shared line
+ * against the slots' data, tail and head lines: host_line.h's figures),
+ * LINE_PEER_FRAC for each further peer, whose lines a rank writes and
+ * reads one after the other. Measured here (2-core VM, 8 B, xccl-perf
+ * alternating with --algo rd): see the note of issue 29. */
+#define LINE_STEP_FRAC 0.75
+#define LINE_PEER_FRAC 0.25
+
+/* tuning.c's model of it too (algo.h's algo_model_fn): the steps above, and
+ * the k - 1 inputs each rank reads. */
+void algo_line_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+  (void)coll, (void)s;
+  *steps_p = LINE_STEP_FRAC + LINE_PEER_FRAC * (k - 2);
+  *moved_p = (k - 1) * b;
+}
+
+static double line_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+  if (!site->line || bytes > LINE_MAX_BYTES || nranks > LINE_MAX_RANKS) return HUGE_VAL;
+  double steps, moved;
+  algo_line_model(coll, (double)bytes, nranks, (double)slot, &steps, &moved);
+  return steps * site->alpha_s + moved / site->beta_bps;
+}
+
+static size_t line_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm) {
+  (void)a;
+  return sizeof(line_item_t) + algo_partner_args_bytes(comm);
+}
+
+static int line_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+  line_item_t *it = scratch;
+  host_line_item(it, algo_partner_args(a, comm, it + 1), ++comm->line_seq, &comm->env, lane0 + ALGO_LANE_PEERS);
+  items[0] = &it->base;
+  return 1;
+}
+
+/* Both directions with every other rank. */
+static void line_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t *peers_p) {
+  (void)site;
+  algo_peer_set_t *s = &peers_p->set[0];
+  int n = 0;
+  for (int p = 0; p < nranks && n < ALGO_MAX_PEERS; p++)
+    if (p != rank) s->send[n++] = p;
+  algo_peer_set_both(s, n);
+}
+
+/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in comm
+ * (algo_lone_args, every other rank a partner). */
+static kern_item_t *line_lone(const coll_args_t *a, struct xcclComm *comm, void *mem) {
+  partner_args_t *pa = comm->lone_line;
+  if (!pa) {
+    algo_peers_t peers = {0};
+    line_peers(comm->nranks, comm->rank, &comm->site, &peers);
+    const algo_peer_set_t *s = &peers.set[0];
+    if (!(pa = algo_lone_args(a, comm, ALGO_LINE, s->send, s->nsend, &comm->lone_line, &comm->lone_line_off)))
+      return NULL;
+  }
+  algo_lone_set(pa, a);
+  _Static_assert(sizeof(line_item_t) <= ALGO_LONE_BYTES, "line's item outgrew ALGO_LONE_BYTES");
+  host_line_item(mem, pa, ++comm->line_seq, &comm->env, ALGO_LANE_PEERS);
+  return &((line_item_t *)mem)->base;
+}
+
+const algo_desc_t algo_line = {
+    .name = "line",
+    .colls = 1u << COLL_ALLREDUCE,
+    .cost = line_cost,
+    .max_items = 1,
+    .scratch_bytes = line_scratch_bytes,
+    .build = line_build,
+    .peers = line_peers,
+    .lone = line_lone,
+};
