@@ -24,7 +24,7 @@
 static xcclResult_t check_buffer(const char *fn, const char *what, const void *p, size_t elems, size_t esize) {
   if (elems == 0) return xcclSuccess;
   if (!p) return err_set(xcclInvalidArgument, LOG_COLL, "%s: %s is NULL with count > 0", fn, what);
-  if ((uintptr_t)p % esize)
+  if ((uintptr_t)p & (esize - 1)) /* every type's size is a power of two; no division on the call path */
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: %s %p is not aligned to the %zu-byte element size", fn, what,
                    p, esize);
   return xcclSuccess;
@@ -66,8 +66,8 @@ static xcclResult_t coll_check(xcclComm_t comm, const coll_args_t *a, void *stre
   if (coll_has_root(a) && (a->root < 0 || a->root >= comm->nranks))
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: root %d is not a rank of this communicator (0..%d)", fn,
                    a->root, comm->nranks - 1);
-  size_t esize = kern_type_size(a->type);
-  if (a->count > (SIZE_MAX / 2) / esize / (size_t)comm->nranks)
+  size_t esize = kern_type_size(a->type), total;
+  if (__builtin_mul_overflow(a->count, esize * (size_t)comm->nranks, &total) || total > SIZE_MAX / 2)
     return err_set(xcclInvalidArgument, LOG_COLL, "%s: count %zu of %s overflows the address space", fn, a->count,
                    kern_type_name(a->type));
   TRY(check_buffer(fn, "sendbuff", a->sendbuff, a->send_elems, esize));
@@ -198,7 +198,11 @@ static xcclResult_t coll_run(xcclComm_t comm, const coll_args_t *user, void *str
   if (res == xcclSuccess && on_device && pm.on)
     res = err_set(xcclInvalidUsage, LOG_COLL, "%s: PreMulSum ops run on host buffers only for now", a->name);
 #endif
-  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .coll = *a, .premul = pm};
+  /* Field by field: an initializer would clear the whole struct first (a
+   * string store that starts slowly), on every small call. */
+  group_op_t op;
+  op.kind = GROUP_COLL, op.comm = comm, op.seq = 0, op.coll = *a, op.premul = pm;
+  op.peer = -1, op.buf = NULL, op.bytes = 0;
   int submit = 0;
   if (comm->check && !comm->failed) {
     /* A rank that refused its arguments still takes part, so that the

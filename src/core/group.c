@@ -341,7 +341,7 @@ static xcclResult_t launch_items(const group_op_t *ops, int n, xcclComm_t *comms
  * runs without a group's tables, connection checks or proxy bookkeeping.
  * Returns 0 when it cannot (the caller takes group_launch), else 1 with the
  * result in *res_p. */
-static int launch_lone(group_op_t *op, xcclResult_t *res_p) {
+static int launch_lone(const group_op_t *op, xcclResult_t *res_p) {
   const algo_desc_t *d = algo_table[op->coll.algo];
   xcclComm_t comm = op->comm;
   _Alignas(64) char mem[ALGO_LONE_BYTES];
@@ -407,9 +407,9 @@ xcclResult_t group_add(const group_op_t *op) {
 
 xcclResult_t group_add_held(const group_op_t *op) {
   if (group_depth == 0) {
-    group_op_t one = *op;
     xcclResult_t res;
-    if (launch_lone(&one, &res)) return res;
+    if (launch_lone(op, &res)) return res; /* no PreMulSum: op as it is */
+    group_op_t one = *op;
     return group_launch(&one, 1, 1);
   }
   return group_add(op);

@@ -75,7 +75,7 @@ static int host_mapped(const void *p, size_t bytes) {
   static _Thread_local unsigned next_seen;
   static uintptr_t pg;
   if (!pg) pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t first = (uintptr_t)p / pg * pg, last = ((uintptr_t)p + (bytes ? bytes - 1 : 0)) / pg * pg;
+  uintptr_t first = (uintptr_t)p & ~(pg - 1), last = ((uintptr_t)p + (bytes ? bytes - 1 : 0)) & ~(pg - 1);
   for (int i = 0; i < SEEN; i++)
     if (seen[i].first && seen[i].first <= first && last <= seen[i].last) return 1;
   unsigned char v;
