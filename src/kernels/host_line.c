@@ -57,6 +57,7 @@ static int line_send(line_item_t *l, const kern_env_t *env, size_t bytes) {
     unsigned char *d = ln->side[side].data[l->seq & 1];
     line_copy(d, a->sendbuff, bytes);
     if (faults && !slot_fifo_fault_send(a->send_fifo[p], env->fault, d, bytes)) continue;
+    slot_fifo_count(a->send_fifo[p], bytes); /* the peer counters count what a line carries too */
     slot_line_publish(host_line_fifo(a, p), &ln->side[side].seq, l->seq);
   }
   return 1;

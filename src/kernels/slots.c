@@ -239,10 +239,8 @@ void slot_fifo_publish(slot_fifo_t *f, uint64_t step, size_t bytes) {
   slot_hdr_t *h = slot_fifo_hdr(f, step);
   h->size = bytes;
   /* Counted before the message shows: a consumer that has seen it (and the
-   * caller it returns to, reading xcclCommGetPeerCounters) sees the count.
-   * One producer: no read-modify-write needed. */
-  atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + (bytes & ~SLOT_SIZE_GPU),
-                        memory_order_relaxed);
+   * caller it returns to, reading xcclCommGetPeerCounters) sees the count. */
+  slot_fifo_count(f, bytes & ~SLOT_SIZE_GPU);
   atomic_store_explicit(&h->seq, step + 1, memory_order_release);
   waker_store(&f->tail, step + 1);
   fifo_wake(f, &f->tail);

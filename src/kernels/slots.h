@@ -150,6 +150,13 @@ static inline int slot_fifo_room(slot_fifo_t *f, uint64_t step) {
   return head + XCCL_STEPS > step;
 }
 
+/* The producer's side: `bytes` more went to the consumer (f->bytes, which
+ * xcclCommGetPeerCounters adds up), counted before they show. One
+ * producer: no read-modify-write needed. */
+static inline void slot_fifo_count(slot_fifo_t *f, uint64_t bytes) {
+  atomic_store_explicit(&f->bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed) + bytes, memory_order_relaxed);
+}
+
 /* The producer's side: slot `step` holds `bytes`; publish it (tail = step + 1).
  * Moves messages as they are (the proxy's receive side): kernels use
  * slot_fifo_send. bytes may carry SLOT_SIZE_GPU (the data is in the GPU
