@@ -181,6 +181,10 @@ typedef struct {
    * or one is not in shared memory (the proxy thread would have to run), or
    * XCCL_LONE=0. */
   kern_item_t *(*lone)(const coll_args_t *a, struct xcclComm *comm, void *mem);
+  /* The most bytes (the schedule's count times the element size) one
+   * operation may have, 0: any. Forced by XCCL_ALGO, larger operations are
+   * the cost model's to place (tuning_pick). */
+  size_t max_bytes;
 } algo_desc_t;
 
 /* The most an algorithm's lone item (algo_desc_t.lone) takes. */

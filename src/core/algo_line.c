@@ -28,7 +28,7 @@ void algo_line_model(coll_kind_t coll, double b, double k, double s, double *ste
 }
 
 static double line_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  if (!site->line || bytes > LINE_MAX_BYTES || nranks > LINE_MAX_RANKS) return HUGE_VAL;
+  if (!site->line || bytes > LINE_MAX_BYTES || nranks > LINE_MAX_RANKS) return HUGE_VAL; /* .max_bytes */
   double steps, moved;
   algo_line_model(coll, (double)bytes, nranks, (double)slot, &steps, &moved);
   return steps * site->alpha_s + moved / site->beta_bps;
@@ -82,4 +82,5 @@ const algo_desc_t algo_line = {
     .build = line_build,
     .peers = line_peers,
     .lone = line_lone,
+    .max_bytes = LINE_MAX_BYTES,
 };

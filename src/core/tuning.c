@@ -12,7 +12,6 @@
 
 #include "config.h"
 #include "error.h"
-#include "host_line.h"
 #include "log.h"
 
 static const char *const coll_names[COLL_NKINDS] = {"allreduce", "allgather", "reducescatter", "broadcast",
@@ -87,8 +86,10 @@ xcclResult_t tuning_parse(const char *text, int *forced) {
 
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site) {
-  /* Forced, line runs only the all-reduces it can hold; the rest are chosen. */
-  if (forced[coll] >= 0 && (forced[coll] != ALGO_LINE || bytes <= LINE_MAX_BYTES)) return (algo_t)forced[coll];
+  /* Forced, an algorithm with a size limit (algo_desc_t.max_bytes) runs what
+   * it can hold; the rest are chosen. */
+  if (forced[coll] >= 0 && (!algo_table[forced[coll]]->max_bytes || bytes <= algo_table[forced[coll]]->max_bytes))
+    return (algo_t)forced[coll];
   algo_t best = ALGO_RING;
   double best_cost = HUGE_VAL;
   for (int a = 0; a < ALGO_COUNT; a++) {

@@ -4,9 +4,9 @@
 #include "host_engine.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 

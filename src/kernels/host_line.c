@@ -41,6 +41,7 @@ static const void *line_input(const line_item_t *l, int q) {
  * that peer), or as a message. 1: all sent. */
 static int line_send(line_item_t *l, const kern_env_t *env, size_t bytes) {
   const partner_args_t *a = l->args;
+  if (l->next_send >= a->nranks) return 1; /* the polls that follow: nothing to look up */
   int faults = fault_enabled();
   for (; l->next_send < a->nranks; l->next_send++) {
     int p = l->next_send, side;
@@ -107,18 +108,24 @@ static int line_step(kern_item_t *it, kern_failure_t *fail) {
  * peer whose input has not come: its fifo to this rank, whose error flag
  * and process the engine checks (for a line, the step is that fifo's next,
  * which no message fills while the peer is in this operation). */
+/* The lowest peer a message to which the transport has not taken yet
+ * (a pair on the slots, over a network); -1: none. */
+static int line_untaken(const partner_args_t *a) {
+  for (int p = 0; p < a->nranks; p++)
+    if (p != a->rank && !slot_fifo_taken(a->send_fifo[p], *a->send_step[p])) return p;
+  return -1;
+}
+
 static slot_fifo_t *line_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_p) {
   line_item_t *l = to_line(it);
   const partner_args_t *a = l->args;
-  if (it->finished) { /* draining: the first message the transport has not taken */
+  if (it->finished) { /* draining */
+    int p = line_untaken(a);
     *is_recv_p = 0;
-    for (int p = 0; p < a->nranks; p++) {
-      if (p == a->rank || slot_fifo_taken(a->send_fifo[p], *a->send_step[p])) continue;
-      it->peer = p;
-      *step_p = atomic_load(&a->send_fifo[p]->head);
-      return a->send_fifo[p];
-    }
-    return NULL;
+    if (p < 0) return NULL;
+    it->peer = p;
+    *step_p = atomic_load(&a->send_fifo[p]->head);
+    return a->send_fifo[p];
   }
   int p = l->next_send < a->nranks ? l->next_send : l->next;
   *is_recv_p = l->next_send >= a->nranks;
@@ -128,12 +135,7 @@ static slot_fifo_t *line_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
   return *is_recv_p ? a->recv_fifo[p] : a->send_fifo[p];
 }
 
-static int line_drained(kern_item_t *it) {
-  const partner_args_t *a = to_line(it)->args;
-  for (int p = 0; p < a->nranks; p++)
-    if (p != a->rank && !slot_fifo_taken(a->send_fifo[p], *a->send_step[p])) return 0;
-  return 1;
-}
+static int line_drained(kern_item_t *it) { return line_untaken(to_line(it)->args) < 0; }
 
 /* Asleep on the half of the line that the lowest peer not seen yet writes;
  * 0 where the wait is on a fifo's counters, which the engine sleeps on. */
