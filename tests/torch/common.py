@@ -10,7 +10,8 @@ import sys
 import torch
 import torch.distributed as dist
 
-import xccl.torch  # noqa: F401  registers "xccl"
+import xccl.torch  # noqa: F401  registers "xcl"
+from xccl.torch import BACKEND  # "xcl"
 
 RANK = int(os.environ.get("RANK", "0"))
 WORLD = int(os.environ.get("WORLD_SIZE", "1"))
@@ -43,7 +44,7 @@ def init_pair(first="gloo", timeout_s=60):
     other: returns (xccl group, gloo group)."""
     from datetime import timedelta
     dist.init_process_group(first, timeout=timedelta(seconds=timeout_s))
-    other = "xccl" if first == "gloo" else "gloo"
+    other = BACKEND if first == "gloo" else "gloo"
     group = dist.new_group(backend=other, timeout=timedelta(seconds=timeout_s))
     if first == "gloo":
         return group, dist.group.WORLD

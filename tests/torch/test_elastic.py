@@ -31,7 +31,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import RANK, WORLD, failed, passed, say  # noqa: E402
+from common import BACKEND, RANK, WORLD, failed, passed, say  # noqa: E402
 
 import xccl.torch  # noqa: E402
 
@@ -123,7 +123,7 @@ def shrink(victim, regrow):
     # torchrun stops the job with SIGTERM once it sees the victim dead: the
     # survivors ignore it, to shrink, check and report first.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    dist.init_process_group("xccl", timeout=timedelta(seconds=TIMEOUT_S))
+    dist.init_process_group(BACKEND, timeout=timedelta(seconds=TIMEOUT_S))
     world = dist.group.WORLD
     gloo = dist.new_group(backend="gloo")
     expect_raise("shrink of a gloo group", lambda: xccl.torch.shrink(gloo, [victim]), "not an xccl group")
@@ -176,7 +176,7 @@ def grow():
     old_size = WORLD - 1
     grown_store = dist.PrefixStore("grown", store)
     if RANK < old_size:
-        dist.init_process_group("xccl", store=dist.PrefixStore("old", store), rank=RANK, world_size=old_size,
+        dist.init_process_group(BACKEND, store=dist.PrefixStore("old", store), rank=RANK, world_size=old_size,
                                 timeout=timedelta(seconds=TIMEOUT_S))
         old = dist.group.WORLD
         t = torch.full((8,), float(RANK + 1))

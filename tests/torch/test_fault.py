@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import RANK, WORLD, failed, passed, say  # noqa: E402
+from common import BACKEND, RANK, WORLD, failed, passed, say  # noqa: E402
 
 TIMEOUT_S = 30
 
@@ -36,7 +36,7 @@ def kill():
     # survivors ignore it, to raise and report first.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     dist.init_process_group("gloo", timeout=timedelta(seconds=TIMEOUT_S))
-    xg = dist.new_group(backend="xccl", timeout=timedelta(seconds=TIMEOUT_S))
+    xg = dist.new_group(backend=BACKEND, timeout=timedelta(seconds=TIMEOUT_S))
     victim = WORLD - 1
     for _ in range(2):  # operations 1 and 2 pass
         t = torch.ones(1024)
@@ -61,7 +61,7 @@ def kill():
 
 
 def mismatch():
-    dist.init_process_group("xccl", timeout=timedelta(seconds=TIMEOUT_S))
+    dist.init_process_group(BACKEND, timeout=timedelta(seconds=TIMEOUT_S))
     t = torch.ones(10 + 2 * RANK)  # every rank a different count
     start = time.monotonic()
     try:

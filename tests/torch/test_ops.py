@@ -2,7 +2,7 @@
 reference computed from every rank's inputs and against gloo's result in the
 same job (where gloo serves that operation and dtype).
 
-    launch.py --nproc N test_ops.py [--default xccl|gloo]
+    launch.py --nproc N test_ops.py [--default xcl|gloo]
 
 --default says which backend is the default group; the other is a new_group
 of every rank. Inputs are small integers, so every result is exact in every
@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import RANK, WORLD, failed, init_pair, passed, say  # noqa: E402
+from common import BACKEND, RANK, WORLD, failed, init_pair, passed, say  # noqa: E402
 
 R = dist.ReduceOp
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int32,
@@ -344,9 +344,9 @@ def errors_and_work(chk, xg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--default", choices=["xccl", "gloo"], default="gloo")
+    ap.add_argument("--default", choices=[BACKEND, "gloo"], default="gloo")
     a = ap.parse_args()
-    xg, gg = init_pair("gloo" if a.default == "gloo" else "xccl")
+    xg, gg = init_pair("gloo" if a.default == "gloo" else BACKEND)
     chk = Checker()
     start = time.monotonic()
     for dt in DTYPES:

@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import RANK, WORLD, failed, init_pair, passed, say  # noqa: E402
+from common import BACKEND, RANK, WORLD, failed, init_pair, passed, say  # noqa: E402
 
 BIG = 6 << 20  # float32 elements: 24 MiB, beyond a connection's 8 slots of 512 KiB
 WAIT = timedelta(seconds=30)
@@ -211,7 +211,7 @@ def profiler(chk, g, gg):
         for e in events:
             names.setdefault(e.name, e)
         for op in want:
-            for backend in ("gloo", "xccl"):
+            for backend in ("gloo", "xccl"):  # the events carry the library's name, as gloo's do
                 name = "%s:%s" % (backend, op)
                 if backend == "gloo" and op == "recv_anysource":
                     name = "gloo:recvAnySource"
@@ -229,7 +229,7 @@ def profiler(chk, g, gg):
 def main():
     if WORLD < 2:
         failed("needs 2 ranks or more")
-    xg, gg = init_pair("xccl")
+    xg, gg = init_pair(BACKEND)
     chk = Checker()
     start = time.monotonic()
     any_source(chk, gg, gg, "gloo")  # the same program on gloo, to keep the test honest

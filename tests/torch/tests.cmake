@@ -1,33 +1,52 @@
 # The torch.distributed backend (python/xccl/torch), CTest label torch: each
-# test is one torchrun job run by launch.py with the interpreter the backend
-# was built for. Without one (XCCL_HAVE_TORCH off) the tests are still
-# listed, and report themselves skipped with the reason.
+# test is one torchrun job run by launch.py, once for each torch the backend
+# was built for (cmake/torch.cmake): torch113_ops_n2 on Debian 12's torch
+# 1.13, torch213_ops_n2 on 2.13 from the venv. Without any (XCCL_HAVE_TORCH
+# off) each test is still listed once, as torch_NAME_nN, and reports itself
+# skipped with the reason.
 set(_t ${CMAKE_CURRENT_SOURCE_DIR}/torch)
 set(_torch_env "${XCCL_TEST_ENV};PYTHONPATH=${CMAKE_BINARY_DIR}/python")
 
-# xccl_torch_test(NAME name NPROC n SCRIPT file [ARGS ...] [LAUNCH ...] [ENV ...])
+# xccl_torch_test(NAME name NPROC n SCRIPT file [MIN_TORCH 2.10] [TIMEOUT s]
+#                 [ARGS ...] [LAUNCH ...] [ENV ...])
+# MIN_TORCH: only for the torches of that version and later (features torch
+# 1.13 lacks).
 function(xccl_torch_test)
-  cmake_parse_arguments(T "" "NAME;NPROC;SCRIPT" "ARGS;LAUNCH;ENV" ${ARGN})
-  set(tname torch_${T_NAME}_n${T_NPROC})
-  if(XCCL_HAVE_TORCH)
-    add_test(NAME ${tname} COMMAND ${XCCL_TORCH_PYTHON} ${_t}/launch.py --nproc ${T_NPROC} --timeout 100
+  cmake_parse_arguments(T "" "NAME;NPROC;SCRIPT;MIN_TORCH;TIMEOUT" "ARGS;LAUNCH;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 100)
+  endif()
+  math(EXPR ctest_timeout "${T_TIMEOUT} + 20")
+  set(made OFF)
+  foreach(tag ${XCCL_TORCH_TAGS})
+    set(ver ${XCCL_TORCH_VER_${tag}})
+    if(T_MIN_TORCH AND ver VERSION_LESS T_MIN_TORCH)
+      continue()
+    endif()
+    string(REPLACE "." "" short ${ver})
+    set(tname torch${short}_${T_NAME}_n${T_NPROC})
+    add_test(NAME ${tname} COMMAND ${XCCL_TORCH_PY_${tag}} ${_t}/launch.py --nproc ${T_NPROC} --timeout ${T_TIMEOUT}
              ${T_LAUNCH} ${_t}/${T_SCRIPT} ${T_ARGS})
-  else()
+    set_tests_properties(${tname} PROPERTIES LABELS torch TIMEOUT ${ctest_timeout}
+      SKIP_RETURN_CODE ${XCCL_SKIP_CODE} ENVIRONMENT "${_torch_env};${T_ENV}")
+    set(made ON)
+  endforeach()
+  if(NOT made)
     set(why "${XCCL_TORCH_WHY}")
     if(NOT why)
-      set(why "the torch backend is not built (XCCL_WITH_TORCH=${XCCL_WITH_TORCH})")
+      set(why "the torch backend is not built for a torch ${T_MIN_TORCH} or later (built for: ${XCCL_TORCH_TAGS}; XCCL_WITH_TORCH=${XCCL_WITH_TORCH}); scripts/torch-venv.sh makes one")
     endif()
+    set(tname torch_${T_NAME}_n${T_NPROC})
     add_test(NAME ${tname} COMMAND sh -c "echo \"skipped: $1\"; exit ${XCCL_SKIP_CODE}" skip "${why}")
+    set_tests_properties(${tname} PROPERTIES LABELS torch SKIP_RETURN_CODE ${XCCL_SKIP_CODE})
   endif()
-  set_tests_properties(${tname} PROPERTIES LABELS torch TIMEOUT 120 SKIP_RETURN_CODE ${XCCL_SKIP_CODE}
-    ENVIRONMENT "${_torch_env};${T_ENV}")
 endfunction()
 
 # Every op x dtype, against gloo and a reference; the default group is xccl
 # on odd sizes and gloo on even ones (the other backend a new_group).
-xccl_torch_test(NAME ops NPROC 1 SCRIPT test_ops.py ARGS --default xccl)
+xccl_torch_test(NAME ops NPROC 1 SCRIPT test_ops.py ARGS --default xcl)
 xccl_torch_test(NAME ops NPROC 2 SCRIPT test_ops.py ARGS --default gloo)
-xccl_torch_test(NAME ops NPROC 3 SCRIPT test_ops.py ARGS --default xccl)
+xccl_torch_test(NAME ops NPROC 3 SCRIPT test_ops.py ARGS --default xcl)
 xccl_torch_test(NAME ops NPROC 4 SCRIPT test_ops.py ARGS --default gloo)
 xccl_torch_test(NAME ops_socket NPROC 3 SCRIPT test_ops.py ARGS --default gloo ENV XCCL_SHM_DISABLE=1)
 # Any-source receives, tags crossed on purpose, sends and receives far outside

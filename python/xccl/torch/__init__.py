@@ -1,61 +1,49 @@
 """xccl as a torch.distributed backend.
 
-``import xccl.torch`` registers the backend ``"xccl"``; then, under torchrun::
+``import xccl.torch`` registers the backend ``"xcl"``; then, under torchrun::
 
     import torch.distributed as dist
     import xccl.torch
-    dist.init_process_group("xccl")              # or
-    group = dist.new_group(ranks, backend="xccl")
+    dist.init_process_group("xcl")                   # every tensor on xccl, or
+    dist.init_process_group("cpu:xcl,cuda:nccl")     # CPU tensors on xccl
+    group = dist.new_group(ranks, backend="xcl")
 
-The backend is the C++ extension ``xccl.torch._C`` (a c10d ProcessGroup over
-an xccl communicator, linked to libxccl). A build tree or ``cmake --install``
-has it prebuilt; where it is missing (a pip install) it is built once with
-``torch.utils.cpp_extension`` into a cache directory (see ``_build.py``).
+Why ``"xcl"`` and not ``"xccl"``: since torch 2.8 the name ``"xccl"`` is
+torch's own backend for Intel XPU GPUs (``Backend.XCCL``), which
+``init_process_group`` takes before any plugin. Where torch does not own it
+(1.13 to 2.7) ``"xccl"`` is registered too, as the same backend, so older
+programs keep working; on a torch that owns it, ``"xccl"`` is Intel's.
 
-What it does and does not take: CPU tensors of float32/64/16, bfloat16,
-int8/32/64, uint8 and bool; ReduceOp SUM, PRODUCT, MIN, MAX, AVG; sends and
-receives match in posting order per pair (tags are not used); see README.md,
-"PyTorch".
+The backend is the C++ extension ``xccl.torch._C_t<major>_<minor>`` (a
+c10d Backend for torch 2.x, a ProcessGroup for 1.13, over an xccl
+communicator, linked to libxccl), one per torch version. A build tree has it
+prebuilt for each torch the build found; where the one for this torch is
+missing (a pip install) it is built once with ``torch.utils.cpp_extension``
+into a cache directory (see ``_build.py``).
+
+What it takes: CPU tensors of float32/64/16, bfloat16, float8 (e4m3fn,
+e5m2), int8/32/64, uint8 and bool; ReduceOp SUM, PRODUCT, MIN, MAX, AVG and
+PREMUL_SUM; see README.md, "PyTorch".
 
 After a failure, and to add ranks (``_elastic.py``)::
 
     new = xccl.torch.shrink(group, [dead_rank])       # the survivors, renumbered
+    new = dist.shrink_group([dead_rank], group)       # the same, torch >= 2.10's API
     uid = xccl.torch.grow_id(group)                   # on one rank; carry it, e.g.
     store.set("uid", uid)                             # through a c10d store
     big = xccl.torch.grow(group, nranks, uid, store)  # every rank of group
     big = xccl.torch.join(nranks, rank, store.get("uid"), store)  # a new process
-
-Each returns a ProcessGroupXCCL over a communicator made from the old one
-(xcclCommShrink, xcclCommGrow), registered with torch.distributed.
 """
-import glob
-import os
-
-import torch.distributed as _dist
-
 from . import _compat
 
+BACKEND = "xcl"  # the name to pass to init_process_group / new_group
 
-def _load_extension():
-    here = os.path.dirname(os.path.abspath(__file__))
-    if glob.glob(os.path.join(here, "_C.*.so")) or glob.glob(os.path.join(here, "_C.so")):
-        from . import _C  # a prebuilt module that fails to load says why itself
-        return _C
-    from . import _build
-    return _build.load()
-
-
-_C = _load_extension()
+_compat.check_torch()
+_C = _compat.load_extension()
 ProcessGroupXCCL = _C.ProcessGroupXCCL
 
-
-def _create(store, rank, size, timeout):
-    """The creator torch calls: (store, rank, size, timeout) as in torch 1.13."""
-    return ProcessGroupXCCL(store, rank, size, timeout.total_seconds())
-
-
-_compat.register("xccl", _create)
+_compat.register(BACKEND, ProcessGroupXCCL)
 
 from ._elastic import grow, grow_id, join, shrink  # noqa: E402  (needs ProcessGroupXCCL above)
 
-__all__ = ["ProcessGroupXCCL", "shrink", "grow_id", "grow", "join"]
+__all__ = ["BACKEND", "ProcessGroupXCCL", "shrink", "grow_id", "grow", "join"]

@@ -1,5 +1,6 @@
-"""Builds xccl.torch._C on first import where no prebuilt module is present
-(a pip install of the Python package), with torch.utils.cpp_extension.
+"""Builds xccl.torch._C_t<major>_<minor> on first import where no prebuilt
+module for this torch is present (a pip install of the Python package, or a
+build tree made for another torch), with torch.utils.cpp_extension.
 
 It needs xccl.h and libxccl.so.0, looked for in this order:
   header: $XCCL_INCLUDE_DIR, <library dir>/../include, $XCCL_HOME/include,
@@ -16,7 +17,7 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "failure.cpp", "elastic.cpp", "bindings.cpp"]
+_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "coalesced.cpp", "failure.cpp", "elastic.cpp", "bindings.cpp"]
 _SONAME = "libxccl.so.0"
 
 
@@ -72,7 +73,8 @@ def _cache_dir():
     return os.path.join(base, "xccl", "torch_ext", tag)
 
 
-def load():
+def load(name):
+    """Builds (once) and imports the module name (_C_t2_13) for this torch."""
     from torch.utils import cpp_extension
     lib = _find_library()
     libdir = os.path.dirname(lib)
@@ -83,7 +85,7 @@ def load():
         print("xccl.torch: no prebuilt extension beside %s; building it with torch.utils.cpp_extension into %s "
               "(once; about a minute)" % (_HERE, build_dir), file=sys.stderr, flush=True)
     return cpp_extension.load(
-        name="xccl_torch_C",
+        name=name,
         sources=[os.path.join(_HERE, "csrc", s) for s in _SOURCES],
         extra_include_paths=[include, os.path.join(_HERE, "csrc")],
         extra_cflags=["-O2", "-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter"],

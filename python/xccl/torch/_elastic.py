@@ -1,14 +1,14 @@
 """A new process group from an xccl one: shrink after a failure, grow to more ranks.
 
-Newer torch (2.x, NCCL only) has torch.distributed.shrink_group(
-ranks_to_exclude, group=None, shrink_flags=..., pg_options=None);
-xccl.torch.shrink mirrors it on torch 1.13, which has no place for it: the
-same arguments (ranks of the group, not global ranks; only the ranks that
-stay call it), and the new group is registered with torch.distributed as
-new_group's are. What differs: the default group is never replaced (the
-caller passes the new group on), there are no shrink_flags (xcclCommShrink
-works on a failed communicator without an abort first, as NCCL's does with
-NCCL_SHRINK_ABORT) and no pg_options.
+On torch 2.10 and later, torch.distributed.shrink_group(ranks_to_exclude,
+group) reaches xccl's Backend.shrink (xcclCommShrink) directly.
+xccl.torch.shrink is the same for any torch, 1.13 included: the same
+arguments (ranks of the group, not global ranks; only the ranks that stay
+call it), and the new group is registered with torch.distributed as
+new_group's are. What differs from torch's: the default group is never
+replaced (the caller passes the new group on), there are no shrink_flags
+(xcclCommShrink works on a failed communicator without an abort first) and
+no pg_options.
 torch has no grow; grow_id / grow / join follow NCCL's ncclCommGetUniqueId and
 ncclCommGrow.
 
@@ -44,7 +44,7 @@ def _xccl_group(pg, who):
             backend = None
     if isinstance(backend, ProcessGroupXCCL):
         return backend
-    raise TypeError("xccl.torch.%s: the group is a %s, not an xccl group; pass one made with backend=\"xccl\" "
+    raise TypeError("xccl.torch.%s: the group is a %s, not an xccl group; pass one made with backend=\"xcl\" "
                     "(init_process_group or new_group), or by xccl.torch.shrink/grow/join"
                     % (who, type(pg).__name__))
 
@@ -109,11 +109,17 @@ def shrink(group, exclude_ranks, store=None):
     """
     pg = _xccl_group(group, "shrink")
     ranks = _ranks(exclude_ranks, "shrink")
-    new = pg._shrink(ranks, store)
-    parent = _compat.global_ranks(pg)
+    parent = _compat.global_ranks(group if group is not None else _compat.default_group())
+    store = store or _compat.group_store(group if group is not None else _compat.default_group())
     dropped = set(ranks)
     survivors = [g for i, g in enumerate(parent) if i not in dropped]
-    _compat.register_group(new, "xccl_shrink_%d" % next(_names), survivors, store or _compat.group_store(pg))
+    return _register(pg._shrink(ranks, store), "xccl_shrink_%d" % next(_names), survivors, store)
+
+
+def _register(backend, name, globals_by_rank, store):
+    """The new group as torch.distributed's calls take it, registered."""
+    new = _compat.wrap_backend(backend, name, store)
+    _compat.register_group(new, name, globals_by_rank, store)
     return new
 
 
@@ -142,8 +148,7 @@ def grow(group, nranks, uid, store):
     if store is None:
         raise ValueError("xccl.torch.grow: store is None; pass the c10d store the joining processes pass to join()")
     new = pg._grow(int(nranks), _uid_bytes(uid, "grow"), store)
-    _compat.register_group(new, "xccl_grow_%d" % next(_names), list(range(new.size())), store)
-    return new
+    return _register(new, "xccl_grow_%d" % next(_names), list(range(new.size())), store)
 
 
 def join(nranks, rank, uid, store, timeout=datetime.timedelta(minutes=30)):
@@ -160,5 +165,4 @@ def join(nranks, rank, uid, store, timeout=datetime.timedelta(minutes=30)):
     from . import ProcessGroupXCCL
     new = ProcessGroupXCCL._join(int(nranks), int(rank), _uid_bytes(uid, "join"), store,
                                  _timeout_s(timeout, "join"))
-    _compat.register_group(new, "xccl_grow_%d" % next(_names), list(range(new.size())), store)
-    return new
+    return _register(new, "xccl_grow_%d" % next(_names), list(range(new.size())), store)

@@ -90,8 +90,15 @@ std::string storePrefix(c10d::Store &store, int rank) {
 void setWorkerJoin(void (*join)(std::thread &)) { g_join = join ? join : joinPlainly; }
 
 ProcessGroupXCCL::ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
-                                   std::chrono::milliseconds timeout)
-    : BaseGroup(rank, size), store_(store), timeout_(timeout), announcedTo_(size, 0), readFrom_(size, 0) {
+                                   std::chrono::milliseconds timeout, std::string groupName,
+                                   std::vector<int64_t> globalRanks)
+    : BaseGroup(rank, size),
+      store_(store),
+      groupName_(std::move(groupName)),
+      globalRanks_(std::move(globalRanks)),
+      timeout_(timeout),
+      announcedTo_(size, 0),
+      readFrom_(size, 0) {
   TORCH_CHECK(timeout.count() > 0, "xccl: the process group's timeout must be positive, got ", timeout.count(),
               " ms");
   xcclUniqueId id;
@@ -119,10 +126,16 @@ ProcessGroupXCCL::ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store,
                 "; something else wrote that key. Use a fresh store or group name.");
     std::memcpy(id.internal, bytes.data(), sizeof id.internal);
   }
-  xcclResult_t rc = xcclCommInitRank(&comm_, size, id, rank);
+  // xccl's log lines and in-flight dumps name the torch group.
+  const std::string commName = "torch:" + (groupName_.empty() ? std::string("?") : groupName_);
+  xcclConfig_t config = XCCL_CONFIG_INITIALIZER;
+  config.commName = commName.c_str();
+  config.timeoutSeconds = static_cast<double>(timeout_.count()) / 1000.0;
+  xcclResult_t rc = xcclCommInitRankConfig(&comm_, size, id, rank, &config);
   if (rc != xcclSuccess) {
-    throw XcclError(c10::str("xccl: rank ", rank, " of ", size, " could not join the communicator (",
-                             xcclGetErrorString(rc), "): ", xcclGetLastError(nullptr)));
+    throw XcclError(c10::str("xccl: rank ", rank, " of ", size, " of torch process group '", groupName_,
+                             "' could not join the communicator (", xcclGetErrorString(rc),
+                             "): ", xcclGetLastError(nullptr)));
   }
   try {
     setCommTimeout(timeout_);
@@ -133,7 +146,9 @@ ProcessGroupXCCL::ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store,
   worker_ = std::thread([this] { runWorker(); });
 }
 
-ProcessGroupXCCL::~ProcessGroupXCCL() {
+ProcessGroupXCCL::~ProcessGroupXCCL() { teardown(); }
+
+void ProcessGroupXCCL::teardown() {
   std::vector<Op> orphans;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -157,8 +172,31 @@ ProcessGroupXCCL::~ProcessGroupXCCL() {
     } else {
       xcclCommDestroy(comm_);
     }
+    comm_ = nullptr;
   }
 }
+
+#if XCCL_TORCH_IS_BACKEND
+void ProcessGroupXCCL::abort() {
+  if (aborted_.exchange(true) || comm_ == nullptr) {
+    return;
+  }
+  // Operations in flight on the worker return at once with xccl's "revoked"
+  // error, and the ones queued behind them fail the same way: the worker
+  // drains quickly and the group can be torn down without its peers.
+  xcclCommRevoke(comm_, 0);
+}
+
+void ProcessGroupXCCL::shutdown() {
+  // destroy_process_group: what is queued runs (bounded by the group's
+  // timeout), unless the group has failed, when nothing more can succeed.
+  xcclResult_t async = xcclSuccess;
+  if (comm_ != nullptr && (xcclCommGetAsyncError(comm_, &async) != xcclSuccess || async != xcclSuccess)) {
+    abort();
+  }
+  teardown();
+}
+#endif
 
 // ---- Queue and worker -------------------------------------------------------
 
@@ -170,6 +208,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueue(const char *title, c10d
                                                          std::function<void()> finish, bool groupable,
                                                          std::shared_ptr<P2P> msg) {
   std::unique_lock<std::mutex> lock(mutex_);
+  TORCH_CHECK(!stop_, "xccl ", title + 5, ": torch process group '", groupName_,
+              "' has been shut down (destroy_process_group); make a new group");
+  TORCH_CHECK(!aborted_.load(), "xccl ", title + 5, ": torch process group '", groupName_,
+              "' was aborted; make a new group (or shrink this one: torch.distributed.shrink_group)");
   const uint64_t seq = ++seq_;
   auto work = c10::make_intrusive<WorkXCCL>(rank_, type, title, seq, std::move(outputs),
                                             c10::optional<std::vector<at::Tensor>>(inputs));
@@ -536,7 +578,7 @@ void ProcessGroupXCCL::issueP2PGroup(std::vector<Op> &sends, std::vector<Pull> &
   if (sends.empty() && pulls.empty()) {
     return;
   }
-  std::chrono::milliseconds longest = timeout_;
+  std::chrono::milliseconds longest = timeout();
   for (const auto &op : sends) {
     longest = std::max(longest, op.timeout);
   }
@@ -656,17 +698,45 @@ void ProcessGroupXCCL::startCoalescing() {
 
 #if XCCL_TORCH_END_COALESCING_RETURNS_WORK
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::endCoalescing() {
-  // One more (empty) operation at the end of the batch stands for all of it.
+  // torch 2.x hands back this one Work for the whole batch (and drops the
+  // operations' own), so it completes when every operation of the batch has:
+  // receives complete only once their message came, after the batch was
+  // issued. It fails with the first operation's error.
+  std::vector<Op> batch;
+  uint64_t seq = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     TORCH_CHECK(coalescing_, "xccl: endCoalescing without startCoalescing");
+    coalescing_ = false;
+    batch.swap(coalesced_);
+    seq = seq_;
   }
-  auto work = enqueue("xccl:coalesced", c10d::OpType::UNKNOWN, {}, {}, c10d::kUnsetTimeout,
-                      [](xcclComm_t) { return xcclSuccess; });
+  std::vector<at::Tensor> outputs;
+  c10::List<c10::intrusive_ptr<c10::ivalue::Future>> futures(c10::FutureType::create(c10::AnyType::get()));
+  for (const auto &op : batch) {
+    for (const auto &t : op.work->result()) {
+      outputs.push_back(t);
+    }
+    futures.push_back(op.work->getFuture());
+  }
+  auto work = c10::make_intrusive<WorkXCCL>(rank_, c10d::OpType::COALESCED, "xccl:coalesced", seq, outputs,
+                                            c10::nullopt);
+  if (batch.empty()) {
+    work->complete(nullptr);
+    return work;
+  }
+  c10::collectAll(futures)->addCallback([work, futures](c10::ivalue::Future &) {
+    std::exception_ptr error;
+    for (size_t i = 0; i < futures.size() && !error; i++) {
+      const auto f = futures.get(i);
+      if (f->hasError()) {
+        error = f->exception_ptr();
+      }
+    }
+    work->complete(error);
+  });
   std::lock_guard<std::mutex> lock(mutex_);
-  coalescing_ = false;
-  queue_.push_back(std::move(coalesced_));
-  coalesced_.clear();
+  queue_.push_back(std::move(batch));
   cv_.notify_one();
   return work;
 }

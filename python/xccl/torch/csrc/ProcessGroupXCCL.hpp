@@ -95,15 +95,19 @@ class ProcessGroupXCCL : public BaseGroup {
   // store, the others read it from there (waiting at most the store's own
   // timeout), then every rank joins the communicator. timeout becomes xccl's
   // per-operation timeout (an operation's own timeout option overrides it).
+  // groupName is torch's name for the group (its errors, xccl's log lines
+  // and dumps carry it; "" for none); globalRanks its members' global ranks
+  // by group rank (empty: unknown), which errors use to name a peer.
   ProcessGroupXCCL(const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, std::string groupName = "",
+                   std::vector<int64_t> globalRanks = {});
   // A group over a communicator made elsewhere (xcclCommShrink or
   // xcclCommGrow, elastic.cpp), which it takes over: the group destroys it,
   // and on failure the constructor aborts it. Its rank and size are the
   // communicator's; keyPrefix names this group's keys in store (sends'
   // announcements and failure reports), the same on every member.
   ProcessGroupXCCL(xcclComm_t comm, const c10::intrusive_ptr<c10d::Store> &store, std::string keyPrefix,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, std::string groupName = "");
   ~ProcessGroupXCCL() override;
 
   // ---- A new group after a failure, or a larger one (elastic.cpp) ----
@@ -114,8 +118,8 @@ class ProcessGroupXCCL : public BaseGroup {
   // The survivors: every rank not in exclude (ranks of this group) calls it
   // with the same list, also after an operation failed. store: the new
   // group's (nullptr: this group's).
-  c10::intrusive_ptr<ProcessGroupXCCL> shrink(const std::vector<int> &exclude,
-                                              const c10::intrusive_ptr<c10d::Store> &store);
+  c10::intrusive_ptr<ProcessGroupXCCL> shrinkGroup(const std::vector<int> &exclude,
+                                                   const c10::intrusive_ptr<c10d::Store> &store);
   // The id for grow() and join(): one rank makes it (this process then hosts
   // the new communicator's bootstrap root for the group's timeout).
   std::vector<uint8_t> growId();
@@ -128,8 +132,48 @@ class ProcessGroupXCCL : public BaseGroup {
                                                    const c10::intrusive_ptr<c10d::Store> &store,
                                                    std::chrono::milliseconds timeout);
 
-  const std::string getBackendName() const override { return "xccl"; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
+  const std::string getBackendName() const override { return "xcl"; }
+  std::chrono::milliseconds timeout() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return timeout_;
+  }
+  const std::string &groupName() const { return groupName_; }
+
+#if XCCL_TORCH_IS_BACKEND
+  // ---- torch 2.x's Backend interface beyond the collectives (elastic.cpp) --
+  XCCL_TORCH_LATER_BEGIN
+  bool supportsCoalescing() const { return true; }
+  bool supportsSplitting() const { return true; }
+  bool supportsShrinking() const { return true; }
+  // torch's split_group: every rank of this group calls it with the same
+  // sorted ranks of one new group (its own, or for a rank in none, another
+  // group's): xcclCommSplit; nullptr for a rank not in ranks.
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store> &store, const std::vector<int> &ranks,
+                                          const c10::intrusive_ptr<Options> &opts);
+  // torch's shrink_group: the ranks not in ranksToExclude (xcclCommShrink);
+  // shrinkFlags SHRINK_ABORT revokes this group's operations in flight first.
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t> &ranksToExclude, int shrinkFlags = 0,
+                                           const c10::intrusive_ptr<Options> &optsOverride = nullptr);
+  c10::intrusive_ptr<Options> getBackendOptions();
+  void setTimeout(std::chrono::milliseconds timeout);
+  // Sequence numbers: xccl's per-group count of operations, which every
+  // member runs in one order, so nothing needs agreeing on.
+  void setSequenceNumberForGroup() {}
+  uint64_t getSequenceNumberForGroup();
+  c10d::ErrorType getError();
+  // Revokes the communicator: operations in flight fail at once, queued and
+  // later ones are refused, with a sentence that says the group was aborted.
+  void abort();
+  // Runs what is queued, then refuses more; a failed group is aborted.
+  void shutdown();
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+      const c10d::AllgatherOptions &opts = c10d::AllgatherOptions());
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
+      const c10d::ReduceScatterOptions &opts = c10d::ReduceScatterOptions());
+  XCCL_TORCH_LATER_END
+#endif
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
                                            const c10d::BroadcastOptions &opts = c10d::BroadcastOptions()) override;
@@ -207,6 +251,9 @@ class ProcessGroupXCCL : public BaseGroup {
                                          std::function<void()> finish = nullptr, bool groupable = true,
                                          std::shared_ptr<P2P> msg = nullptr);
   void runWorker();
+  // Stops the worker once it has run what is queued, then frees the
+  // communicator (aborts a failed one); once only, later calls do nothing.
+  void teardown();
   // Runs fn on the worker after what is queued, and waits for it (elastic.cpp).
   void runOnWorker(const char *title, std::function<xcclResult_t(xcclComm_t)> fn);
   void gatherPointToPoint(std::vector<Op> &batch, std::unique_lock<std::mutex> &lock);
@@ -233,16 +280,20 @@ class ProcessGroupXCCL : public BaseGroup {
   // (failure.cpp).
   std::string failureText(const char *name, uint64_t seq, xcclResult_t rc);
   std::string peerReports(const std::string &mine);
+  std::string globalRanksText() const;
 
   xcclComm_t comm_ = nullptr;
   c10::intrusive_ptr<c10d::Store> store_;
+  std::string groupName_;       // torch's name for the group ("" where unknown)
+  std::vector<int64_t> globalRanks_;  // members' global ranks by group rank (empty: unknown)
+  std::atomic<bool> aborted_{false};  // abort() was called
   std::string keyPrefix_;       // this group's keys in store_
   bool reported_ = false;       // this rank's first failure is in the store (worker only)
   uint64_t shrinks_ = 0;        // shrink() calls so far: names the new groups' keys
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds commTimeout_{0};  // what the communicator is set to now (worker only)
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::vector<Op>> queue_;
   bool stop_ = false;

@@ -6,7 +6,7 @@
 #include "ProcessGroupXCCL.hpp"
 
 #ifndef TORCH_EXTENSION_NAME
-#define TORCH_EXTENSION_NAME _C
+#error "TORCH_EXTENSION_NAME names the module: _C_t<major>_<minor> of the torch it is built for"
 #endif
 
 namespace py = pybind11;
@@ -34,23 +34,25 @@ std::vector<uint8_t> idBytes(const py::bytes &uid) {
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "xccl's torch.distributed backend (import xccl.torch registers it as \"xccl\")";
+  m.doc() = "xccl's torch.distributed backend (import xccl.torch registers it as \"xcl\")";
   py::module_::import("torch.distributed");  // torch's ProcessGroup class must be known first
   xccl_torch::setWorkerJoin(joinWithoutGil);
 
   py::class_<xccl_torch::ProcessGroupXCCL, xccl_torch::BaseGroup, c10::intrusive_ptr<xccl_torch::ProcessGroupXCCL>>(
       m, "ProcessGroupXCCL",
       "A process group whose collectives run on an xccl communicator. Made by torch.distributed through the "
-      "registered backend \"xccl\"; see xccl.torch.")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Store> &store, int rank, int size, double timeout_s) {
+      "registered backend \"xcl\"; see xccl.torch.")
+      .def(py::init([](const c10::intrusive_ptr<c10d::Store> &store, int rank, int size, double timeout_s,
+                       std::string group_name, std::vector<int64_t> global_ranks) {
              TORCH_CHECK(timeout_s > 0, "xccl: the process group's timeout must be positive, got ", timeout_s,
                          " s");
              auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0 + 0.5));
-             return c10::make_intrusive<xccl_torch::ProcessGroupXCCL>(store, rank, size, ms);
+             return c10::make_intrusive<xccl_torch::ProcessGroupXCCL>(store, rank, size, ms, std::move(group_name),
+                                                                       std::move(global_ranks));
            }),
-           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
-           py::call_guard<py::gil_scoped_release>())
-      .def("_shrink", &xccl_torch::ProcessGroupXCCL::shrink, py::arg("exclude_ranks"), py::arg("store"),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"), py::arg("group_name") = "",
+           py::arg("global_ranks") = std::vector<int64_t>{}, py::call_guard<py::gil_scoped_release>())
+      .def("_shrink", &xccl_torch::ProcessGroupXCCL::shrinkGroup, py::arg("exclude_ranks"), py::arg("store"),
            py::call_guard<py::gil_scoped_release>(),
            "The survivors' group (xcclCommShrink); see xccl.torch.shrink")
       .def(
@@ -98,4 +100,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       },
       "XCCL_VERSION_CODE of the libxccl this extension loaded");
   m.attr("TORCH_VERSION_BUILT_WITH") = TORCH_VERSION;
+  m.attr("IS_BACKEND") = static_cast<bool>(XCCL_TORCH_IS_BACKEND);
 }

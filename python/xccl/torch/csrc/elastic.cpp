@@ -9,6 +9,7 @@
 // member derives alike: a shrink's from its parent's keys and the number of
 // shrinks of that parent so far, a grow's from a hash of its id (which the
 // joiners have too, and which is not written out: it holds a secret).
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -72,10 +73,11 @@ void refuseFailed(xcclComm_t comm, const char *what) {
 }  // namespace
 
 ProcessGroupXCCL::ProcessGroupXCCL(xcclComm_t comm, const c10::intrusive_ptr<c10d::Store> &store,
-                                   std::string keyPrefix, std::chrono::milliseconds timeout)
+                                   std::string keyPrefix, std::chrono::milliseconds timeout, std::string groupName)
     : BaseGroup(askComm(comm, false), askComm(comm, true)),
       comm_(comm),
       store_(store),
+      groupName_(std::move(groupName)),
       keyPrefix_(std::move(keyPrefix)),
       timeout_(timeout),
       announcedTo_(size_, 0),
@@ -100,8 +102,8 @@ void ProcessGroupXCCL::runOnWorker(const char *title, std::function<xcclResult_t
   work->wait();
 }
 
-c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::shrink(const std::vector<int> &exclude,
-                                                              const c10::intrusive_ptr<c10d::Store> &store) {
+c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::shrinkGroup(const std::vector<int> &exclude,
+                                                                   const c10::intrusive_ptr<c10d::Store> &store) {
   TORCH_CHECK(!exclude.empty(), "xccl.torch.shrink: exclude_ranks is empty; name the ranks of the group (0..",
               size_ - 1, ") to leave out");
   std::set<int> seen;
@@ -118,7 +120,8 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::shrink(const std::vector<
     return xcclCommShrink(comm, exclude.data(), static_cast<int>(exclude.size()), out.get());
   });
   return c10::make_intrusive<ProcessGroupXCCL>(*out, store ? store : store_,
-                                               keyPrefix_ + "shrink" + std::to_string(n) + "/", timeout_);
+                                               keyPrefix_ + "shrink" + std::to_string(n) + "/", timeout(),
+                                               groupName_ + ":shrink" + std::to_string(n));
 }
 
 std::vector<uint8_t> ProcessGroupXCCL::growId() {
@@ -141,7 +144,7 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::grow(int nranks, const st
     refuseFailed(comm, "grow");
     return xcclCommGrow(comm, nranks, &id, -1, out.get(), nullptr);
   });
-  return c10::make_intrusive<ProcessGroupXCCL>(*out, store, growPrefix(uid), timeout_);
+  return c10::make_intrusive<ProcessGroupXCCL>(*out, store, growPrefix(uid), timeout());
 }
 
 c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::join(int nranks, int rank, const std::vector<uint8_t> &uid,
@@ -160,5 +163,100 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::join(int nranks, int rank
   }
   return c10::make_intrusive<ProcessGroupXCCL>(comm, store, growPrefix(uid), timeout);
 }
+
+#if XCCL_TORCH_IS_BACKEND
+// ---- torch 2.x: split_group, shrink_group and the rest of Backend ---------
+
+c10::intrusive_ptr<c10d::Backend> ProcessGroupXCCL::split(const c10::intrusive_ptr<c10d::Store> &store,
+                                                          const std::vector<int> &ranks,
+                                                          const c10::intrusive_ptr<Options> &opts) {
+  TORCH_CHECK(!ranks.empty(), "xccl split_group: the new group's rank list is empty");
+  for (size_t i = 0; i < ranks.size(); i++) {
+    TORCH_CHECK(ranks[i] >= 0 && ranks[i] < size_, "xccl split_group: rank ", ranks[i],
+                " is not a rank of the parent group (0..", size_ - 1, ")");
+    TORCH_CHECK(i == 0 || ranks[i] > ranks[i - 1], "xccl split_group: the ranks must be sorted and distinct");
+  }
+  // The groups torch splits into are disjoint, so each one's lowest rank
+  // is a color no other group has; a rank in none takes no color.
+  const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  const bool member = me != ranks.end();
+  const int color = member ? ranks.front() : XCCL_SPLIT_NOCOLOR;
+  const int key = member ? static_cast<int>(me - ranks.begin()) : 0;
+  const std::string name = opts ? opts->group_name : groupName_ + ":split";
+  const std::chrono::milliseconds limit = opts && opts->timeout.count() > 0 ? opts->timeout : timeout();
+  const std::string commName = "torch:" + name;
+  auto out = std::make_shared<xcclComm_t>(nullptr);
+  runOnWorker("xccl:split", [out, color, key, commName, limit](xcclComm_t comm) {
+    xcclConfig_t config = XCCL_CONFIG_INITIALIZER;
+    config.commName = commName.c_str();
+    config.timeoutSeconds = static_cast<double>(limit.count()) / 1000.0;
+    return xcclCommSplit(comm, color, key, out.get(), &config);
+  });
+  if (*out == nullptr) {
+    return nullptr;  // torch's way of saying "not in this group"
+  }
+  return c10::make_intrusive<ProcessGroupXCCL>(*out, store ? store : store_, "xccl/split/", limit, name);
+}
+
+c10::intrusive_ptr<c10d::Backend> ProcessGroupXCCL::shrink(const std::vector<int64_t> &ranksToExclude,
+                                                           int shrinkFlags, const c10::intrusive_ptr<Options> &opts) {
+  TORCH_CHECK((shrinkFlags & ~1) == 0, "xccl shrink_group: shrink_flags ", shrinkFlags,
+              " is neither SHRINK_DEFAULT (0) nor SHRINK_ABORT (1)");
+  std::vector<int> exclude;
+  for (int64_t r : ranksToExclude) {
+    TORCH_CHECK(r >= 0 && r < size_, "xccl shrink_group: rank ", r, " is not a rank of the group (0..", size_ - 1,
+                ")");
+    exclude.push_back(static_cast<int>(r));
+  }
+  if (shrinkFlags & 1) {
+    // SHRINK_ABORT: what is in flight on this group stops now (a peer that
+    // died would otherwise hold it until the timeout); xcclCommShrink works
+    // on the revoked communicator.
+    xcclCommRevoke(comm_, 0);
+  }
+  auto pg = shrinkGroup(exclude, nullptr);
+  if (opts && opts->timeout.count() > 0) {
+    pg->setTimeout(opts->timeout);
+  }
+  return pg;
+}
+
+void ProcessGroupXCCL::setTimeout(std::chrono::milliseconds timeout) {
+  TORCH_CHECK(timeout.count() > 0, "xccl: the process group's timeout must be positive, got ", timeout.count(),
+              " ms");
+  std::lock_guard<std::mutex> lock(mutex_);
+  timeout_ = timeout;  // operations queued from now on take it; the worker sets xccl's before each
+}
+
+uint64_t ProcessGroupXCCL::getSequenceNumberForGroup() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return seq_;
+}
+
+c10d::ErrorType ProcessGroupXCCL::getError() {
+  if (comm_ == nullptr) {
+    return c10d::ErrorType::SUCCESS;
+  }
+  xcclResult_t async = xcclSuccess;
+  if (xcclCommGetAsyncError(comm_, &async) != xcclSuccess) {
+    return c10d::ErrorType::COMM_ERROR;
+  }
+  switch (async) {
+  case xcclSuccess: return c10d::ErrorType::SUCCESS;
+  case xcclTimeout: return c10d::ErrorType::TIMEOUT;
+  case xcclRemoteError: return c10d::ErrorType::REMOTE_ERROR;
+  default: return c10d::ErrorType::COMM_ERROR;
+  }
+}
+
+c10::intrusive_ptr<c10d::Backend::Options> ProcessGroupXCCL::getBackendOptions() {
+  auto opts = c10::make_intrusive<Options>(getBackendName(), timeout());
+  opts->group_name = groupName_;
+  for (int64_t g : globalRanks_) {
+    opts->global_ranks_in_group.push_back(static_cast<uint64_t>(g));
+  }
+  return opts;
+}
+#endif  // XCCL_TORCH_IS_BACKEND
 
 }  // namespace xccl_torch

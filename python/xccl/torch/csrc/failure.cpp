@@ -8,6 +8,7 @@
 // and reads the others' for a short while; its error then ends with what
 // every other rank saw, and "no report" names the ranks that said nothing
 // (dead, stopped, or still waiting).
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -36,13 +37,32 @@ bool involvesPeers(xcclResult_t rc) {
 }  // namespace
 
 std::string ProcessGroupXCCL::failureText(const char *name, uint64_t seq, xcclResult_t rc) {
-  std::string mine = c10::str("xccl ", name, " (operation ", seq, " of its process group, rank ", rank_, " of ", size_,
-                              ") failed with ", resultName(rc), ": ", xcclGetLastError(comm_));
+  std::string mine = c10::str("xccl ", name, " (operation ", seq, " of torch process group '", groupName_, "', rank ",
+                              rank_, " of ", size_, globalRanksText(), ") failed with ", resultName(rc), ": ",
+                              xcclGetLastError(comm_));
   if (!involvesPeers(rc) || reported_ || size_ == 1) {
     return mine;
   }
   reported_ = true;
   return mine + peerReports(mine);
+}
+
+std::string ProcessGroupXCCL::globalRanksText() const {
+  // xccl numbers peers as the group does; say which global ranks those are
+  // where they differ.
+  bool same = true;
+  for (size_t r = 0; r < globalRanks_.size(); r++) {
+    same = same && globalRanks_[r] == static_cast<int64_t>(r);
+  }
+  if (same) {
+    return "";
+  }
+  std::string text = "; its ranks 0.." + std::to_string(size_ - 1) + " are global ranks ";
+  const size_t shown = std::min<size_t>(globalRanks_.size(), 16);
+  for (size_t r = 0; r < shown; r++) {
+    text += (r ? "," : "") + std::to_string(globalRanks_[r]);
+  }
+  return text + (shown < globalRanks_.size() ? ",..." : "");
 }
 
 std::string ProcessGroupXCCL::peerReports(const std::string &mine) {

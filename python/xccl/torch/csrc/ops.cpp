@@ -6,6 +6,7 @@
 // (copy results back into the caller's tensors where a staging buffer stood
 // in for them).
 #include "ProcessGroupXCCL.hpp"
+#include "opargs.hpp"
 
 #include <numeric>
 
@@ -14,150 +15,8 @@
 
 namespace xccl_torch {
 
-namespace {
+using namespace opargs;
 
-using TensorList = std::vector<at::Tensor>;
-using Buf = std::shared_ptr<at::Tensor>;  // a staging buffer made on the worker
-
-Buf newBuf() { return std::make_shared<at::Tensor>(); }
-
-const char *redOpName(c10d::ReduceOp::RedOpType op) {
-  switch (op) {
-  case c10d::ReduceOp::SUM: return "SUM";
-  case c10d::ReduceOp::AVG: return "AVG";
-  case c10d::ReduceOp::PRODUCT: return "PRODUCT";
-  case c10d::ReduceOp::MIN: return "MIN";
-  case c10d::ReduceOp::MAX: return "MAX";
-  case c10d::ReduceOp::BAND: return "BAND";
-  case c10d::ReduceOp::BOR: return "BOR";
-  case c10d::ReduceOp::BXOR: return "BXOR";
-  case c10d::ReduceOp::PREMUL_SUM: return "PREMUL_SUM";
-  default: return "UNUSED";
-  }
-}
-
-void checkTensor(const at::Tensor &t, const char *op) {
-  TORCH_CHECK(t.defined(), "xccl ", op, ": a tensor argument is undefined");
-  TORCH_CHECK(t.layout() == at::kStrided, "xccl ", op, ": sparse tensors are not supported; pass t.to_dense()");
-  TORCH_CHECK(t.device().is_cpu(), "xccl ", op, ": the tensor is on ", t.device(),
-              ", but this build of xccl's torch backend takes CPU tensors only (torch here has no CUDA). "
-              "Move it with .cpu(), or use a torch and an xccl both built with CUDA.");
-}
-
-xcclDataType_t xcclType(const at::Tensor &t, const char *op) {
-  switch (t.scalar_type()) {
-  case at::kFloat: return xcclFloat32;
-  case at::kDouble: return xcclFloat64;
-  case at::kHalf: return xcclFloat16;
-  case at::kBFloat16: return xcclBfloat16;
-  case at::kChar: return xcclInt8;
-  case at::kByte: return xcclUint8;
-  case at::kInt: return xcclInt32;
-  case at::kLong: return xcclInt64;
-  case at::kBool: return xcclUint8;  // one byte, 0 or 1; see xcclOp for what may reduce it
-  default:
-    TORCH_CHECK(false, "xccl ", op, ": tensors of type ", t.scalar_type(),
-                " are not supported; xccl carries float32, float64, float16, bfloat16, int8, uint8, int32, "
-                "int64 and bool");
-  }
-}
-
-xcclRedOp_t xcclOp(const c10d::ReduceOp &rop, at::ScalarType type, const char *op) {
-  const auto kind = rop.op_;
-  if (type == at::kBool) {
-    TORCH_CHECK(kind == c10d::ReduceOp::MIN || kind == c10d::ReduceOp::MAX || kind == c10d::ReduceOp::PRODUCT,
-                "xccl ", op, ": bool tensors reduce with MIN or PRODUCT (logical and) and MAX (logical or); ",
-                redOpName(kind), " would leave values other than 0 and 1. Convert to an integer type first.");
-  }
-  switch (kind) {
-  case c10d::ReduceOp::SUM: return xcclSum;
-  case c10d::ReduceOp::AVG: return xcclAvg;
-  case c10d::ReduceOp::PRODUCT: return xcclProd;
-  case c10d::ReduceOp::MIN: return xcclMin;
-  case c10d::ReduceOp::MAX: return xcclMax;
-  default:
-    TORCH_CHECK(false, "xccl ", op, ": ReduceOp.", redOpName(kind),
-                " has no xccl counterpart; xccl reduces with SUM, PRODUCT, MIN, MAX and AVG");
-  }
-}
-
-at::Tensor &single(TensorList &ts, const char *op) {
-  TORCH_CHECK(ts.size() == 1, "xccl ", op, ": takes one tensor per process, got a list of ", ts.size());
-  checkTensor(ts[0], op);
-  return ts[0];
-}
-
-void checkLike(const at::Tensor &t, const at::Tensor &ref, int64_t numel, const char *what, const char *op) {
-  checkTensor(t, op);
-  TORCH_CHECK(t.scalar_type() == ref.scalar_type(), "xccl ", op, ": ", what, " is ", t.scalar_type(),
-              " but the input is ", ref.scalar_type(), "; all tensors of one call must have one type");
-  TORCH_CHECK(t.numel() == numel, "xccl ", op, ": ", what, " has ", t.numel(), " elements where ", numel,
-              " are needed");
-}
-
-void checkRank(int64_t r, int size, const char *what, const char *op) {
-  TORCH_CHECK(r >= 0 && r < size, "xccl ", op, ": ", what, " ", r, " is not a rank of this process group (0..",
-              size - 1, ")");
-}
-
-// A contiguous buffer holding t's values (t itself when it is contiguous).
-at::Tensor stageIn(const at::Tensor &t) { return t.is_contiguous() ? t : t.contiguous(); }
-// A contiguous buffer to receive into (t itself when it is contiguous).
-at::Tensor stageOut(const at::Tensor &t) {
-  return t.is_contiguous() ? t : at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
-}
-void unstage(const at::Tensor &user, const at::Tensor &buf) {
-  if (!buf.is_same(user)) {
-    user.copy_(buf);
-  }
-}
-// All of ts, one after the other, in one new contiguous 1-D buffer.
-at::Tensor flatten(const TensorList &ts) {
-  TensorList flat;
-  flat.reserve(ts.size());
-  for (const auto &t : ts) {
-    flat.push_back(t.reshape({-1}));
-  }
-  return at::cat(flat, 0);
-}
-// The reverse: copy consecutive pieces of buf into ts.
-void unflatten(const at::Tensor &buf, int64_t offset, const TensorList &ts) {
-  for (const auto &t : ts) {
-    t.copy_(buf.narrow(0, offset, t.numel()).view(t.sizes()));
-    offset += t.numel();
-  }
-}
-
-size_t count(const at::Tensor &t) { return static_cast<size_t>(t.numel()); }
-
-// The per-rank element counts and displacements of one side of an
-// all-to-all along dim 0 (splits empty: equal parts).
-void splitCounts(const at::Tensor &t, const std::vector<int64_t> &splits, int size, const char *side,
-                 std::vector<size_t> &counts, std::vector<size_t> &displs) {
-  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
-  const int64_t rowElems = rows == 0 ? 0 : t.numel() / rows;
-  std::vector<int64_t> parts = splits;
-  if (parts.empty()) {
-    TORCH_CHECK(rows % size == 0, "xccl all_to_all_single: the ", side, " tensor's ", rows,
-                " rows do not split evenly over ", size, " ranks; pass ", side, "_split_sizes");
-    parts.assign(size, rows / size);
-  }
-  TORCH_CHECK(static_cast<int>(parts.size()) == size, "xccl all_to_all_single: ", side, "_split_sizes has ",
-              parts.size(), " entries, one per rank (", size, ") is needed");
-  int64_t sum = 0;
-  counts.resize(size);
-  displs.resize(size);
-  for (int r = 0; r < size; r++) {
-    TORCH_CHECK(parts[r] >= 0, "xccl all_to_all_single: ", side, "_split_sizes[", r, "] is negative");
-    displs[r] = static_cast<size_t>(sum * rowElems);
-    counts[r] = static_cast<size_t>(parts[r] * rowElems);
-    sum += parts[r];
-  }
-  TORCH_CHECK(sum == rows, "xccl all_to_all_single: ", side, "_split_sizes add up to ", sum, " rows but the ",
-              side, " tensor has ", rows);
-}
-
-}  // namespace
 
 // ---- Reductions and broadcast -----------------------------------------------
 
@@ -165,13 +24,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce(TensorList &tensors, 
   const char *name = "all_reduce";
   at::Tensor t = single(tensors, name);
   const xcclDataType_t dt = xcclType(t, name);
-  const xcclRedOp_t op = xcclOp(opts.reduceOp, t.scalar_type(), name);
+  const RedOp op = xcclOp(opts.reduceOp, t.scalar_type(), name);
   Buf buf = newBuf();
   return enqueue(
       "xccl:all_reduce", c10d::OpType::ALLREDUCE, tensors, tensors, opts.timeout,
       [t, buf, dt, op](xcclComm_t comm) {
         *buf = stageIn(t);
-        return xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, comm, nullptr);
+        CallOp o(op, dt, comm);
+        return o.ok() ? xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, o.op(), comm, nullptr)
+                      : o.status();
       },
       [t, buf] { unstage(t, *buf); });
 }
@@ -184,14 +45,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce_coalesced(TensorList 
     checkLike(t, tensors[0], t.numel(), "a tensor", name);
   }
   const xcclDataType_t dt = xcclType(tensors[0], name);
-  const xcclRedOp_t op = xcclOp(opts.reduceOp, tensors[0].scalar_type(), name);
+  const RedOp op = xcclOp(opts.reduceOp, tensors[0].scalar_type(), name);
   Buf buf = newBuf();
   TensorList ts = tensors;
   return enqueue(
       "xccl:all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors, opts.timeout,
       [ts, buf, dt, op](xcclComm_t comm) {
         *buf = flatten(ts);
-        return xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, comm, nullptr);
+        CallOp o(op, dt, comm);
+        return o.ok() ? xcclAllReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, o.op(), comm, nullptr)
+                      : o.status();
       },
       [ts, buf] { unflatten(*buf, 0, ts); });
 }
@@ -219,7 +82,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce(TensorList &tensors, con
   checkRank(opts.rootRank, size_, "dst", name);
   TORCH_CHECK(opts.rootTensor == 0, "xccl ", name, ": takes one tensor per process, so root tensor must be 0");
   const xcclDataType_t dt = xcclType(t, name);
-  const xcclRedOp_t op = xcclOp(opts.reduceOp, t.scalar_type(), name);
+  const RedOp op = xcclOp(opts.reduceOp, t.scalar_type(), name);
   const int root = static_cast<int>(opts.rootRank);
   const bool isRoot = root == rank_;
   Buf buf = newBuf();
@@ -227,7 +90,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce(TensorList &tensors, con
       "xccl:reduce", c10d::OpType::REDUCE, tensors, tensors, opts.timeout,
       [t, buf, dt, op, root](xcclComm_t comm) {
         *buf = stageIn(t);
-        return xcclReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, op, root, comm, nullptr);
+        CallOp o(op, dt, comm);
+        return o.ok() ? xcclReduce(buf->data_ptr(), buf->data_ptr(), count(*buf), dt, o.op(), root, comm, nullptr)
+                      : o.status();
       },
       [t, buf, isRoot] {
         if (isRoot) {
@@ -400,14 +265,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce_scatter(TensorList &outp
     checkLike(t, out, out.numel(), "an input tensor", name);
   }
   const xcclDataType_t dt = xcclType(out, name);
-  const xcclRedOp_t op = xcclOp(opts.reduceOp, out.scalar_type(), name);
+  const RedOp op = xcclOp(opts.reduceOp, out.scalar_type(), name);
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
       "xccl:reduce_scatter", c10d::OpType::REDUCE_SCATTER, outputs, ins, opts.timeout,
       [ins, out, src, dst, dt, op](xcclComm_t comm) {
         *src = flatten(ins);
         *dst = stageOut(out);
-        return xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, op, comm, nullptr);
+        CallOp o(op, dt, comm);
+        return o.ok() ? xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, o.op(), comm, nullptr)
+                      : o.status();
       },
       [out, dst] { unstage(out, *dst); });
 }
@@ -418,7 +285,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_reduce_scatter_base(at::Tensor
   checkTensor(output, name);
   checkLike(input, output, output.numel() * size_, "the input tensor", name);
   const xcclDataType_t dt = xcclType(output, name);
-  const xcclRedOp_t op = xcclOp(opts.reduceOp, output.scalar_type(), name);
+  const RedOp op = xcclOp(opts.reduceOp, output.scalar_type(), name);
   at::Tensor in = input, out = output;
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
@@ -426,7 +293,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_reduce_scatter_base(at::Tensor
       [in, out, src, dst, dt, op](xcclComm_t comm) {
         *src = stageIn(in);
         *dst = stageOut(out);
-        return xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, op, comm, nullptr);
+        CallOp o(op, dt, comm);
+        return o.ok() ? xcclReduceScatter(src->data_ptr(), dst->data_ptr(), count(*dst), dt, o.op(), comm, nullptr)
+                      : o.status();
       },
       [out, dst] { unstage(out, *dst); });
 }
