@@ -79,6 +79,18 @@ xccl_torch_test(NAME shrink NPROC 4 SCRIPT test_elastic.py ARGS shrink 3 LAUNCH 
 xccl_torch_test(NAME shrink_regrow NPROC 4 SCRIPT test_elastic.py ARGS shrink 1 regrow LAUNCH --may-fail
                 --monitor-interval 5 ENV XCCL_FAULT=rank=1,op=allreduce,seq=3,step=2,action=kill)
 xccl_torch_test(NAME grow NPROC 4 SCRIPT test_elastic.py ARGS grow)
+# pip install ./python into a torch 2.x environment, then import xccl.torch
+# builds the extension against that torch (about a minute on 2 cores); and
+# the refusals of a missing or too old torch.
+foreach(tag ${XCCL_TORCH_TAGS})
+  if(XCCL_TORCH_VER_${tag} VERSION_GREATER_EQUAL 2.0)
+    string(REPLACE "." "" short ${XCCL_TORCH_VER_${tag}})
+    add_test(NAME torch${short}_pip_install COMMAND ${XCCL_TORCH_PY_${tag}} ${_t}/test_pip_install.py
+             ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_COMMAND})
+    set_tests_properties(torch${short}_pip_install PROPERTIES LABELS torch TIMEOUT 400
+      SKIP_RETURN_CODE ${XCCL_SKIP_CODE} ENVIRONMENT "${XCCL_TEST_ENV}")
+  endif()
+endforeach()
 unset(_t)
 unset(_kill)
 unset(_torch_env)

@@ -34,7 +34,15 @@ After a failure, and to add ranks (``_elastic.py``)::
     big = xccl.torch.grow(group, nranks, uid, store)  # every rank of group
     big = xccl.torch.join(nranks, rank, store.get("uid"), store)  # a new process
 """
-from . import _compat
+try:
+    import torch  # noqa: F401
+except ImportError as _e:
+    import sys as _sys
+    raise ImportError("xccl.torch needs torch 1.13 or later (tested: 1.13.1 and 2.13.0), and this Python (%s) has "
+                      "none that imports: %s. Install one (pip install torch==2.13.0, or Debian's python3-torch)."
+                      % (_sys.executable, _e)) from None
+
+from . import _compat  # noqa: E402
 
 BACKEND = "xcl"  # the name to pass to init_process_group / new_group
 
