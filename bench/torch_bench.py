@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """xccl through torch.distributed against gloo, and against xccl-perf.
 
-    /usr/bin/python3 bench/torch_bench.py [--build build/default] [--ranks 2 4] [--rounds 3]
-                                          [--min 1K] [--max 128M] [--factor 4] [--ddp-steps 10]
+    build/torch-venv/bin/python bench/torch_bench.py [--build build/default] [--ranks 2 4] [--rounds 3]
+                               [--min 1K] [--max 128M] [--factor 4] [--ddp-steps 10]
+    (or /usr/bin/python3, Debian's torch 1.13: no FSDP2 there)
 
 For each rank count, one torchrun job (this script with --worker) that
   - times torch.distributed.all_reduce (float32, sum, in place) over an xccl
@@ -10,7 +11,9 @@ For each rank count, one torchrun job (this script with --worker) that
     rounds, and reports each size's best round as bus bandwidth
     (bytes * 2(n-1)/n / time, the convention of xccl-perf and nccl-tests);
   - times DistributedDataParallel training steps of a 25.2M-parameter MLP
-    (1024-4096-4096-1024, batch 32 per rank) with each backend, alternating;
+    (1024-4096-4096-1024, batch 32 per rank) with each backend, alternating,
+    and on torch 2.x the same model's steps under FSDP2 (fully_shard per
+    layer and at the root, on a DeviceMesh over each backend's group);
 then runs `xccl-run -n N xccl-perf allreduce` at the same sizes, and prints
 one table per rank count: busbw of xccl via torch, gloo, xccl-perf, and the
 ratios the targets are stated in (xccl/gloo >= 3 from 1 MiB; xccl via
@@ -67,11 +70,11 @@ def worker(a):
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
-    import xccl.torch  # noqa: F401
+    import xccl.torch
 
     dist.init_process_group("gloo")
     rank, n = dist.get_rank(), dist.get_world_size()
-    groups = {"xccl": dist.new_group(backend="xccl"), "gloo": dist.group.WORLD}
+    groups = {"xccl": dist.new_group(backend=xccl.torch.BACKEND), "gloo": dist.group.WORLD}
     torch.set_num_threads(1)
 
     def slowest(seconds):
@@ -129,6 +132,34 @@ def worker(a):
                     times[name].append(t)
         ddp = {"params": params, "xccl": sorted(times["xccl"])[len(times["xccl"]) // 2],
                "gloo": sorted(times["gloo"])[len(times["gloo"]) // 2]}
+        try:
+            from torch.distributed.device_mesh import DeviceMesh
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:  # torch 1.13: no FSDP2
+            fully_shard = None
+        if fully_shard is not None:
+            for name in ("xccl", "gloo"):
+                mesh = DeviceMesh.from_group(groups[name], "cpu")
+                m = make()
+                for layer in m:
+                    if isinstance(layer, torch.nn.Linear):
+                        fully_shard(layer, mesh=mesh)
+                fully_shard(m, mesh=mesh)
+                models[name] = (m, torch.optim.SGD(m.parameters(), lr=1e-3))
+            times = {"xccl": [], "gloo": []}
+            for step in range(a.ddp_steps + 2):
+                for name in (("xccl", "gloo") if step % 2 == 0 else ("gloo", "xccl")):
+                    m, opt = models[name]
+                    dist.barrier(group=groups["gloo"])
+                    start = time.perf_counter()
+                    opt.zero_grad()
+                    torch.nn.functional.mse_loss(m(x), y).backward()
+                    opt.step()
+                    t = slowest(time.perf_counter() - start)
+                    if step >= 2:
+                        times[name].append(t)
+            ddp["fsdp2_xccl"] = sorted(times["xccl"])[len(times["xccl"]) // 2]
+            ddp["fsdp2_gloo"] = sorted(times["gloo"])[len(times["gloo"]) // 2]
 
     if rank == 0:
         res = {"nranks": n, "allreduce": [{"backend": k[0], "size": k[1], "time_s": v} for k, v in best.items()],
@@ -153,9 +184,12 @@ def run_torch_job(a, n, env):
         cmd = [sys.executable, "-m", "torch.distributed.run", "--rdzv_backend", "c10d",
                "--rdzv_endpoint", "127.0.0.1:%d" % free_port(), "--rdzv_id", uuid.uuid4().hex, "--nnodes", "1",
                "--nproc_per_node", str(n), "--redirects", "1", "--tee", "1", "--log_dir", os.path.join(tmp, "logs"),
-               os.path.abspath(__file__), "--worker", "--out", out, "--rounds", str(a.rounds),
-               "--min", str(a.min), "--max", str(a.max), "--factor", str(a.factor), "--ddp-steps", str(a.ddp_steps),
-               "--settle", str(a.settle)]
+               os.path.abspath(__file__), "--worker"]
+        # The worker's options go through the environment: torchrun 2.x's
+        # parser takes --max after the script for its own --max-restarts.
+        env = dict(env, TORCH_BENCH_ARGS=json.dumps({"out": out, "rounds": a.rounds, "min": a.min, "max": a.max,
+                                                     "factor": a.factor, "ddp_steps": a.ddp_steps,
+                                                     "settle": a.settle}))
         subprocess.run(cmd, env=env, check=True, timeout=a.timeout)
         with open(out) as f:
             return json.load(f)
@@ -192,6 +226,9 @@ def report(n, res, perf):
     if d:
         print("DDP step, %.1fM-parameter MLP, batch 32 per rank: xccl %.1f ms, gloo %.1f ms (xccl/gloo %.2f)"
               % (d["params"] / 1e6, d["xccl"] * 1e3, d["gloo"] * 1e3, d["xccl"] / d["gloo"]))
+        if "fsdp2_xccl" in d:
+            print("FSDP2 step, the same model: xccl %.1f ms, gloo %.1f ms (xccl/gloo %.2f)"
+                  % (d["fsdp2_xccl"] * 1e3, d["fsdp2_gloo"] * 1e3, d["fsdp2_xccl"] / d["fsdp2_gloo"]))
 
 
 def main():
@@ -213,13 +250,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a smoke run: 2 ranks, up to 1 MiB, 1 round, 2 DDP steps")
     a = ap.parse_args()
     if a.worker:
+        vars(a).update(json.loads(os.environ["TORCH_BENCH_ARGS"]))
         return worker(a)
     if a.quick:
         a.ranks, a.max, a.rounds, a.ddp_steps = [2], parse_size("1M"), 1, 2
     try:
         import torch  # noqa: F401
     except ImportError:
-        sys.exit("torch_bench: %s has no torch; run it with the Python that has it (Debian: /usr/bin/python3)"
+        sys.exit("torch_bench: %s has no torch; run it with the Python that has it (build/torch-venv/bin/python, "
+                 "or Debian's /usr/bin/python3)"
                  % sys.executable)
     env = dict(os.environ)
     env.setdefault("XCCL_SOCKET_IFNAME", "lo")
