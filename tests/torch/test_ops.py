@@ -342,6 +342,48 @@ def errors_and_work(chk, xg):
     dist.barrier(group=xg)
 
 
+def premul_and_float8(chk, xg):
+    """PREMUL_SUM (a number and a one-element tensor as the factor; each rank
+    its own) and the float8 types, where this torch has them (2.1 and
+    later). Compared in float64 against values computed here: float8 sums
+    round at every step, so within one unit of the last place."""
+    W, me = WORLD, RANK
+    for dt in (torch.float32, torch.bfloat16, torch.float64):
+        for factor in (float(me + 2), torch.tensor([0.5 * (me + 1)], dtype=torch.float64)):
+            t = inp(me, N, dt)
+            if not isinstance(factor, float) and not hasattr(torch, "float8_e4m3fn"):
+                factor = [factor]  # torch 1.13 takes the tensor factor as a list (one per device)
+            dist.all_reduce(t, op=dist._make_nccl_premul_sum(factor), group=xg)
+            f = [float(r + 2) if isinstance(factor, float) else 0.5 * (r + 1) for r in range(W)]  # what each rank passed
+            want = sum(inp(r, N, torch.float64) * f[r] for r in range(W)).to(dt)
+            chk.same("PREMUL_SUM %s factor %s" % (dt, type(factor).__name__), [t], [want], dt, exact=False)
+        out = torch.zeros(N, dtype=dt)
+        dist.reduce_scatter_tensor(out, torch.cat([inp(me, N, dt, salt=p) for p in range(W)]),
+                                   op=dist._make_nccl_premul_sum(3.0), group=xg)
+        want = sum(inp(r, N, torch.float64, salt=me) * 3.0 for r in range(W)).to(dt)
+        chk.same("PREMUL_SUM reduce_scatter_tensor %s" % dt, [out], [want], dt, exact=False)
+    for name in ("float8_e4m3fn", "float8_e5m2"):
+        dt = getattr(torch, name, None)
+        if dt is None:
+            continue
+        ulp = 0.125 if name == "float8_e4m3fn" else 0.25
+        for op in (R.SUM, R.MAX, R.MIN):
+            t = inp(me, N, dt, hi=3)
+            dist.all_reduce(t, op=op, group=xg)
+            want = ref_reduce([inp(r, N, dt, hi=3) for r in range(W)], op, torch.float64)
+            chk.count += 1
+            err = ((t.to(torch.float64) - want).abs() / want.abs()).max().item()
+            if err > ulp:
+                chk.failures.append("%s all_reduce %s: relative error %g above %g: got %s, want %s"
+                                    % (name, op, err, ulp, t.to(torch.float32)[:6].tolist(), want[:6].tolist()))
+        out = torch.zeros(W * N, dtype=dt)
+        dist.all_gather_into_tensor(out, inp(me, N, dt), group=xg)
+        want = torch.cat([inp(r, N, dt) for r in range(W)])
+        chk.count += 1
+        if not torch.equal(out.view(torch.uint8), want.view(torch.uint8)):
+            chk.failures.append("%s all_gather_into_tensor: bytes differ" % name)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--default", choices=[BACKEND, "gloo"], default="gloo")
@@ -353,6 +395,7 @@ def main():
         collectives(chk, xg, gg, dt)
         point_to_point(chk, xg, gg, dt)
     exchange_large(chk, xg)
+    premul_and_float8(chk, xg)
     errors_and_work(chk, xg)
     dist.barrier(group=gg)
     if chk.failures:

@@ -195,7 +195,7 @@ def profiler(chk, g, gg):
     x = torch.ones(5, 3)
     want = ["all_reduce", "broadcast", "all_gather", "barrier"]
     if RANK == 0:
-        want += ["send", "recv_anysource"]
+        want += ["send", "recvAnySource"]
     elif RANK == 1:
         want += ["recv", "send"]
     for kind in ("torch.profiler", "autograd.profiler"):
@@ -211,18 +211,17 @@ def profiler(chk, g, gg):
         for e in events:
             names.setdefault(e.name, e)
         for op in want:
-            for backend in ("gloo", "xccl"):  # the events carry the library's name, as gloo's do
+            for backend in ("gloo", BACKEND):  # "<backend>:<op>", as torch's own tests look for them
                 name = "%s:%s" % (backend, op)
-                if backend == "gloo" and op == "recv_anysource":
-                    name = "gloo:recvAnySource"
                 chk.count += 1
                 if name not in names:
                     chk.failures.append("%s: no event %s among %s" % (kind, name,
                                         sorted(n for n in names if ":" in n)))
-        if "xccl:all_reduce" in names:
-            chk.same("%s: input shapes of xccl:all_reduce" % kind, names["xccl:all_reduce"].input_shapes, [[5, 3]])
-        if "gloo:all_reduce" in names and "xccl:all_reduce" in names:
-            chk.same("%s: shapes like gloo's" % kind, names["xccl:all_reduce"].input_shapes,
+        ar = "%s:all_reduce" % BACKEND
+        if ar in names:
+            chk.same("%s: input shapes of %s" % (kind, ar), names[ar].input_shapes, [[5, 3]])
+        if "gloo:all_reduce" in names and ar in names:
+            chk.same("%s: shapes like gloo's" % kind, names[ar].input_shapes,
                      names["gloo:all_reduce"].input_shapes)
 
 

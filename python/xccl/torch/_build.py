@@ -92,3 +92,4 @@ def load(name):
         extra_ldflags=[lib, "-Wl,-rpath," + libdir],
         build_directory=build_dir,
         verbose=False)
+

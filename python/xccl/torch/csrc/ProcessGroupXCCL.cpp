@@ -16,7 +16,7 @@ namespace xccl_torch {
 WorkXCCL::WorkXCCL(int rank, c10d::OpType type, const char *title, uint64_t seq, std::vector<at::Tensor> outputs,
                    const c10::optional<std::vector<at::Tensor>> &inputs)
     : c10d::Work(rank, type, title, inputs),
-      name_(std::strncmp(title, "xccl:", 5) == 0 ? title + 5 : title),
+      name_(opName(title)),
       seq_(seq),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
@@ -184,14 +184,24 @@ void ProcessGroupXCCL::abort() {
   // Operations in flight on the worker return at once with xccl's "revoked"
   // error, and the ones queued behind them fail the same way: the worker
   // drains quickly and the group can be torn down without its peers.
+  revoked_.store(true);
   xcclCommRevoke(comm_, 0);
 }
 
 void ProcessGroupXCCL::shutdown() {
-  // destroy_process_group: what is queued runs (bounded by the group's
-  // timeout), unless the group has failed, when nothing more can succeed.
+  // destroy_process_group: the caller is done with the group, so it returns
+  // at once, as gloo's does: operations still queued or running are aborted
+  // (a peer that never comes would otherwise hold it for the timeout), and
+  // a failed group is aborted as nothing more on it can succeed. An idle,
+  // healthy group is destroyed in order.
+  bool busy = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy = running_ || !queue_.empty();
+  }
   xcclResult_t async = xcclSuccess;
-  if (comm_ != nullptr && (xcclCommGetAsyncError(comm_, &async) != xcclSuccess || async != xcclSuccess)) {
+  if (comm_ != nullptr &&
+      (busy || xcclCommGetAsyncError(comm_, &async) != xcclSuccess || async != xcclSuccess)) {
     abort();
   }
   teardown();
@@ -208,9 +218,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueue(const char *title, c10d
                                                          std::function<void()> finish, bool groupable,
                                                          std::shared_ptr<P2P> msg) {
   std::unique_lock<std::mutex> lock(mutex_);
-  TORCH_CHECK(!stop_, "xccl ", title + 5, ": torch process group '", groupName_,
+  TORCH_CHECK(!stop_, "xccl ", opName(title), ": torch process group '", groupName_,
               "' has been shut down (destroy_process_group); make a new group");
-  TORCH_CHECK(!aborted_.load(), "xccl ", title + 5, ": torch process group '", groupName_,
+  TORCH_CHECK(!aborted_.load(), "xccl ", opName(title), ": torch process group '", groupName_,
               "' was aborted; make a new group (or shrink this one: torch.distributed.shrink_group)");
   const uint64_t seq = ++seq_;
   auto work = c10::make_intrusive<WorkXCCL>(rank_, type, title, seq, std::move(outputs),
@@ -258,10 +268,12 @@ void ProcessGroupXCCL::runWorker() {
     if (batch.size() == 1 && batch[0].p2p) {
       gatherPointToPoint(batch, lock);
     }
+    running_ = true;
     lock.unlock();
     runBatch(batch);
     batch.clear();  // release the tensors outside the lock
     lock.lock();
+    running_ = false;
   }
 }
 
@@ -719,7 +731,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::endCoalescing() {
     }
     futures.push_back(op.work->getFuture());
   }
-  auto work = c10::make_intrusive<WorkXCCL>(rank_, c10d::OpType::COALESCED, "xccl:coalesced", seq, outputs,
+  auto work = c10::make_intrusive<WorkXCCL>(rank_, c10d::OpType::COALESCED, "xcl:coalesced", seq, outputs,
                                             c10::nullopt);
   if (batch.empty()) {
     work->complete(nullptr);

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -41,6 +42,15 @@
 #include "xccl.h"
 
 namespace xccl_torch {
+
+// An operation's title is what the profilers show: "xcl:all_reduce", the
+// backend's name and the operation's, as gloo's are "gloo:all_reduce" (torch's
+// own tests look for "<backend>:<op>"). Its name in sentences is the part
+// after the colon.
+inline const char *opName(const char *title) {
+  const char *colon = std::strchr(title, ':');
+  return colon ? colon + 1 : title;
+}
 
 // What a failed xccl call raises: Python sees a RuntimeError with this text.
 class XcclError : public std::runtime_error {
@@ -164,7 +174,8 @@ class ProcessGroupXCCL : public BaseGroup {
   // Revokes the communicator: operations in flight fail at once, queued and
   // later ones are refused, with a sentence that says the group was aborted.
   void abort();
-  // Runs what is queued, then refuses more; a failed group is aborted.
+  // destroy_process_group: aborts what is still queued or running (and a
+  // failed group), then frees the communicator; later calls are refused.
   void shutdown();
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
       std::vector<at::Tensor> &outputs, std::vector<at::Tensor> &inputs,
@@ -286,7 +297,8 @@ class ProcessGroupXCCL : public BaseGroup {
   c10::intrusive_ptr<c10d::Store> store_;
   std::string groupName_;       // torch's name for the group ("" where unknown)
   std::vector<int64_t> globalRanks_;  // members' global ranks by group rank (empty: unknown)
-  std::atomic<bool> aborted_{false};  // abort() was called
+  std::atomic<bool> aborted_{false};  // abort() was called: new operations are refused
+  std::atomic<bool> revoked_{false};  // this side revoked the communicator (abort, SHRINK_ABORT)
   std::string keyPrefix_;       // this group's keys in store_
   bool reported_ = false;       // this rank's first failure is in the store (worker only)
   uint64_t shrinks_ = 0;        // shrink() calls so far: names the new groups' keys
@@ -297,6 +309,7 @@ class ProcessGroupXCCL : public BaseGroup {
   std::condition_variable cv_;
   std::deque<std::vector<Op>> queue_;
   bool stop_ = false;
+  bool running_ = false;        // the worker is running a batch it took off the queue
   uint64_t seq_ = 0;            // operations queued, numbered from 1
   bool coalescing_ = false;
   std::vector<Op> coalesced_;

@@ -44,7 +44,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allgather_into_tensor_coalesced
   TensorList ins = inputs, outs = outputs;
   auto srcs = std::make_shared<TensorList>(), dsts = std::make_shared<TensorList>();
   return enqueue(
-      "xccl:all_gather_into_tensor_coalesced", c10d::OpType::COALESCED, outputs, inputs, opts.timeout,
+      "xcl:all_gather_into_tensor_coalesced", c10d::OpType::COALESCED, outputs, inputs, opts.timeout,
       [ins, outs, srcs, dsts, dt](xcclComm_t comm) {
         for (size_t i = 0; i < ins.size(); i++) {
           srcs->push_back(stageIn(ins[i]));
@@ -73,7 +73,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce_scatter_tensor_coalesced
   TensorList ins = inputs, outs = outputs;
   auto srcs = std::make_shared<TensorList>(), dsts = std::make_shared<TensorList>();
   return enqueue(
-      "xccl:reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs, inputs, opts.timeout,
+      "xcl:reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs, inputs, opts.timeout,
       [ins, outs, srcs, dsts, dt, op](xcclComm_t comm) {
         for (size_t i = 0; i < ins.size(); i++) {
           srcs->push_back(stageIn(ins[i]));

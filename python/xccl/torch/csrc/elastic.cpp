@@ -116,7 +116,7 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::shrinkGroup(const std::ve
   }
   const uint64_t n = ++shrinks_;  // every survivor shrinks this group as often, in the same order
   auto out = std::make_shared<xcclComm_t>(nullptr);
-  runOnWorker("xccl:shrink", [out, exclude](xcclComm_t comm) {
+  runOnWorker("xcl:shrink", [out, exclude](xcclComm_t comm) {
     return xcclCommShrink(comm, exclude.data(), static_cast<int>(exclude.size()), out.get());
   });
   return c10::make_intrusive<ProcessGroupXCCL>(*out, store ? store : store_,
@@ -126,7 +126,7 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::shrinkGroup(const std::ve
 
 std::vector<uint8_t> ProcessGroupXCCL::growId() {
   auto id = std::make_shared<xcclUniqueId>();
-  runOnWorker("xccl:grow_id", [id](xcclComm_t comm) {
+  runOnWorker("xcl:grow_id", [id](xcclComm_t comm) {
     refuseFailed(comm, "grow_id");
     return xcclCommGetUniqueId(comm, id.get());
   });
@@ -140,7 +140,7 @@ c10::intrusive_ptr<ProcessGroupXCCL> ProcessGroupXCCL::grow(int nranks, const st
   TORCH_CHECK(store, "xccl.torch.grow: store is None; pass the c10d store the joining processes pass to join()");
   const xcclUniqueId id = idFromBytes(uid, "grow");
   auto out = std::make_shared<xcclComm_t>(nullptr);
-  runOnWorker("xccl:grow", [out, id, nranks](xcclComm_t comm) {
+  runOnWorker("xcl:grow", [out, id, nranks](xcclComm_t comm) {
     refuseFailed(comm, "grow");
     return xcclCommGrow(comm, nranks, &id, -1, out.get(), nullptr);
   });
@@ -186,7 +186,7 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupXCCL::split(const c10::intrusive_p
   const std::chrono::milliseconds limit = opts && opts->timeout.count() > 0 ? opts->timeout : timeout();
   const std::string commName = "torch:" + name;
   auto out = std::make_shared<xcclComm_t>(nullptr);
-  runOnWorker("xccl:split", [out, color, key, commName, limit](xcclComm_t comm) {
+  runOnWorker("xcl:split", [out, color, key, commName, limit](xcclComm_t comm) {
     xcclConfig_t config = XCCL_CONFIG_INITIALIZER;
     config.commName = commName.c_str();
     config.timeoutSeconds = static_cast<double>(limit.count()) / 1000.0;
@@ -212,6 +212,7 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupXCCL::shrink(const std::vector<int
     // SHRINK_ABORT: what is in flight on this group stops now (a peer that
     // died would otherwise hold it until the timeout); xcclCommShrink works
     // on the revoked communicator.
+    revoked_.store(true);
     xcclCommRevoke(comm_, 0);
   }
   auto pg = shrinkGroup(exclude, nullptr);

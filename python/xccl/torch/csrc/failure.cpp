@@ -37,6 +37,13 @@ bool involvesPeers(xcclResult_t rc) {
 }  // namespace
 
 std::string ProcessGroupXCCL::failureText(const char *name, uint64_t seq, xcclResult_t rc) {
+  if (revoked_.load()) {
+    // Revoked by abort() (destroy_process_group or shrink_group with
+    // SHRINK_ABORT while it ran): no peer is to blame.
+    return c10::str("xccl ", name, " (operation ", seq, " of torch process group '", groupName_, "', rank ", rank_,
+                    " of ", size_, ") did not complete: the group was aborted while it was queued or running ",
+                    "(destroy_process_group, abort, or shrink_group with SHRINK_ABORT)");
+  }
   std::string mine = c10::str("xccl ", name, " (operation ", seq, " of torch process group '", groupName_, "', rank ",
                               rank_, " of ", size_, globalRanksText(), ") failed with ", resultName(rc), ": ",
                               xcclGetLastError(comm_));

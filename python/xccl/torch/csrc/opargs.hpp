@@ -41,8 +41,8 @@ inline void checkTensor(const at::Tensor &t, const char *op) {
   TORCH_CHECK(t.defined(), "xccl ", op, ": a tensor argument is undefined");
   TORCH_CHECK(t.layout() == at::kStrided, "xccl ", op, ": sparse tensors are not supported; pass t.to_dense()");
   TORCH_CHECK(t.device().is_cpu(), "xccl ", op, ": the tensor is on ", t.device(),
-              ", but this build of xccl's torch backend takes CPU tensors only (torch here has no CUDA). "
-              "Move it with .cpu(), or use a torch and an xccl both built with CUDA.");
+              ", but xccl's torch backend serves CPU tensors only for now. Move it with .cpu(), or give "
+              "device tensors another backend: init_process_group(\"cpu:xcl,cuda:nccl\").");
 }
 
 inline xcclDataType_t xcclType(const at::Tensor &t, const char *op) {

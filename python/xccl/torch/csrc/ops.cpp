@@ -27,7 +27,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce(TensorList &tensors, 
   const RedOp op = xcclOp(opts.reduceOp, t.scalar_type(), name);
   Buf buf = newBuf();
   return enqueue(
-      "xccl:all_reduce", c10d::OpType::ALLREDUCE, tensors, tensors, opts.timeout,
+      "xcl:all_reduce", c10d::OpType::ALLREDUCE, tensors, tensors, opts.timeout,
       [t, buf, dt, op](xcclComm_t comm) {
         *buf = stageIn(t);
         CallOp o(op, dt, comm);
@@ -49,7 +49,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allreduce_coalesced(TensorList 
   Buf buf = newBuf();
   TensorList ts = tensors;
   return enqueue(
-      "xccl:all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors, opts.timeout,
+      "xcl:all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors, opts.timeout,
       [ts, buf, dt, op](xcclComm_t comm) {
         *buf = flatten(ts);
         CallOp o(op, dt, comm);
@@ -68,7 +68,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::broadcast(TensorList &tensors, 
   const int root = static_cast<int>(opts.rootRank);
   Buf buf = newBuf();
   return enqueue(
-      "xccl:broadcast", c10d::OpType::BROADCAST, tensors, tensors, opts.timeout,
+      "xcl:broadcast", c10d::OpType::BROADCAST, tensors, tensors, opts.timeout,
       [t, buf, dt, root](xcclComm_t comm) {
         *buf = stageIn(t);
         return xcclBcast(buf->data_ptr(), count(*buf), dt, root, comm, nullptr);
@@ -87,7 +87,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce(TensorList &tensors, con
   const bool isRoot = root == rank_;
   Buf buf = newBuf();
   return enqueue(
-      "xccl:reduce", c10d::OpType::REDUCE, tensors, tensors, opts.timeout,
+      "xcl:reduce", c10d::OpType::REDUCE, tensors, tensors, opts.timeout,
       [t, buf, dt, op, root](xcclComm_t comm) {
         *buf = stageIn(t);
         CallOp o(op, dt, comm);
@@ -119,7 +119,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allgather(std::vector<TensorLis
   Buf src = newBuf(), dst = newBuf();
   const int64_t n = size_;
   return enqueue(
-      "xccl:all_gather", c10d::OpType::ALLGATHER, outs, inputs, opts.timeout,
+      "xcl:all_gather", c10d::OpType::ALLGATHER, outs, inputs, opts.timeout,
       [in, src, dst, dt, n](xcclComm_t comm) {
         *src = stageIn(in);
         *dst = at::empty({n * in.numel()}, in.options());
@@ -137,7 +137,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_allgather_base(at::Tensor &out
   at::Tensor in = input, out = output;
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE, {output}, {input}, opts.timeout,
+      "xcl:all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE, {output}, {input}, opts.timeout,
       [in, out, src, dst, dt](xcclComm_t comm) {
         *src = stageIn(in);
         *dst = stageOut(out);
@@ -170,7 +170,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::allgather_coalesced(std::vector
   Buf src = newBuf(), dst = newBuf();
   const int64_t n = size_;
   return enqueue(
-      "xccl:all_gather_coalesced", c10d::OpType::ALLGATHER_COALESCED, outs, inputs, opts.timeout,
+      "xcl:all_gather_coalesced", c10d::OpType::ALLGATHER_COALESCED, outs, inputs, opts.timeout,
       [ins, src, dst, dt, n](xcclComm_t comm) {
         *src = flatten(ins);
         *dst = at::empty({n * src->numel()}, src->options());
@@ -202,7 +202,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::gather(std::vector<TensorList> 
   const int64_t n = size_;
   const bool isRoot = root == rank_;
   return enqueue(
-      "xccl:gather", c10d::OpType::GATHER, outs, inputs, opts.timeout,
+      "xcl:gather", c10d::OpType::GATHER, outs, inputs, opts.timeout,
       [in, src, dst, dt, n, root, isRoot](xcclComm_t comm) {
         *src = stageIn(in);
         if (isRoot) {
@@ -242,7 +242,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::scatter(TensorList &outputs, st
   const xcclDataType_t dt = xcclType(out, name);
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:scatter", c10d::OpType::SCATTER, outputs, ins, opts.timeout,
+      "xcl:scatter", c10d::OpType::SCATTER, outputs, ins, opts.timeout,
       [ins, out, src, dst, dt, root, isRoot](xcclComm_t comm) {
         if (isRoot) {
           *src = flatten(ins);
@@ -268,7 +268,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::reduce_scatter(TensorList &outp
   const RedOp op = xcclOp(opts.reduceOp, out.scalar_type(), name);
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:reduce_scatter", c10d::OpType::REDUCE_SCATTER, outputs, ins, opts.timeout,
+      "xcl:reduce_scatter", c10d::OpType::REDUCE_SCATTER, outputs, ins, opts.timeout,
       [ins, out, src, dst, dt, op](xcclComm_t comm) {
         *src = flatten(ins);
         *dst = stageOut(out);
@@ -289,7 +289,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::_reduce_scatter_base(at::Tensor
   at::Tensor in = input, out = output;
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE, {output}, {input}, opts.timeout,
+      "xcl:reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE, {output}, {input}, opts.timeout,
       [in, out, src, dst, dt, op](xcclComm_t comm) {
         *src = stageIn(in);
         *dst = stageOut(out);
@@ -317,7 +317,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall_base(at::Tensor &outpu
   at::Tensor in = input, out = output;
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:all_to_all_single", c10d::OpType::ALLTOALL_BASE, {output}, {input}, opts.timeout,
+      "xcl:all_to_all_single", c10d::OpType::ALLTOALL_BASE, {output}, {input}, opts.timeout,
       [in, out, src, dst, dt, sc, sd, rc, rd](xcclComm_t comm) {
         *src = stageIn(in);
         // xccl's buffers must not overlap: one tensor passed as both gets a
@@ -354,7 +354,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall(TensorList &outputs, T
   const int64_t total = static_cast<int64_t>(roff);
   Buf src = newBuf(), dst = newBuf();
   return enqueue(
-      "xccl:all_to_all", c10d::OpType::ALLTOALL, outputs, inputs, opts.timeout,
+      "xcl:all_to_all", c10d::OpType::ALLTOALL, outputs, inputs, opts.timeout,
       [ins, src, dst, dt, sc, sd, rc, rd, total](xcclComm_t comm) {
         *src = flatten(ins);
         *dst = at::empty({total}, ins[0].options().memory_format(at::MemoryFormat::Contiguous));
@@ -370,7 +370,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::alltoall(TensorList &outputs, T
 // receives". Here only the checks.
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueueP2P(const char *title, bool send, TensorList &tensors,
                                                             int peer, int tag) {
-  const char *name = title + 5;  // after "xccl:"
+  const char *name = opName(title);
   at::Tensor t = single(tensors, name);
   if (peer >= 0) {
     checkRank(peer, size_, send ? "dst" : "src", name);
@@ -382,20 +382,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::enqueueP2P(const char *title, b
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::send(TensorList &tensors, int dstRank, int tag) {
-  return enqueueP2P("xccl:send", true, tensors, dstRank, tag);
+  return enqueueP2P("xcl:send", true, tensors, dstRank, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recv(TensorList &tensors, int srcRank, int tag) {
-  return enqueueP2P("xccl:recv", false, tensors, srcRank, tag);
+  return enqueueP2P("xcl:recv", false, tensors, srcRank, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::recvAnysource(TensorList &tensors, int tag) {
-  return enqueueP2P("xccl:recv_anysource", false, tensors, -1, tag);
+  return enqueueP2P("xcl:recvAnySource", false, tensors, -1, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXCCL::barrier(const c10d::BarrierOptions &opts) {
   return enqueue(
-      "xccl:barrier", c10d::OpType::BARRIER, {}, {}, opts.timeout, [](xcclComm_t comm) { return xcclBarrier(comm); },
+      "xcl:barrier", c10d::OpType::BARRIER, {}, {}, opts.timeout, [](xcclComm_t comm) { return xcclBarrier(comm); },
       nullptr, /*groupable=*/false);
 }
 
