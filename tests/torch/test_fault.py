@@ -54,6 +54,10 @@ def kill():
             failed("the victim survived its own kill")
         if "rank %d" % victim not in text:
             failed("the error does not name rank %d: %s" % (victim, text))
+        c10d = dist.distributed_c10d
+        names = c10d._pg_names if hasattr(c10d, "_pg_names") else c10d._world.pg_names  # 1.13 / 2.x
+        if "torch process group '%s'" % names[xg] not in text:
+            failed("the error does not name torch's group %r: %s" % (names[xg], text))
         if took > TIMEOUT_S:
             failed("raised after %.1f s, past the %d s timeout" % (took, TIMEOUT_S))
         finish("raised in %.2f s naming rank %d: %s" % (took, victim, text[:200]))
