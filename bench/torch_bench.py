@@ -114,40 +114,16 @@ def worker(a):
                                        torch.nn.ReLU(), torch.nn.Linear(4096, 1024))
         params = sum(p.numel() for p in make().parameters())
         x, y = torch.randn(32, 1024), torch.randn(32, 1024)
-        models = {}
-        for name in ("xccl", "gloo"):
-            m = DDP(make(), process_group=groups[name])
-            models[name] = (m, torch.optim.SGD(m.parameters(), lr=1e-3))
-        times = {"xccl": [], "gloo": []}
-        for step in range(a.ddp_steps + 2):  # the first two are warm-up
-            for name in (("xccl", "gloo") if step % 2 == 0 else ("gloo", "xccl")):
-                m, opt = models[name]
-                dist.barrier(group=groups["gloo"])
-                start = time.perf_counter()
-                opt.zero_grad()
-                torch.nn.functional.mse_loss(m(x), y).backward()
-                opt.step()
-                t = slowest(time.perf_counter() - start)
-                if step >= 2:
-                    times[name].append(t)
-        ddp = {"params": params, "xccl": sorted(times["xccl"])[len(times["xccl"]) // 2],
-               "gloo": sorted(times["gloo"])[len(times["gloo"]) // 2]}
-        try:
-            from torch.distributed.device_mesh import DeviceMesh
-            from torch.distributed.fsdp import fully_shard
-        except ImportError:  # torch 1.13: no FSDP2
-            fully_shard = None
-        if fully_shard is not None:
+
+        def median_steps(wrap):
+            """The median step time of the model wrapped by wrap(model,
+            group) for each backend, alternating which goes first."""
+            models = {}
             for name in ("xccl", "gloo"):
-                mesh = DeviceMesh.from_group(groups[name], "cpu")
-                m = make()
-                for layer in m:
-                    if isinstance(layer, torch.nn.Linear):
-                        fully_shard(layer, mesh=mesh)
-                fully_shard(m, mesh=mesh)
+                m = wrap(make(), groups[name])
                 models[name] = (m, torch.optim.SGD(m.parameters(), lr=1e-3))
             times = {"xccl": [], "gloo": []}
-            for step in range(a.ddp_steps + 2):
+            for step in range(a.ddp_steps + 2):  # the first two are warm-up
                 for name in (("xccl", "gloo") if step % 2 == 0 else ("gloo", "xccl")):
                     m, opt = models[name]
                     dist.barrier(group=groups["gloo"])
@@ -158,8 +134,23 @@ def worker(a):
                     t = slowest(time.perf_counter() - start)
                     if step >= 2:
                         times[name].append(t)
-            ddp["fsdp2_xccl"] = sorted(times["xccl"])[len(times["xccl"]) // 2]
-            ddp["fsdp2_gloo"] = sorted(times["gloo"])[len(times["gloo"]) // 2]
+            return {name: sorted(v)[len(v) // 2] for name, v in times.items()}
+
+        ddp = dict(median_steps(lambda m, g: DDP(m, process_group=g)), params=params)
+        try:
+            from torch.distributed.device_mesh import DeviceMesh
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:  # torch 1.13: no FSDP2
+            fully_shard = None
+        if fully_shard is not None:
+            def fsdp2(m, g):
+                mesh = DeviceMesh.from_group(g, "cpu")
+                for layer in m:
+                    if isinstance(layer, torch.nn.Linear):
+                        fully_shard(layer, mesh=mesh)
+                return fully_shard(m, mesh=mesh)
+            med = median_steps(fsdp2)
+            ddp["fsdp2_xccl"], ddp["fsdp2_gloo"] = med["xccl"], med["gloo"]
 
     if rank == 0:
         res = {"nranks": n, "allreduce": [{"backend": k[0], "size": k[1], "time_s": v} for k, v in best.items()],
