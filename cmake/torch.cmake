@@ -114,6 +114,7 @@ function(_xccl_torch_ext tag)
     ${_xccl_torch_pkg}/csrc/ProcessGroupXCCL.cpp
     ${_xccl_torch_pkg}/csrc/ops.cpp
     ${_xccl_torch_pkg}/csrc/coalesced.cpp
+    ${_xccl_torch_pkg}/csrc/p2p.cpp
     ${_xccl_torch_pkg}/csrc/failure.cpp
     ${_xccl_torch_pkg}/csrc/elastic.cpp
     ${_xccl_torch_pkg}/csrc/bindings.cpp)

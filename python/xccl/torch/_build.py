@@ -17,7 +17,8 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "coalesced.cpp", "failure.cpp", "elastic.cpp", "bindings.cpp"]
+_SOURCES = ["ProcessGroupXCCL.cpp", "ops.cpp", "coalesced.cpp", "p2p.cpp", "failure.cpp", "elastic.cpp",
+            "bindings.cpp"]
 _SONAME = "libxccl.so.0"
 
 
