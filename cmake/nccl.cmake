@@ -47,6 +47,8 @@ if(CUDAToolkit_FOUND)
   list(APPEND _xccl_nccl_hints ${_xccl_cuda_dir} ${CUDAToolkit_LIBRARY_ROOT})
 endif()
 list(APPEND _xccl_nccl_hints /usr/local/cuda)
+# NVIDIA's NCCL from its Python wheel, where scripts/nccl-reference.sh put it.
+list(APPEND _xccl_nccl_hints ${PROJECT_SOURCE_DIR}/build/nccl-ref/nvidia/nccl)
 find_path(XCCL_REAL_NCCL_INCLUDE nccl.h HINTS ${_xccl_nccl_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
 find_path(XCCL_REAL_CUDART_INCLUDE cuda_runtime.h HINTS ${_xccl_nccl_hints} ${XCCL_REAL_NCCL_INCLUDE}/..
   PATH_SUFFIXES include NO_DEFAULT_PATH)

@@ -45,6 +45,12 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
+# NVIDIA's nccl.h and libnccl.so.2, the reference the NCCL drop-in's tests
+# check against (from the nvidia-nccl-cu13 wheel; without it they skip).
+if ! scripts/nccl-reference.sh; then
+  echo "deps: could not fetch NVIDIA's NCCL (scripts/nccl-reference.sh); the nccl_* tests will be skipped" >&2
+  [ "${CI:-}" = true ] && exit 1
+fi
 # torch 2.x for the backend's tests. Without it the torch 2.x tests report
 # themselves skipped, so a machine without the wheel still builds; CI insists.
 if ! scripts/torch-venv.sh; then
