@@ -43,14 +43,13 @@ except ImportError as _e:
                       % (_sys.executable, _e)) from None
 
 from . import _compat  # noqa: E402
-
-BACKEND = "xcl"  # the name to pass to init_process_group / new_group
+from ._compat import BACKEND  # noqa: E402  the name to pass to init_process_group / new_group
 
 _compat.check_torch()
 _C = _compat.load_extension()
 ProcessGroupXCCL = _C.ProcessGroupXCCL
 
-_compat.register(BACKEND, ProcessGroupXCCL)
+_compat.register(ProcessGroupXCCL)
 
 from ._elastic import grow, grow_id, join, shrink  # noqa: E402  (needs ProcessGroupXCCL above)
 

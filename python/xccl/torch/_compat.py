@@ -59,40 +59,30 @@ def load_extension():
     return _build.load(name)
 
 
-def register(name, cls):
-    """Registers the backend under name, and under "xccl" where torch does
-    not own that name."""
+BACKEND = "xcl"  # the backend's name; "xccl" is torch's own from 2.8 (Intel XPU)
+
+
+def register(cls):
+    """Registers the backend as BACKEND, and as "xccl" where torch does not
+    own that name. extended_api (torch 1.13 and later) hands the creator
+    torch's group name and the members' global ranks."""
     backend = dist.Backend
-    if name.upper() in getattr(backend, "_plugins", {}):
+    if BACKEND.upper() in getattr(backend, "_plugins", {}):
         return  # already registered (the module imported twice under two names)
-    params = inspect.signature(backend.register_backend).parameters
-    kwargs = {}
-    if "extended_api" in params:
-        kwargs["extended_api"] = True
-        creator = _extended_creator(cls)
-    else:
-        creator = _plain_creator(cls)
-    if "devices" in params:
-        kwargs["devices"] = ["cpu"]
-    backend.register_backend(name, creator, **kwargs)
-    if not hasattr(backend, "XCCL") and "XCCL" not in getattr(backend, "_plugins", {}):
-        backend.register_backend("xccl", creator, **kwargs)
 
-
-def _plain_creator(cls):
-    def create(store, rank, size, timeout):
-        return cls(store, rank, size, timeout.total_seconds())
-    return create
-
-
-def _extended_creator(cls):
     def create(opts, backend_options=None):
         # group_id is torch's name for the group ("0" for the default one,
         # a hash for new_group's): xccl's errors and dumps name it.
         ranks = [int(r) for r in (opts.global_ranks_in_group or [])]
         return cls(opts.store, opts.group_rank, opts.group_size, opts.timeout.total_seconds(),
                    str(opts.group_id or ""), ranks)
-    return create
+
+    kwargs = {"extended_api": True}
+    if "devices" in inspect.signature(backend.register_backend).parameters:
+        kwargs["devices"] = ["cpu"]
+    backend.register_backend(BACKEND, create, **kwargs)
+    if not hasattr(backend, "XCCL") and "XCCL" not in getattr(backend, "_plugins", {}):
+        backend.register_backend("xccl", create, **kwargs)
 
 
 # ---- Groups made outside new_group (xccl.torch.shrink / grow / join) -------
@@ -152,10 +142,10 @@ def register_group(pg, name, globals_by_rank, store):
     rank_mapping = {g: r for r, g in enumerate(globals_by_rank)}
     c10d = dist.distributed_c10d
     if hasattr(c10d, "_register_pg_in_world"):  # torch 2.x (2.9 and later): every map at once
-        c10d._register_pg_in_world(pg, dist.Backend("xcl"), store, name, "cpu:xcl", rank_mapping,
+        c10d._register_pg_in_world(pg, dist.Backend(BACKEND), store, name, "cpu:" + BACKEND, rank_mapping,
                                    add_to_default_tag=True)
         return
     pg_map, pg_names, group_ranks = _registry()
-    pg_map[pg] = (dist.Backend("xcl"), store)
+    pg_map[pg] = (dist.Backend(BACKEND), store)
     pg_names[pg] = name
     group_ranks[pg] = rank_mapping
