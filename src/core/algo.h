@@ -85,13 +85,16 @@ typedef struct {
 #define ALGO_ALPHA_S 30e-6
 #define ALGO_BETA_BPS 1.5e9
 
-/* Lanes (host_engine.h) of an operation, counted from the communicator's
- * first lane in the launch. Items on one lane run in issue order. */
+/* Lanes (lane.h) of an operation, counted from the communicator's first
+ * lane in the launch (kern_lane_comm). Items on one lane run in issue order;
+ * all of these sit below the point-to-point lanes (KERN_LANE_P2P). */
 #define ALGO_LANE_CHANNEL 0 /* + channel: an algorithm's items on the ring channels, one per channel */
 /* Every algorithm's items on the COMM_P2P_ALGO connections: the algorithms
  * share those fifos, so their operations must run one after the other. */
 #define ALGO_LANE_PEERS 900
 #define ALGO_LANE_PEERS2 901 /* items on the COMM_P2P_ALGO2 connections */
+_Static_assert(ALGO_LANE_CHANNEL + 64 <= ALGO_LANE_PEERS && ALGO_LANE_PEERS2 < KERN_LANE_P2P,
+               "channel lanes, algorithm lanes and point-to-point lanes do not meet");
 
 #define ALGO_MAX_PEERS 64
 
@@ -160,7 +163,7 @@ typedef struct {
   /* Lays out the operation's work items in scratch (aligned as malloc's,
    * not zeroed), on lanes lane0 + ALGO_LANE_*, and writes pointers to them
    * to items; returns how many. a must outlive the items. */
-  int (*build)(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items);
+  int (*build)(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items);
   /* The COMM_P2P_ALGO(2) connections it needs on a communicator of nranks,
    * seen from rank, into a zeroed *peers_p (site: where the ranks are, as
    * the communicator's). algo_peers_none: none, it runs on the ring

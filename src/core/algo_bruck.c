@@ -46,7 +46,7 @@ static size_t bruck_scratch_bytes(const coll_args_t *a, const struct xcclComm *c
   return bruck_item_all(a, comm) + algo_partner_args_bytes(comm);
 }
 
-static int bruck_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int bruck_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   bruck_item_t *it = scratch;
   void *args_mem = (char *)scratch + bruck_item_all(a, comm);
   host_bruck_item(it, algo_partner_args(a, comm, args_mem), &comm->env, lane0 + ALGO_LANE_PEERS);

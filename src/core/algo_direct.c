@@ -178,7 +178,7 @@ static char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int
   return base + post->off[which];
 }
 
-static int direct_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int direct_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   direct_launch_t *l = scratch;
   int k = comm->nranks;
   slot_fifo_t **fifo = (slot_fifo_t **)&l->posts[k];

@@ -79,7 +79,7 @@ static size_t hier_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
   return host_hier_item_bytes(comm->site.layout, comm->rank) + algo_partner_args_bytes(comm);
 }
 
-static int hier_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int hier_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   hier_item_t *it = scratch;
   void *args_mem = (char *)scratch + host_hier_item_bytes(comm->site.layout, comm->rank);
   size_t bytes = a->count * xcclTypeSize(a->type);

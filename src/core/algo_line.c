@@ -39,7 +39,7 @@ static size_t line_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
   return sizeof(line_item_t) + algo_partner_args_bytes(comm);
 }
 
-static int line_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int line_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   line_item_t *it = scratch;
   host_line_item(it, algo_partner_args(a, comm, it + 1), ++comm->line_seq, &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &it->base;

@@ -31,7 +31,7 @@ static size_t rd_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm
   return sizeof(rd_item_t) + algo_partner_args_bytes(comm);
 }
 
-static int rd_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int rd_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   rd_item_t *it = scratch;
   host_rd_item(it, algo_partner_args(a, comm, it + 1), &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &it->base;

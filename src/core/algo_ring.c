@@ -40,7 +40,7 @@ static size_t ring_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
   return sizeof(ring_launch_t);
 }
 
-static int ring_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int ring_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   ring_launch_t *l = scratch;
   /* Every rank computes the same number from the same count; the CUDA path
    * asks the same function. */

@@ -90,7 +90,7 @@ static void tree_fifos(struct xcclComm *comm, int set, tree_args_t *ta) {
 /* The trees' root: broadcast's and reduce's, -1 for all-reduce. */
 static int tree_root(const coll_args_t *a) { return a->coll == COLL_ALLREDUCE ? -1 : a->root; }
 
-static int tree_build(const coll_args_t *a, struct xcclComm *comm, int lane0, void *scratch, kern_item_t **items) {
+static int tree_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   tree_launch_t *l = scratch;
   /* Tree 0 takes the larger half: a single element climbs one tree only. */
   size_t half = a->count - a->count / 2;

@@ -20,8 +20,6 @@
 #include "enqueue_cuda.h"
 #endif
 
-#define LANES_PER_COMM 100000
-#define LANE_P2P 1000 /* + 2 * peer + direction; below it, the algorithms' (algo.h) */
 
 static _Thread_local int group_depth;
 static _Thread_local group_op_t *group_ops;
@@ -259,7 +257,8 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
     xcclComm_t comm = op->comm;
-    int lane0 = comm_index(g, comm) * LANES_PER_COMM;
+    int ci = comm_index(g, comm);
+    kern_lane_t lane0 = kern_lane_comm(ci);
     if (op_local(op)) {
       carve(&algo_mem, 1, algo_table[op->coll.algo]->scratch_bytes(&op->coll, comm)); /* as group_tables counted */
     } else if (op->kind == GROUP_COLL) {
@@ -270,7 +269,7 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     } else if (op->peer != comm->rank) {
       int send = op->kind == GROUP_SEND;
       comm_p2p_t *d = send ? &comm->p2p_send[COMM_P2P_USER][op->peer] : &comm->p2p_recv[COMM_P2P_USER][op->peer];
-      host_p2p_item(&g->pitems[i], &comm->env, lane0 + LANE_P2P + 2 * op->peer + !send, send, d->fifo, &d->step,
+      host_p2p_item(&g->pitems[i], &comm->env, kern_lane_p2p(ci, op->peer, !send), send, d->fifo, &d->step,
                     op->buf, op->bytes);
       g->pitems[i].base.peer = op->peer; /* whom it waits on, for state dumps */
       group_add_item(g, &g->pitems[i].base, i);

@@ -430,7 +430,7 @@ xcclResult_t enqueue_cuda_host_fence(xcclComm_t comm, const char *fn) {
 /* A work item before it is placed in the record. */
 typedef struct {
   kcu_work_t w;
-  long key; /* lane */
+  kern_lane_t key; /* lane (lane.h) */
   int op, block;
   slot_fifo_t *send, *recv;
 } cuda_item_t;

@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "enqueue_cuda.h"
 #include "kern_cuda.h"
+#include "lane.h"
 #include "slots.h"
 
 /* ---- per-communicator device state ------------------------------------------ */
@@ -87,9 +88,6 @@ typedef struct cuda_flight {
   uint64_t abort_seen;  /* when the watcher first passed an abort on (clock_ns), 0: none */
 } cuda_flight_t;
 
-/* Lane keys, as group.c numbers them: items of one lane run in order. */
-#define CUDA_LANES_PER_COMM 100000
-#define CUDA_LANE_P2P 1000
 #define CUDA_LIVENESS_NS 100000000ull /* how often the watcher looks for shared-memory peers */
 #define CUDA_ABORT_GRACE_S 2.0         /* an aborted launch not ended by then never started */
 
@@ -104,7 +102,7 @@ xcclResult_t cuda_connect_p2p(const dev_op_t *ops, int n, xcclComm_t comm);
 /* Moves the CUDA IPC exchange on and settles GPUDirect RDMA for the fifos ops use (comms: the launch's). */
 xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms);
 /* The lane (thread block) of op on comm number ci: ring channel c, or op's connection. */
-long cuda_lane_key(int ci, const group_op_t *op, int c);
+kern_lane_t cuda_lane_key(int ci, const group_op_t *op, int c);
 /* Refusals due before any step counter moves: XCCL_CHECKSUM, and more lanes
  * than the device holds at once (max_blocks; 0: unknown). */
 xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, int ncomms, int device, int max_blocks);

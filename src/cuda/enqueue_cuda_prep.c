@@ -120,9 +120,9 @@ xcclResult_t cuda_settle_fifos(const dev_op_t *ops, int n, xcclComm_t *comms, in
 
 /* The lane (thread block) of operation op on comm number ci: ring channel
  * c, or the connection to op's peer in its direction. */
-long cuda_lane_key(int ci, const group_op_t *op, int c) {
-  if (op->kind == GROUP_COLL) return (long)ci * CUDA_LANES_PER_COMM + c;
-  return (long)ci * CUDA_LANES_PER_COMM + CUDA_LANE_P2P + 2 * op->peer + (op->kind != GROUP_SEND);
+kern_lane_t cuda_lane_key(int ci, const group_op_t *op, int c) {
+  if (op->kind == GROUP_COLL) return kern_lane_comm(ci) + c;
+  return kern_lane_p2p(ci, op->peer, op->kind != GROUP_SEND);
 }
 
 /* Refusals that must come before any step counter moves (a failure after
@@ -137,7 +137,7 @@ xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, in
   if (max_blocks <= 0) return xcclSuccess;
   int cap = 0, nkeys = 0;
   for (int i = 0; i < n; i++) cap += ops[i].op.kind == GROUP_COLL ? ops[i].op.comm->nchannels : 1;
-  long *keys = malloc(sizeof(long) * (size_t)(cap ? cap : 1));
+  kern_lane_t *keys = malloc(sizeof(*keys) * (size_t)(cap ? cap : 1));
   if (!keys) return err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i].op;
@@ -148,7 +148,7 @@ xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, in
     else if (op->peer == op->comm->rank)
       continue; /* a copy */
     for (int c = 0; c < nch; c++) {
-      long k = cuda_lane_key(ci, op, c);
+      kern_lane_t k = cuda_lane_key(ci, op, c);
       int seen = 0;
       for (int j = 0; j < nkeys && !seen; j++) seen = keys[j] == k;
       if (!seen) keys[nkeys++] = k;

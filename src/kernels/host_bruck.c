@@ -130,7 +130,7 @@ size_t host_bruck_work_bytes(size_t count, xcclDataType_t type, int nranks) {
   return (count * xcclTypeSize(type) * (size_t)nranks + 7) & ~(size_t)7;
 }
 
-void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
+void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane) {
   memset(it, 0, host_bruck_item_bytes(a->nranks));
   it->args = a;
   kern_item_init(&it->base, &bruck_ops, env, lane);

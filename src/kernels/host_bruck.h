@@ -72,7 +72,7 @@ size_t host_bruck_work_bytes(size_t count, xcclDataType_t type, int nranks);
 /* Sets up it for one all-to-all of a (which, like the fifos, outlives it).
  * it: host_bruck_item_bytes + host_bruck_work_bytes bytes, aligned as
  * malloc's; the memory after the item is its working memory. */
-void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
+void host_bruck_item(bruck_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane);
 
 /* 1 if the next n elements of stream it->st[i] may move (the rule
  * bruck_step applies before it looks at a fifo). Reads only the streams'

@@ -323,7 +323,7 @@ static int direct_drained(kern_item_t *it) {
 
 static const kern_item_ops_t direct_ops = {.step = direct_step, .waiting = direct_waiting, .drained = direct_drained};
 
-void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env, int lane) {
+void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env, kern_lane_t lane) {
   memset(it, 0, sizeof(*it));
   it->args = a;
   kern_item_init(&it->base, &direct_ops, env, lane);

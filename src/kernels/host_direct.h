@@ -88,7 +88,7 @@ typedef struct {
 } direct_item_t;
 
 /* a must outlive the item; lane is the algorithms' peers lane. */
-void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env, int lane);
+void host_direct_item(direct_item_t *it, direct_args_t *a, const kern_env_t *env, kern_lane_t lane);
 
 /* Reads len bytes at address `remote` of process pid into local: 0, or an
  * errno. */

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "lane.h"
 #include "slots.h"
 #include "trace_ring.h"
 #include "xccl.h"
@@ -186,7 +187,7 @@ typedef struct {
 struct kern_item {
   const kern_item_ops_t *ops;
   const kern_env_t *env;
-  int lane;             /* items on one lane run in order */
+  kern_lane_t lane;     /* items on one lane run in order (lane.h) */
   slot_fifo_t *sends;   /* the fifo it sends on (NULL: none): drained before done */
   uint64_t *send_step;
   /* Where it is, for failure messages (peer: whom `waiting` said it waits
@@ -200,7 +201,7 @@ struct kern_item {
 
 /* The engine's fields of a new item: ops, env and lane, waiting on no peer
  * yet; the rest zero. */
-static inline void kern_item_init(kern_item_t *it, const kern_item_ops_t *ops, const kern_env_t *env, int lane) {
+static inline void kern_item_init(kern_item_t *it, const kern_item_ops_t *ops, const kern_env_t *env, kern_lane_t lane) {
   *it = (kern_item_t){.ops = ops, .env = env, .lane = lane, .peer = -1};
 }
 

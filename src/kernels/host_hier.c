@@ -434,7 +434,7 @@ size_t host_hier_item_bytes(const hier_layout_t *l, int rank) {
 }
 
 void host_hier_item(hier_item_t *it, const partner_args_t *a, const hier_layout_t *l, const kern_env_t *env,
-                    int lane, int tree) {
+                    kern_lane_t lane, int tree) {
   memset(it, 0, sizeof(*it));
   it->args = a;
   it->layout = l;

@@ -145,6 +145,6 @@ size_t host_hier_item_bytes(const hier_layout_t *l, int rank);
  * host_hier_partners; tree: phase (2) as trees (every rank of the
  * operation must pass the same). */
 void host_hier_item(hier_item_t *it, const partner_args_t *a, const hier_layout_t *l, const kern_env_t *env,
-                    int lane, int tree);
+                    kern_lane_t lane, int tree);
 
 #endif

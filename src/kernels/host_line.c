@@ -153,7 +153,7 @@ static int line_sleep(kern_item_t *it, int timeout_us) {
 static const kern_item_ops_t line_ops = {
     .step = line_step, .waiting = line_waiting, .drained = line_drained, .sleep = line_sleep};
 
-void host_line_item(line_item_t *it, const partner_args_t *a, uint64_t seq, const kern_env_t *env, int lane) {
+void host_line_item(line_item_t *it, const partner_args_t *a, uint64_t seq, const kern_env_t *env, kern_lane_t lane) {
   *it = (line_item_t){.args = a, .seq = seq};
   kern_item_init(&it->base, &line_ops, env, lane);
   it->base.finished = a->count == 0;

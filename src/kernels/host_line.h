@@ -60,6 +60,6 @@ static inline slot_line_t *host_line_of(const partner_args_t *a, int peer, int *
 /* a: the operation's (count * type size <= LINE_MAX_BYTES, every peer's
  * fifos shared); seq: its number, one more than the communicator's last
  * line all-reduce. */
-void host_line_item(line_item_t *it, const partner_args_t *a, uint64_t seq, const kern_env_t *env, int lane);
+void host_line_item(line_item_t *it, const partner_args_t *a, uint64_t seq, const kern_env_t *env, kern_lane_t lane);
 
 #endif

@@ -38,7 +38,7 @@ static slot_fifo_t *p2p_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv_
 
 static const kern_item_ops_t p2p_ops = {.step = p2p_step, .waiting = p2p_waiting};
 
-void host_p2p_item(p2p_item_t *it, const kern_env_t *env, int lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
+void host_p2p_item(p2p_item_t *it, const kern_env_t *env, kern_lane_t lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
                    void *buf, size_t bytes) {
   memset(it, 0, sizeof(*it));
   kern_item_init(&it->base, &p2p_ops, env, lane);

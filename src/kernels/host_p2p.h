@@ -20,7 +20,7 @@ typedef struct {
 
 /* A send of bytes from buf over fifo (is_send) or a receive into buf. A
  * zero-byte transfer moves nothing and is done at once. */
-void host_p2p_item(p2p_item_t *it, const kern_env_t *env, int lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
+void host_p2p_item(p2p_item_t *it, const kern_env_t *env, kern_lane_t lane, int is_send, slot_fifo_t *fifo, uint64_t *step,
                    void *buf, size_t bytes);
 
 #endif

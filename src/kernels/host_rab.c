@@ -285,7 +285,7 @@ static void rab_views(rab_item_t *it, const partner_args_t *a) {
   it->out_at = mine;
 }
 
-void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
+void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane) {
   memset(it, 0, host_rab_item_bytes(a->nranks));
   it->args = a;
   kern_item_init(&it->base, &rab_ops, env, lane);

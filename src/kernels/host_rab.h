@@ -112,7 +112,7 @@ size_t host_rab_work_bytes(coll_kind_t coll, size_t count, xcclDataType_t type, 
  * a (which, like the fifos, outlives it). it: host_rab_item_bytes(a->nranks)
  * + host_rab_work_bytes(a's) bytes, aligned as malloc's; the item uses the
  * memory after its first part as its working memory. */
-void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
+void host_rab_item(rab_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane);
 
 /* 1 if the next n elements of stream it->st[i] may move: what they are made
  * of is done (the rule rab_step applies before it looks at a fifo). Reads

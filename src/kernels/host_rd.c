@@ -141,7 +141,7 @@ static int rd_drained(kern_item_t *it) {
 
 static const kern_item_ops_t rd_ops = {.step = rd_step, .waiting = rd_waiting, .drained = rd_drained};
 
-void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane) {
+void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane) {
   memset(it, 0, offsetof(rd_item_t, act)); /* act[] is written up to nact by rd_plan: a lone call's 600 bytes */
   it->args = a;
   kern_item_init(&it->base, &rd_ops, env, lane);

@@ -31,6 +31,6 @@ typedef struct {
  * returns how many. Both directions are used with each. */
 int host_rd_partners(int nranks, int rank, int *peers);
 
-void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, int lane);
+void host_rd_item(rd_item_t *it, const partner_args_t *a, const kern_env_t *env, kern_lane_t lane);
 
 #endif

@@ -80,7 +80,7 @@ static slot_fifo_t *ring_waiting(kern_item_t *it, uint64_t *step_p, int *is_recv
 
 static const kern_item_ops_t ring_ops = {.step = ring_step, .waiting = ring_waiting};
 
-void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane, ring_item_t *items) {
+void host_ring_items(const ring_args_t *a, const kern_env_t *env, kern_lane_t first_lane, ring_item_t *items) {
   size_t esize = xcclTypeSize(a->type);
   for (int c = 0; c < a->nchannels; c++) {
     ring_item_t *r = &items[c];

@@ -54,6 +54,6 @@ typedef struct {
 
 /* Fills items[0 .. a->nchannels-1], one per channel, lane = first_lane + c.
  * a must outlive the items. */
-void host_ring_items(const ring_args_t *a, const kern_env_t *env, int first_lane, ring_item_t *items);
+void host_ring_items(const ring_args_t *a, const kern_env_t *env, kern_lane_t first_lane, ring_item_t *items);
 
 #endif

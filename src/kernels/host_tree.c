@@ -187,7 +187,7 @@ static int tree_drained(kern_item_t *it) {
 
 static const kern_item_ops_t tree_ops = {.step = tree_step, .waiting = tree_waiting, .drained = tree_drained};
 
-void host_tree_item(tree_item_t *it, const tree_args_t *a, const kern_env_t *env, int lane) {
+void host_tree_item(tree_item_t *it, const tree_args_t *a, const kern_env_t *env, kern_lane_t lane) {
   memset(it, 0, sizeof(*it));
   it->args = a;
   kern_item_init(&it->base, &tree_ops, env, lane);

@@ -67,7 +67,7 @@ typedef struct {
   int do_up, do_down;
 } tree_item_t;
 
-void host_tree_item(tree_item_t *it, const tree_args_t *a, const kern_env_t *env, int lane);
+void host_tree_item(tree_item_t *it, const tree_args_t *a, const kern_env_t *env, kern_lane_t lane);
 
 /* The rule of host_tree.c's tree_step, piece by piece, which xccl-sim's
  * replay of hier's trees (tools/sim/sim_hier.c) asks too. The descent of
