@@ -7,7 +7,9 @@
 # Each round runs, for OLD and then NEW (the order flips every round, so a
 # drift of the machine falls on both), on 2 local ranks over shared memory
 # and over sockets (XCCL_TRANSPORT=socket, loopback):
-#   - the 8-byte all-reduce latency (xccl-perf -L, 1000 iterations), and
+#   - the 8-byte all-reduce latency (xccl-perf -L, 1000 iterations),
+#   - the 1 MiB all-reduce bus bandwidth (100 iterations after 10 warm-up),
+#     where the per-call path and the copies both weigh, and
 #   - the 16 MiB all-reduce bus bandwidth (20 iterations after 5 warm-up).
 # It prints every measurement, then per cell the median of each build and
 # NEW/OLD. Run nothing else meanwhile: on a small machine a background build
@@ -36,7 +38,11 @@ status=0
 one() {
   local b=$1 t=$2 kind=$3 env=() args
   [ "$t" = socket ] && env=(XCCL_TRANSPORT=socket)
-  if [ "$kind" = lat ]; then args=(-b 8 -e 8 -L -n 1000); else args=(-b 16M -e 16M -n 20 -w 5); fi
+  case $kind in
+    lat) args=(-b 8 -e 8 -L -n 1000) ;;
+    bw1m) args=(-b 1M -e 1M -n 100 -w 10) ;;
+    *) args=(-b 16M -e 16M -n 20 -w 5) ;;
+  esac
   if ! env "${env[@]}" XCCL_SOCKET_IFNAME=lo timeout 120 "$b/tools/xccl-run" -n 2 "$b/tools/xccl-perf" allreduce \
       "${args[@]}" --json >"$tmp/out" 2>&1; then
     echo "ab.sh: $b $t $kind failed:" >&2
@@ -55,7 +61,7 @@ for r in $(seq "$rounds"); do
   for which in $order; do
     if [ "$which" = old ]; then b=$old; else b=$new; fi
     for t in shm socket; do
-      for kind in lat bw; do
+      for kind in lat bw1m bw; do
         v=$(one "$b" "$t" "$kind") || { status=1; continue; }
         [ "$v" = wrong ] && { echo "ab.sh: $b $t $kind: wrong elements" >&2; status=1; continue; }
         printf '%-6s %-5s %-7s %-4s %10s\n' "$r" "$which" "$t" "$kind" "$v"
@@ -66,10 +72,10 @@ for r in $(seq "$rounds"); do
 done
 
 echo
-echo "# medians (lat: 8-byte all-reduce, us; bw: 16 MiB all-reduce busbw, GB/s)"
+echo "# medians (lat: 8-byte all-reduce, us; bw1m, bw: 1 MiB, 16 MiB all-reduce busbw, GB/s)"
 printf '%-7s %-4s %10s %10s %9s\n' transp kind old new new/old
 for t in shm socket; do
-  for kind in lat bw; do
+  for kind in lat bw1m bw; do
     med() { awk -v w="$1" -v t="$t" -v k="$kind" '$1 == w && $2 == t && $3 == k { print $4 }' "$tmp/all" 2>/dev/null |
             sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
     o=$(med old) n=$(med new)
