@@ -151,19 +151,33 @@ static void gpu_machines(const char *dir) {
   free(fx);
 }
 
-/* NUMA domain ids of sys, in node order. */
-static int domains(const topo_system_t *sys, int *ids) {
+#define HOST_BUFFERS_MAX 64 /* domains of a fixture, and ranks of a host_buffers case */
+
+/* NUMA domain ids of sys, in node order, at most max of them. */
+static int domains(const topo_system_t *sys, int *ids, int max) {
   int n = 0;
-  for (int i = 0; i < sys->nnodes; i++)
+  for (int i = 0; i < sys->nnodes && n < max; i++)
     if (sys->nodes[i].type == TOPO_CPU) ids[n++] = sys->nodes[i].numa;
   return n;
 }
 
 static void host_buffers(const char *dir, const char *file, int nlocal) {
   topo_system_t *sys = fixture_load(dir, file);
-  int ids[64], nd = domains(sys, ids), numa[64], base[64];
+  int ids[HOST_BUFFERS_MAX] = {0}, numa[HOST_BUFFERS_MAX] = {0}, base[HOST_BUFFERS_MAX] = {0};
+  int nd = domains(sys, ids, HOST_BUFFERS_MAX);
+  CHECK(nlocal >= 1 && nlocal <= HOST_BUFFERS_MAX, "%s: %d ranks, the test holds 1..%d", file, nlocal,
+        HOST_BUFFERS_MAX);
+  CHECK(nd > 0, "%s: the fixture has no NUMA domain (no CPU node) to place ranks on", file);
+  if (nd == 0 || nlocal < 1 || nlocal > HOST_BUFFERS_MAX) {
+    topo_system_free(sys);
+    return;
+  }
   for (int i = 0; i < nlocal; i++) numa[i] = ids[(i * 7) % nd]; /* shuffled over the domains */
-  CHECK(topo_local_ring_order(sys, nlocal, numa, NULL, base, NULL, 0) == xcclSuccess, "%s: %s", file, err_last());
+  if (topo_local_ring_order(sys, nlocal, numa, NULL, base, NULL, 0) != xcclSuccess) {
+    CHECK(0, "%s: topo_local_ring_order: %s", file, err_last());
+    topo_system_free(sys);
+    return;
+  }
   for (int nh = 1; nh <= 4; nh *= 2) {
     topo_host_job_t job = {.nlocal = nlocal, .numa = numa, .nchannels = 4};
     topo_plan_t p;
