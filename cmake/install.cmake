@@ -4,18 +4,26 @@
 # Layout under the install prefix (relative dirs from GNUInstallDirs):
 #   ${CMAKE_INSTALL_LIBDIR}/libxccl.so*           shared library (+ soname links)
 #   ${CMAKE_INSTALL_LIBDIR}/libxccl.a             static library
-#   ${CMAKE_INSTALL_INCLUDEDIR}/xccl.h            the public header
+#   ${CMAKE_INSTALL_INCLUDEDIR}/xccl.h            the public header, and the
+#                                                 xccl_version.h it includes
 #   ${CMAKE_INSTALL_LIBDIR}/pkgconfig/xccl.pc     pkg-config file (relocatable)
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/xccl/           CMake package: xccl::xccl,
 #                                                 xccl::xccl_static
-#   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info,topo,stuck}  tools, when they are built
+#   ${CMAKE_INSTALL_BINDIR}/xccl-{run,perf,info,topo,stuck,sim,plot,trace}  the tools
+#   ${CMAKE_INSTALL_LIBDIR}/xccl-nccl/libnccl.so*  NCCL's API over xccl, and its
+#   ${CMAKE_INSTALL_INCLUDEDIR}/xccl-nccl/nccl.h  header (cmake/nccl.cmake)
 #   ${XCCL_PYTHON_SITE_DIR}/xccl/                 the Python package (cmake/python.cmake
 #                                                 says where), its _paths.py naming
 #                                                 the installed libxccl.so.0
 #
-# Components: "Runtime" (shared library, tools), "Python" (the Python
-# package) and "Development" (everything else), so `cmake --install <build>
-# --component Runtime` gives a runtime-only tree.
+# Components, one per package of cmake/package.cmake, so that
+# `cmake --install <build> --component X --prefix P` gives one of them:
+#   lib     libxccl.so.0 and the file it links to         (libxccl0)
+#   dev     headers, libxccl.a, the libxccl.so link, xccl.pc, the CMake
+#           package                                        (libxccl-dev)
+#   tools   every tool in bin/                             (xccl-tools)
+#   nccl    libnccl.so.2, its link and nccl.h (nccl.cmake) (libnccl2-xccl)
+#   python  the Python package                             (not packaged as a .deb)
 
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -29,22 +37,24 @@ mark_as_advanced(XCCL_INSTALL_CMAKEDIR)
 install(TARGETS xccl xccl_static
   EXPORT xcclTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-    COMPONENT Runtime
-    NAMELINK_COMPONENT Development
+    COMPONENT lib
+    NAMELINK_COMPONENT dev
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-    COMPONENT Development
+    COMPONENT dev
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-    COMPONENT Runtime
+    COMPONENT lib
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-install(FILES ${PROJECT_SOURCE_DIR}/include/xccl.h
+install(FILES ${PROJECT_SOURCE_DIR}/include/xccl.h ${PROJECT_BINARY_DIR}/include/xccl_version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  COMPONENT Development)
+  COMPONENT dev)
 
-# ---- Tools (defined in tools/, may not all exist) -------------------------
+# ---- Tools (tools/) ---------------------------------------------------------
 
-foreach(tool xccl-run xccl-perf xccl-info xccl-topo xccl-stuck)
-  if(TARGET ${tool})
+foreach(tool xccl-run xccl-perf xccl-info xccl-topo xccl-stuck xccl-sim)
+  if(NOT TARGET ${tool})
+    message(FATAL_ERROR "xccl: cmake/install.cmake installs ${tool}, which tools/ no longer defines")
+  else()
     # If a tool links the shared library, let the installed binary find it
     # in ../lib without LD_LIBRARY_PATH. Harmless for statically linked tools.
     get_target_property(_xccl_tool_rpath ${tool} INSTALL_RPATH)
@@ -54,12 +64,12 @@ foreach(tool xccl-run xccl-perf xccl-info xccl-topo xccl-stuck)
     endif()
     install(TARGETS ${tool}
       RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-      COMPONENT Runtime)
+      COMPONENT tools)
   endif()
 endforeach()
 unset(_xccl_tool_rpath)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/xccl-plot ${PROJECT_SOURCE_DIR}/tools/xccl-trace
-        DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
+        DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 
 # ---- CMake package --------------------------------------------------------
 
@@ -67,7 +77,7 @@ install(EXPORT xcclTargets
   FILE xcclTargets.cmake
   NAMESPACE xccl::
   DESTINATION ${XCCL_INSTALL_CMAKEDIR}
-  COMPONENT Development)
+  COMPONENT dev)
 
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/xcclConfig.cmake.in
@@ -86,7 +96,7 @@ install(FILES
     ${PROJECT_BINARY_DIR}/cmake/xcclConfig.cmake
     ${PROJECT_BINARY_DIR}/cmake/xcclConfigVersion.cmake
   DESTINATION ${XCCL_INSTALL_CMAKEDIR}
-  COMPONENT Development)
+  COMPONENT dev)
 
 # ---- pkg-config -----------------------------------------------------------
 
@@ -116,7 +126,7 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/xccl.pc.in
   ${PROJECT_BINARY_DIR}/xccl.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/xccl.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-  COMPONENT Development)
+  COMPONENT dev)
 
 # ---- Python package (cmake/python.cmake) ----------------------------------
 
@@ -125,11 +135,11 @@ install(FILES ${PROJECT_BINARY_DIR}/xccl.pc
 if(DEFINED XCCL_PYTHON_SITE_DIR)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/xccl
     DESTINATION ${XCCL_PYTHON_SITE_DIR}
-    COMPONENT Python
+    COMPONENT python
     PATTERN __pycache__ EXCLUDE
     PATTERN "*.py[co]" EXCLUDE
     PATTERN _paths.py EXCLUDE)
   install(FILES ${PROJECT_BINARY_DIR}/python-install/_paths.py
     DESTINATION ${XCCL_PYTHON_SITE_DIR}/xccl
-    COMPONENT Python)
+    COMPONENT python)
 endif()

@@ -29,8 +29,11 @@ set_target_properties(xccl_nccl PROPERTIES OUTPUT_NAME nccl VERSION 2.28.9 SOVER
 target_link_options(xccl_nccl PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/src/nccl/nccl.map
   -Wl,--no-undefined)
 
-install(TARGETS xccl_nccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xccl-nccl)
-install(FILES ${PROJECT_SOURCE_DIR}/include/xccl-nccl/nccl.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/xccl-nccl)
+# One component, "nccl" (the package libnccl2-xccl), header and link too:
+# what builds an NCCL program against xccl comes with the library it runs on.
+install(TARGETS xccl_nccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xccl-nccl COMPONENT nccl NAMELINK_COMPONENT nccl)
+install(FILES ${PROJECT_SOURCE_DIR}/include/xccl-nccl/nccl.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/xccl-nccl
+  COMPONENT nccl)
 
 # NVIDIA's header and library, for the tests only.
 set(_xccl_nccl_hints)

@@ -56,9 +56,10 @@
 extern "C" {
 #endif
 
-#define XCCL_MAJOR 0
-#define XCCL_MINOR 1
-#define XCCL_PATCH 0
+/* XCCL_MAJOR, XCCL_MINOR, XCCL_PATCH: project()'s version (CMakeLists.txt),
+ * written into xccl_version.h when xccl is configured. */
+#include "xccl_version.h"
+
 /* Same encoding as NCCL_VERSION_CODE for versions >= 2.9: X*10000 + Y*100 + Z. */
 #define XCCL_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
 #define XCCL_VERSION_CODE XCCL_VERSION(XCCL_MAJOR, XCCL_MINOR, XCCL_PATCH)

@@ -8,7 +8,7 @@ set(_fz_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
 file(GLOB _fz_base ${PROJECT_SOURCE_DIR}/src/base/*.c)
 file(GLOB _fz_topo ${PROJECT_SOURCE_DIR}/src/topo/*.c)
 set(_fz_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-  -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/src/base -I${PROJECT_SOURCE_DIR}/src/topo
+  -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include -I${PROJECT_SOURCE_DIR}/src/base -I${PROJECT_SOURCE_DIR}/src/topo
 )
 set(_fz_targets)
 foreach(kind nccl hwloc)

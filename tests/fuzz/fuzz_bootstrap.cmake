@@ -16,7 +16,7 @@ set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c ${_fzb_src}/launch/launch_t
   ${_fzb_src}/launch/launch_slurm.c ${_fzb_src}/core/unique_id.c) # launchers: PMIx compiled out here
 set(_fzb_link_unique_id -Wl,--wrap=getaddrinfo) # numeric hosts only: no input waits on DNS
 set(_fzb_flags -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-  -I${PROJECT_SOURCE_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/launch -I${_fzb_src}/bootstrap
+  -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include -I${_fzb_src}/base -I${_fzb_src}/net -I${_fzb_src}/core -I${_fzb_src}/launch -I${_fzb_src}/bootstrap
   -I${_fzb_src}/kernels -I${_fzb_src}/proxy -I${_fzb_src}/transport)
 set(_fzb_targets)
 foreach(kind bootstrap_msg unique_id)

@@ -225,24 +225,28 @@ LD_LIBRARY_PATH=$run_path "$pc_shared" ||
   fail "pc_shared (pkg-config, shared) exited with status $?"
 
 # ---- 4. pkg-config, static -------------------------------------------------
-step "static link against libxccl.a with pkg-config --static --libs xccl"
+# libxccl.a with its dependencies' shared libraries: what xccl.pc's
+# Requires.private name (`pkg-config --libs` of each) and its Libs.private.
+# `pkg-config --static` (printed above) gives the static closure of those
+# too, which a Debian machine cannot link: rdma-core's .pc lists static
+# providers, hwloc's names libudev.
+step "static link against libxccl.a with xccl.pc's Requires.private and Libs.private"
 archive=$prefix/$libdir/libxccl.a
-static_libs=
-replaced=0
-# -lxccl would pick libxccl.so (it sits next to the archive); name the archive.
-for w in $pc_static_libs; do
-  if [ "$w" = -lxccl ]; then
-    static_libs="$static_libs $archive"
-    replaced=1
-  else
-    static_libs="$static_libs $w"
-  fi
-done
-[ $replaced = 1 ] || fail "pkg-config --static --libs xccl has no -lxccl: $pc_static_libs"
+case " $pc_static_libs " in *" -lxccl "*) ;; *) fail "pkg-config --static --libs xccl has no -lxccl: $pc_static_libs" ;; esac
+requires_private=$(pkg-config --print-requires-private xccl | tr '\n' ' ')
+libs_private=$(sed -n 's/^Libs.private://p' "$prefix/$libdir/pkgconfig/xccl.pc")
+# shellcheck disable=SC2086
+static_libs="$archive $(pkg-config --libs $requires_private) $libs_private" ||
+  fail "pkg-config --libs $requires_private failed"
+# A build with the CUDA device path: libxccl.a needs CUDA's static runtime,
+# which xccl.pc leaves to the user (cmake/xccl.pc.in says why).
+if [ "$(cache_get XCCL_HAVE_CUDA)" = ON ]; then
+  static_libs="$static_libs $(cache_get CUDA_cudart_static_LIBRARY) -ldl -lrt"
+fi
 pc_static=$tmp/pc_static
 # shellcheck disable=SC2086
 "$cc" $cflags "$consumer_src/main.c" $pc_cflags $static_libs -o "$pc_static" ||
-  fail "cc main.c <libxccl.a> \$(pkg-config --static --libs xccl) failed"
+  fail "cc main.c <libxccl.a> <Requires.private and Libs.private of xccl.pc> failed"
 check_static "$pc_static"
 step "running pc_static"
 "$pc_static" || fail "pc_static (pkg-config, static) exited with status $?"

@@ -5,7 +5,8 @@ build tree made for another torch), with torch.utils.cpp_extension.
 It needs xccl.h and libxccl.so.0, looked for in this order:
   header: $XCCL_INCLUDE_DIR, <library dir>/../include, $XCCL_HOME/include,
           the source tree this file sits in (include/), /usr/local/include,
-          /usr/include;
+          /usr/include; xccl_version.h beside it, else in the same places
+          or <library dir>/include (a build tree's);
   library: $XCCL_LIBRARY (a file), the one the xccl Python package loads,
           $XCCL_HOME/lib, the source tree's build/default, /usr/local/lib,
           /usr/lib/x86_64-linux-gnu, /usr/lib.
@@ -57,11 +58,19 @@ def _find_include(libdir):
     if os.environ.get("XCCL_HOME"):
         dirs.append(os.path.join(os.environ["XCCL_HOME"], "include"))
     dirs += [os.path.normpath(os.path.join(_HERE, "..", "..", "..", "include")), "/usr/local/include", "/usr/include"]
-    for d in dirs:
-        if os.path.isfile(os.path.join(d, "xccl.h")):
-            return d
-    raise ImportError("xccl.torch: no prebuilt extension, and xccl.h was not found to build one (looked in %s). "
-                      "Set XCCL_INCLUDE_DIR to the directory that holds it." % ", ".join(dirs))
+    header = next((d for d in dirs if os.path.isfile(os.path.join(d, "xccl.h"))), None)
+    if header is None:
+        raise ImportError("xccl.torch: no prebuilt extension, and xccl.h was not found to build one (looked in %s). "
+                          "Set XCCL_INCLUDE_DIR to the directory that holds it." % ", ".join(dirs))
+    # xccl_version.h, which xccl.h includes, is installed beside it; a source
+    # tree's include/ lacks it (CMake writes it into <build>/include).
+    dirs = [header] + dirs + [os.path.join(libdir, "include")]
+    version = next((d for d in dirs if os.path.isfile(os.path.join(d, "xccl_version.h"))), None)
+    if version is None:
+        raise ImportError("xccl.torch: xccl_version.h (which xccl.h includes) was not found beside %s nor in %s; "
+                          "it is written into <build>/include by CMake. Set XCCL_INCLUDE_DIR to an installed "
+                          "include directory." % (header, ", ".join(dirs[1:])))
+    return [header] if version == header else [header, version]
 
 
 def _cache_dir():
@@ -88,7 +97,7 @@ def load(name):
     return cpp_extension.load(
         name=name,
         sources=[os.path.join(_HERE, "csrc", s) for s in _SOURCES],
-        extra_include_paths=[include, os.path.join(_HERE, "csrc")],
+        extra_include_paths=include + [os.path.join(_HERE, "csrc")],
         extra_cflags=["-O2", "-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         extra_ldflags=[lib, "-Wl,-rpath," + libdir],
         build_directory=build_dir,
