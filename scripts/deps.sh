@@ -21,6 +21,8 @@
 #   python3-matplotlib — xccl-plot, which xccl-perf --plot runs
 #   jq           — tests/fault/test_dump.sh reads the JSON dumps with it, as people's scripts would
 #   nftables     — `nft`, the one-way partitions of the soak (tests/soak; skipped without it)
+#   dpkg-dev, file — cpack -G DEB's dependencies from dpkg-shlibdeps (cmake/package.cmake)
+#   debootstrap  — the clean Debian root tests/package installs the .debs into
 # Runs apt-get only for what is missing, so a second run costs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,7 @@ need=()
 for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang "$clang_rt" libibverbs-dev librdmacm-dev libisal-dev \
   libjansson-dev python3-prometheus-client jq \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
-  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables; do
+  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables dpkg-dev file debootstrap; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
