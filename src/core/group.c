@@ -4,6 +4,7 @@
  */
 #include "group.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,8 +464,13 @@ double group_estimate_s(void) {
     if (op->kind == GROUP_COLL) {
       const coll_args_t *a = &op->coll;
       /* priced as the tuner priced it: the communicator's site (its hosts, links and cores) */
-      t += cost_estimate_s(a->algo, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
-                           comm->peers[comm->rank].chunk_size, &comm->site);
+      size_t bytes = a->count * xcclTypeSize(a->type), slot = comm->peers[comm->rank].chunk_size;
+      double s = cost_estimate_s(a->algo, a->coll, bytes, comm->nranks, slot, &comm->site);
+      /* XCCL_ALGO may force an algorithm where its work says it cannot run
+       * (hier on one host still runs, as its two levels on one): a ring's
+       * price, not an infinite one */
+      if (!isfinite(s)) s = cost_estimate_s(ALGO_RING, a->coll, bytes, comm->nranks, slot, &comm->site);
+      t += s;
     } else if (op->kind == GROUP_SEND || op->peer != comm->rank) { /* a send to itself is one copy, its receive none */
       t += op->peer == comm->rank ? cost_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, &comm->site)
                                   : cost_p2p_s(op->bytes, group_link(comm, op->peer), &comm->site);
