@@ -1,8 +1,9 @@
 /*
  * algo.h — the algorithms that run collectives, as one table. Each
  * algorithm is a descriptor (algo_desc_t) saying which collectives it runs,
- * what it costs, what a launch of one operation takes and builds, and which
- * connections it needs beyond the ring channels made at init. The tuner
+ * the work it does (which cost.h prices), what a launch of one operation
+ * takes and builds, and which connections it needs beyond the ring channels
+ * made at init. The tuner
  * (tuning.c) chooses among the descriptors and the group launch (group.c)
  * goes through them; neither names an algorithm.
  *
@@ -14,7 +15,8 @@
  * holding its communicator, never blocking (max_items, scratch_bytes and
  * build are 0 and NULL for pairwise, which runs as sends and receives and
  * is never launched as a collective):
- * - cost: only for collectives the algorithm serves, on 2 or more ranks.
+ * - work: only for collectives the algorithm serves, on 2 or more ranks; a
+ *   pure function of its arguments (xccl-sim calls it too).
  * - scratch_bytes, then build: once each per operation and launch, with the
  *   same arguments; build's memory is the launch's until kern_run returns.
  * - peers: what the launch connects (comm_connect_p2p, set COMM_P2P_ALGO)
@@ -77,13 +79,35 @@ typedef struct {
   algo_t algo;    /* chosen at submission (tuning.h) */
 } coll_args_t;
 
-/* The cost model's constants: a per-step latency and a link bandwidth. They
- * are the socket transport on loopback as measured here with xccl-perf
- * (8-byte all-reduce on 2 ranks: ~60 us for the ring's 2 steps, ~33 us for
- * recursive doubling's 1; 16 MiB: ~2.2 GB/s bus bandwidth); they decide
- * crossovers, not absolute times. */
+/* The socket transport on loopback as measured here with xccl-perf (8-byte
+ * all-reduce on 2 ranks: ~60 us for the ring's 2 steps, ~33 us for
+ * recursive doubling's 1; 16 MiB: ~2.2 GB/s bus bandwidth): a network
+ * link's per-step latency and bandwidth (tuning.c's tuning_links). They
+ * decide crossovers, not absolute times. */
 #define ALGO_ALPHA_S 30e-6
 #define ALGO_BETA_BPS 1.5e9
+
+/* The classes of link a step may cross. */
+typedef enum {
+  ALGO_LINK_LOCAL, /* between two ranks of one host: shared memory where it is used, else the network */
+  ALGO_LINK_NET,   /* between hosts */
+  ALGO_NLINKS
+} algo_link_class_t;
+
+/* A link: the latency of one step and the bytes per second one rank moves. */
+typedef struct {
+  double alpha_s, beta_bps;
+} algo_link_t;
+
+/* What one operation of an algorithm does (its descriptor's `work`): the
+ * latency steps the busiest rank waits through and the bytes it moves, per
+ * class of link. cost.h's cost_price turns it into seconds. */
+typedef struct {
+  double steps[ALGO_NLINKS];
+  double bytes[ALGO_NLINKS]; /* or what costs as much on that link (direct's single copy reads slower) */
+  int ok;     /* 0: it cannot run there (priced HUGE_VAL) */
+  int forced; /* a setting makes it run whatever its price (direct under XCCL_SHM_COPY=single or zero) */
+} algo_work_t;
 
 /* Lanes (lane.h) of an operation, counted from the communicator's first
  * lane in the launch (kern_lane_comm). Items on one lane run in issue order;
@@ -123,17 +147,21 @@ typedef struct {
 /* What the cost model knows of where a communicator's ranks are, the same on
  * every rank (from the peer info all-gathered at init). */
 typedef struct {
-  double alpha_s, beta_bps; /* the link a step crosses: the network's, or shared memory's when every rank
-                               is on one host and uses it (tuning.c's tuning_links) */
-  int direct;               /* the ranks may read each other's memory: ALGO_DIRECT can run */
-  int direct_forced;        /* XCCL_SHM_COPY=single or zero: ALGO_DIRECT for whatever it serves */
-  int zero_copy;            /* XCCL_SHM_COPY is not single: map peers' xcclMemAlloc buffers */
-  int line;                 /* ALGO_LINE can run: every rank on one host, all connected by shared memory, no
-                               XCCL_CHECKSUM, at most LINE_MAX_RANKS (algo_direct.c's direct_setup) */
-  int zero_agreed;          /* per operation: its buffers lie in windows that every rank registered in
-                               xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
-  size_t peer_slot;         /* slot bytes of the algorithms' own connections (XCCL_ALGO_CHUNK_SIZE); 0: the
-                               ring's */
+  /* Each class's link (tuning_site_hosts, from tuning_links; XCCL_TUNE=measure replaces link[flat]), ranks
+   * taking turns on too few cores already in (cpu_share). */
+  algo_link_t link[ALGO_NLINKS];
+  int flat;          /* the class every step of a one-level algorithm (all but hier) is priced on:
+                        ALGO_LINK_LOCAL where every rank is on one host, in one PID namespace as one user, and
+                        shared memory is allowed (direct_setup), else ALGO_LINK_NET */
+  int direct;        /* the ranks may read each other's memory: ALGO_DIRECT can run */
+  int direct_forced; /* XCCL_SHM_COPY=single or zero: ALGO_DIRECT for whatever it serves */
+  int zero_copy;     /* XCCL_SHM_COPY is not single: map peers' xcclMemAlloc buffers */
+  int line;          /* ALGO_LINE can run: every rank on one host, all connected by shared memory, no
+                        XCCL_CHECKSUM, at most LINE_MAX_RANKS (algo_direct.c's direct_setup) */
+  int zero_agreed;   /* per operation: its buffers lie in windows that every rank registered in
+                        xcclMemAlloc memory, so every rank's can be mapped (reg.c) */
+  size_t peer_slot;  /* slot bytes of the algorithms' own connections (XCCL_ALGO_CHUNK_SIZE); 0: the
+                        ring's */
   /* The hosts (tuning_site_hosts), for ALGO_HIER; all 0 and NULL: unknown,
    * as one host. */
   int nhosts;
@@ -142,21 +170,20 @@ typedef struct {
   double hier_local_frac;           /* the most a rank receives inside its host in hier's (1), over the buffer */
   int hier_peers_ok;                /* no rank needs more than ALGO_MAX_PEERS connections for hier */
   unsigned hier_inter;              /* hier's (2) shapes XCCL_HIER_INTER allows: HIER_INTER_RING | _TREE */
-  double local_alpha_s, local_beta_bps; /* a link inside a host: shared memory's where it is used, else the network's */
-  double net_alpha_s, net_beta_bps;     /* a link between hosts */
-  double cpu_share; /* ranks per core on the most crowded host (>= 1; 0 or 1: a core each), already in every
-                       alpha and beta above (tuning_site_hosts) */
+  double cpu_share; /* ranks per core on the most crowded host (>= 1; 0 or 1: a core each), already in
+                       link[] (tuning_site_hosts) */
   const hier_layout_t *layout;      /* the communicator's (freed with it) */
 } algo_site_t;
 
 typedef struct {
   const char *name; /* as XCCL_ALGO spells it */
   unsigned colls;   /* the collectives it serves: bit 1u << coll */
-  /* Seconds coll of `bytes` (the schedule's count times the element size)
-   * takes on nranks ranks with slots of slot bytes, by site's link:
-   * compared with the other algorithms' to choose. HUGE_VAL: cannot run
-   * there. */
-  double (*cost)(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site);
+  /* The work of coll of `bytes` (the schedule's count times the element
+   * size) on nranks ranks with slots of slot bytes at site, into *work_p,
+   * which arrives zeroed (cost_work, cost.h): the one statement of what the
+   * algorithm does, which the tuner, xcclGroupSimulateEnd and xccl-sim
+   * price alike. ok stays 0 where it cannot run there. */
+  void (*work)(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site, algo_work_t *work_p);
   int max_items; /* work items build writes at most */
   /* Scratch one operation's launch needs (build's `scratch`). */
   size_t (*scratch_bytes)(const coll_args_t *a, const struct xcclComm *comm);
@@ -193,16 +220,12 @@ typedef struct {
 /* The most an algorithm's lone item (algo_desc_t.lone) takes. */
 #define ALGO_LONE_BYTES 1024
 
-/* A cost split into what each link weighs: latency steps and bytes moved
- * by the busiest rank, for coll of `bytes` on k ranks with slots of `slot`
- * bytes (at least 1). cost = steps ALPHA + moved / BETA; tuning.c's
- * xcclGroupSimulateEnd estimate weighs the same two figures per link. */
-typedef void algo_model_fn(coll_kind_t coll, double bytes, double k, double slot, double *steps_p, double *moved_p);
-algo_model_fn algo_tree_model; /* algo_tree.c */
-algo_model_fn algo_rab_model;  /* algo_rab.c */
-algo_model_fn algo_bruck_model;    /* algo_bruck.c */
-algo_model_fn algo_pairwise_model; /* algo_pairwise.c */
-algo_model_fn algo_line_model;     /* algo_line.c */
+/* A one-level algorithm's work: steps and bytes, all on site->flat. */
+static inline void algo_work_flat(algo_work_t *w, const algo_site_t *site, double steps, double bytes) {
+  w->ok = 1;
+  w->steps[site->flat] = steps;
+  w->bytes[site->flat] = bytes;
+}
 
 /* 1 if hier's phase (2) runs as trees for an all-reduce of `bytes` with
  * slots of `slot` bytes on site (algo_hier.c): the cheaper of the two by

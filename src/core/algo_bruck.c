@@ -14,25 +14,20 @@
  * For k ranks, blocks of B bytes and slots of S bytes: round j moves the
  * n_j blocks whose number has bit j set (about k/2) in ceil(n_j B / S)
  * pieces, and a round starts when the one before it is in, so
- *   steps = sum_j ceil(n_j B / S),  moved = sum_j n_j B
- * (about ceil(log2 k) steps and k/2 log2 k blocks, against pairwise's
- * k - 1 of each).
+ *   steps = sum_j ceil(n_j B / S),  bytes = sum_j n_j B
+ * on the site's flat link (about ceil(log2 k) steps and k/2 log2 k blocks,
+ * against pairwise's k - 1 of each).
  */
-void algo_bruck_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+static void bruck_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                       algo_work_t *work_p) {
   (void)coll;
-  double steps = 0, moved = 0;
+  double b = (double)bytes, k = nranks, s = (double)slot, steps = 0, moved = 0;
   for (int j = 0, r = host_bruck_rounds((int)k); j < r; j++) {
-    double bytes = (double)host_bruck_round_blocks((int)k, j) * b;
-    steps += bytes > 0 ? ceil(bytes / s) : 1;
-    moved += bytes;
+    double round = (double)host_bruck_round_blocks((int)k, j) * b;
+    steps += round > 0 ? ceil(round / s) : 1;
+    moved += round;
   }
-  *steps_p = steps, *moved_p = moved;
-}
-
-static double bruck_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double steps, moved;
-  algo_bruck_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
-  return steps * site->alpha_s + moved / site->beta_bps;
+  algo_work_flat(work_p, site, steps, moved);
 }
 
 /* The item and its working memory (host_bruck_item). */
@@ -64,7 +59,7 @@ static void bruck_peers(int nranks, int rank, const algo_site_t *site, algo_peer
 const algo_desc_t algo_bruck = {
     .name = "bruck",
     .colls = 1u << COLL_ALLTOALL,
-    .cost = bruck_cost,
+    .work = bruck_work,
     .max_items = 1,
     .scratch_bytes = bruck_scratch_bytes,
     .build = bruck_build,

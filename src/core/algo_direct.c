@@ -37,19 +37,20 @@
 #include "mem.h"
 #include "tuning.h"
 
-/* The cost of a direct collective of B bytes on k ranks: two rounds of
+/* The work of a direct collective of B bytes on k ranks: two rounds of
  * tokens of k-1 messages each (three for an all-reduce that pulls, which
  * zero copy does not: it pushes), and what each rank reads from its peers
- * (2(k-1)/k B for all-reduce, as the ring moves).
+ * (2(k-1)/k B for all-reduce, as the ring moves), counted at what it costs
+ * against the slots' copies on the same link:
  * - Zero copy (the operation's buffers in windows of xcclMemAlloc memory on
  *   every rank): each byte copied once, where the slots copy it twice: half
- *   the ring's price per byte. tuning.c's direct_model is this formula.
+ *   the ring's price per byte.
  * - Single copy (process_vm_readv): the kernel pins the peer's pages for
  *   every read. On the development machine (a VM) that read ran at a third
  *   of memcpy's speed (8 vs 24 GB/s, 16 MiB in 4 MiB reads), and the 2-rank
  *   all-reduce at 0.7 of the slots' bus bandwidth (6.0 vs 8.5 GB/s at
  *   16 MiB, 5.6 vs 7.7 at 64 MiB): priced so, it never wins by cost there,
- *   and runs when XCCL_SHM_COPY=single or zero asks for it. */
+ *   and runs when XCCL_SHM_COPY=single or zero asks for it (work.forced). */
 #define DIRECT_CMA_SPEED 0.7
 #define DIRECT_MAX_MAPS 16
 
@@ -65,13 +66,14 @@ typedef struct direct_map {
   struct direct_map *next;
 } direct_map_t;
 
-static double direct_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+static void direct_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                        algo_work_t *work_p) {
   (void)slot;
-  if (!site->direct) return HUGE_VAL; /* direct_setup: one host, readable, at most DIRECT_MAX_RANKS */
-  if (site->direct_forced) return 0;
+  if (!site->direct) return; /* direct_setup: one host, readable, at most DIRECT_MAX_RANKS */
   double k = nranks, b = (double)bytes, rounds = coll == COLL_ALLREDUCE && !site->zero_agreed ? 3 : 2;
   double moved = coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b;
-  return rounds * (k - 1) * site->alpha_s + moved / (site->zero_agreed ? 2 : DIRECT_CMA_SPEED) / site->beta_bps;
+  algo_work_flat(work_p, site, rounds * (k - 1), moved / (site->zero_agreed ? 2 : DIRECT_CMA_SPEED));
+  work_p->forced = site->direct_forced;
 }
 
 /* One operation's scratch. */
@@ -230,7 +232,7 @@ static void direct_peers(int nranks, int rank, const algo_site_t *site, algo_pee
 const algo_desc_t algo_direct = {
     .name = "direct",
     .colls = 1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER | 1u << COLL_BROADCAST,
-    .cost = direct_cost,
+    .work = direct_work,
     .max_items = 1,
     .scratch_bytes = direct_scratch_bytes,
     .build = direct_build,
@@ -285,8 +287,8 @@ xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
   for (int r = 0; r < k && local; r++)
     local =
         comm->peers[r].host_hash == me->host_hash && comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
-  *comm_site_edit(comm) = (algo_site_t){.alpha_s = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].alpha_s,
-                                        .beta_bps = tuning_links[local ? TUNING_LINK_SHM : TUNING_LINK_NET].beta_bps,
+  /* the links themselves are tuning_site_hosts' */
+  *comm_site_edit(comm) = (algo_site_t){.flat = local ? ALGO_LINK_LOCAL : ALGO_LINK_NET,
                                         .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};
   /* The line all-reduce (host_line.h) shares lines through the fifos, which
    * shared memory holds here; a line has no room for a CRC32C. */

@@ -16,61 +16,69 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "cost.h"
 #include "host_hier.h"
 
 /*
  * H hosts, G = site->local_max shards of B/G bytes, slots of S bytes, a
  * rank owning at most `owned` shards (one where every host has G ranks):
- *   (1) and (3), inside a host: g-1 peers at once, a shard's pieces
- *       pipelined, f = site->hier_local_frac of the buffer in (and out):
- *         2 ((G-1 + ceil(B/(G S)) - 1) ALPHA_local + f B / BETA_local)
- *   (2), between hosts, one all-reduce per owned shard, one after the
- *       other; the host's ranks send theirs at once over the host's one
- *       link (as the flat ring's model prices its one crossing per host):
+ *   (1) and (3), inside a host (ALGO_LINK_LOCAL): g-1 peers at once, a
+ *       shard's pieces pipelined, f = site->hier_local_frac of the buffer
+ *       in (and out):
+ *         2 (G-1 + ceil(B/(G S)) - 1) steps, 2 f B bytes
+ *   (2), between hosts (ALGO_LINK_NET), one all-reduce per owned shard,
+ *       one after the other; the host's ranks send theirs at once over the
+ *       host's one link (as the flat ring's work counts its one crossing
+ *       per host):
  *     ring: a rank sends 2(H-1)/H B/G per shard it owns, 2(H-1)/H B per host:
- *         owned (2(H-1) + ceil(B/(G H S)) - 1) ALPHA_net + 2(H-1)/H B / BETA_net
+ *         owned (2(H-1) + ceil(B/(G H S)) - 1) steps, 2(H-1)/H B bytes
  *     tree: depth d = ceil(log2 H), a shard's pieces pipelined up and down;
  *       an interior owner sends a piece up and to two children, a leaf
  *       one; the trees are rotated per shard (hier_tree_links), so a host's
  *       G owners are leaves in about half of their trees: about 2B per host:
- *         owned (2d + ceil(B/(G S)) - 1) ALPHA_net + 2 B / BETA_net
- * HUGE_VAL on one host (it is a reduce-scatter and an all-gather that cost
- * more than the ring's), where every host has one rank (it is the ring),
- * and where some rank would need more connections than an algorithm gets.
+ *         owned (2d + ceil(B/(G S)) - 1) steps, 2 B bytes
+ * It cannot run on one host (it is a reduce-scatter and an all-gather that
+ * cost more than the ring's), where every host has one rank (it is the
+ * ring), nor where some rank would need more connections than an algorithm
+ * gets.
  */
-static void hier_net_model(int tree, double b, double s, const algo_site_t *site, double *steps_p, double *moved_p) {
+static void hier_net_work(int tree, double b, double s, const algo_site_t *site, algo_work_t *work_p) {
   double H = site->nhosts, G = site->local_max, shard = b / G;
+  work_p->ok = 1;
   if (tree) {
     int d = 0;
     for (int n = 1; n < site->nhosts; n *= 2) d++;
-    *steps_p = site->hier_owned * (2.0 * d + (b > 0 ? ceil(shard / s) : 1) - 1);
-    *moved_p = 2 * b;
+    work_p->steps[ALGO_LINK_NET] = site->hier_owned * (2.0 * d + (b > 0 ? ceil(shard / s) : 1) - 1);
+    work_p->bytes[ALGO_LINK_NET] = 2 * b;
   } else {
-    *steps_p = site->hier_owned * (2 * (H - 1) + (b > 0 ? ceil(shard / (H * s)) : 1) - 1);
-    *moved_p = 2 * (H - 1) / H * b;
+    work_p->steps[ALGO_LINK_NET] = site->hier_owned * (2 * (H - 1) + (b > 0 ? ceil(shard / (H * s)) : 1) - 1);
+    work_p->bytes[ALGO_LINK_NET] = 2 * (H - 1) / H * b;
   }
 }
 
-static double hier_net_cost(int tree, double b, double s, const algo_site_t *site) {
-  double steps, moved;
-  hier_net_model(tree, b, s, site, &steps, &moved);
-  return steps * site->net_alpha_s + moved / site->net_beta_bps;
+/* The price of (2) alone, as trees or as rings. */
+static double hier_net_price(int tree, double b, double s, const algo_site_t *site) {
+  algo_work_t w = {0};
+  hier_net_work(tree, b, s, site, &w);
+  return cost_price(&w, site);
 }
 
 int algo_hier_inter_tree(size_t bytes, size_t slot, const algo_site_t *site) {
   if (!(site->hier_inter & HIER_INTER_TREE)) return 0;
   if (!(site->hier_inter & HIER_INTER_RING)) return 1;
   double b = (double)bytes, s = (double)(slot ? slot : 1);
-  return hier_net_cost(1, b, s, site) < hier_net_cost(0, b, s, site);
+  return hier_net_price(1, b, s, site) < hier_net_price(0, b, s, site);
 }
 
-static double hier_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+static void hier_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                      algo_work_t *work_p) {
   (void)coll, (void)nranks;
-  if (!site->layout || site->nhosts < 2 || site->local_max < 2 || !site->hier_peers_ok) return HUGE_VAL;
-  double b = (double)bytes, s = (double)(slot ? slot : 1), G = site->local_max;
+  if (!site->layout || site->nhosts < 2 || site->local_max < 2 || !site->hier_peers_ok) return;
+  double b = (double)bytes, s = (double)slot, G = site->local_max;
   double local_pieces = b > 0 ? ceil(b / G / s) : 1;
-  double local = 2 * ((G - 1 + local_pieces - 1) * site->local_alpha_s + site->hier_local_frac * b / site->local_beta_bps);
-  return local + hier_net_cost(algo_hier_inter_tree(bytes, slot, site), b, s, site);
+  hier_net_work(algo_hier_inter_tree(bytes, slot, site), b, s, site, work_p);
+  work_p->steps[ALGO_LINK_LOCAL] = 2 * (G - 1 + local_pieces - 1);
+  work_p->bytes[ALGO_LINK_LOCAL] = 2 * site->hier_local_frac * b;
 }
 
 /* One operation's scratch: the item, then its arguments (algo_partner_args). */
@@ -106,7 +114,7 @@ static void hier_peers(int nranks, int rank, const algo_site_t *site, algo_peers
 const algo_desc_t algo_hier = {
     .name = "hier",
     .colls = 1u << COLL_ALLREDUCE,
-    .cost = hier_cost,
+    .work = hier_work,
     .max_items = 1,
     .scratch_bytes = hier_scratch_bytes,
     .build = hier_build,

@@ -19,19 +19,13 @@
 #define LINE_STEP_FRAC 0.75
 #define LINE_PEER_FRAC 0.25
 
-/* tuning.c's model of it too (algo.h's algo_model_fn): the steps above, and
- * the k - 1 inputs each rank reads. */
-void algo_line_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  (void)coll, (void)s;
-  *steps_p = LINE_STEP_FRAC + LINE_PEER_FRAC * (k - 2);
-  *moved_p = (k - 1) * b;
-}
-
-static double line_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  if (!site->line || bytes > LINE_MAX_BYTES || nranks > LINE_MAX_RANKS) return HUGE_VAL; /* .max_bytes */
-  double steps, moved;
-  algo_line_model(coll, (double)bytes, nranks, (double)slot, &steps, &moved);
-  return steps * site->alpha_s + moved / site->beta_bps;
+/* The steps above, and the k - 1 inputs each rank reads, on the site's flat
+ * link; only where the site allows it, up to .max_bytes. */
+static void line_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                      algo_work_t *work_p) {
+  (void)coll, (void)slot;
+  if (!site->line || bytes > LINE_MAX_BYTES || nranks > LINE_MAX_RANKS) return;
+  algo_work_flat(work_p, site, LINE_STEP_FRAC + LINE_PEER_FRAC * (nranks - 2), (nranks - 1) * (double)bytes);
 }
 
 static size_t line_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm) {
@@ -76,7 +70,7 @@ static kern_item_t *line_lone(const coll_args_t *a, struct xcclComm *comm, void 
 const algo_desc_t algo_line = {
     .name = "line",
     .colls = 1u << COLL_ALLREDUCE,
-    .cost = line_cost,
+    .work = line_work,
     .max_items = 1,
     .scratch_bytes = line_scratch_bytes,
     .build = line_build,

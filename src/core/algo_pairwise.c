@@ -15,28 +15,24 @@
  * priced at ALGO_MSG_ISSUE of a step (a step's latency also holds the
  * peer's wake-up and the wire; a message's issue is the proxy's or the
  * copy's work alone):
- *   steps = (1 + (k-2) ALGO_MSG_ISSUE) ceil(B/S),  moved = (k - 1) B.
+ *   steps = (1 + (k-2) ALGO_MSG_ISSUE) ceil(B/S),  bytes = (k - 1) B
+ * on the site's flat link.
  * Measured here (2 cores, 8 ranks on shared memory and 4 over sockets)
  * pairwise beat Bruck at every size; with 1/8 the model leaves Bruck to
  * about 40 ranks and more, where its log2 k rounds save more issue work
  * than they cost in latency. */
 #define ALGO_MSG_ISSUE (1.0 / 8)
 
-void algo_pairwise_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+static void pairwise_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                          algo_work_t *work_p) {
   (void)coll;
-  *steps_p = (1 + (k - 2) * ALGO_MSG_ISSUE) * (b > 0 ? ceil(b / s) : 1);
-  *moved_p = (k - 1) * b;
-}
-
-static double pairwise_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double steps, moved;
-  algo_pairwise_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
-  return steps * site->alpha_s + moved / site->beta_bps;
+  double b = (double)bytes, k = nranks, s = (double)slot;
+  algo_work_flat(work_p, site, (1 + (k - 2) * ALGO_MSG_ISSUE) * (b > 0 ? ceil(b / s) : 1), (k - 1) * b);
 }
 
 const algo_desc_t algo_pairwise = {
     .name = "pairwise",
     .colls = 1u << COLL_ALLTOALL,
-    .cost = pairwise_cost,
+    .work = pairwise_work,
     .peers = algo_peers_none,
 };

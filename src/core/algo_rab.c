@@ -17,29 +17,25 @@
  * the fold when k is not a power of two) whose pieces overlap from level to
  * level, pipelined over the pieces of the largest stream, ceil(T/(2S)) (the
  * first level's half; ceil(T/S) when the whole buffer folds in or goes
- * back):
- *   all-reduce      (2 log2(p2) [+2] + pieces - 1) ALPHA + (2(p2-1)/p2 T [+2T]) / BETA
- *   reduce-scatter  (log2(p2) [+2] + pieces - 1) ALPHA + ((p2-1)/p2 T [+T+B]) / BETA
- *   all-gather      (log2(p2) [+2] + pieces - 1) ALPHA + ((p2-1)/p2 T [+T]) / BETA
+ * back), steps and bytes on the site's flat link:
+ *   all-reduce      2 log2(p2) [+2] + pieces - 1 steps, 2(p2-1)/p2 T [+2T] bytes
+ *   reduce-scatter  log2(p2) [+2] + pieces - 1 steps, (p2-1)/p2 T [+T+B] bytes
+ *   all-gather      log2(p2) [+2] + pieces - 1 steps, (p2-1)/p2 T [+T] bytes
  * the bytes those of a rank that takes a folded partner: (p2-1)/p2 T per
  * half, and for the fold the partner's input in (T, or B for the
  * all-gather) and its result out (T, B for the reduce-scatter, (k-1)B for
  * the all-gather).
  */
-void algo_rab_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                     algo_work_t *work_p) {
+  double b = (double)bytes, k = nranks, s = (double)slot;
   int p2 = 1, levels = 0;
   while (p2 <= (int)k / 2) p2 *= 2, levels++;
   int folded = p2 != (int)k, halves = coll == COLL_ALLREDUCE ? 2 : 1;
   double t = coll == COLL_ALLREDUCE ? b : b * k;
   double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
-  *steps_p = halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1;
-  *moved_p = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
-}
-
-static double rab_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double steps, moved;
-  algo_rab_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
-  return steps * site->alpha_s + moved / site->beta_bps;
+  algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1,
+                 halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0));
 }
 
 /* The item with its working memory (host_rab_item). */
@@ -70,7 +66,7 @@ static void rab_peers(int nranks, int rank, const algo_site_t *site, algo_peers_
 const algo_desc_t algo_rab = {
     .name = "rab",
     .colls = 1u << COLL_ALLREDUCE | 1u << COLL_REDUCESCATTER | 1u << COLL_ALLGATHER,
-    .cost = rab_cost,
+    .work = rab_work,
     .max_items = 1,
     .scratch_bytes = rab_scratch_bytes,
     .build = rab_build,

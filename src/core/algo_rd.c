@@ -16,13 +16,15 @@ static int log2_floor(int k) {
 
 /* For k ranks, B bytes and slots of S bytes: `steps` = log2(p2) (+2 if k
  * is not a power of two) exchanges of the whole buffer, one slot-sized
- * piece after the other: ceil(B/S) steps ALPHA + steps B / BETA. */
-static double rd_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
+ * piece after the other: ceil(B/S) x `steps` steps and `steps` B bytes,
+ * on the site's flat link. */
+static void rd_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                    algo_work_t *work_p) {
   (void)coll;
-  double b = (double)bytes, s = (double)(slot ? slot : 1);
+  double b = (double)bytes, s = (double)slot;
   double pieces = b > 0 ? ceil(b / s) : 1;
   int steps = log2_floor(nranks) + ((nranks & (nranks - 1)) ? 2 : 0);
-  return pieces * steps * site->alpha_s + steps * b / site->beta_bps;
+  algo_work_flat(work_p, site, pieces * steps, steps * b);
 }
 
 /* One operation's scratch: the item, then its arguments (algo_partner_args). */
@@ -61,7 +63,7 @@ static void rd_peers(int nranks, int rank, const algo_site_t *site, algo_peers_t
 const algo_desc_t algo_rd = {
     .name = "rd",
     .colls = 1u << COLL_ALLREDUCE,
-    .cost = rd_cost,
+    .work = rd_work,
     .max_items = 1,
     .scratch_bytes = rd_scratch_bytes,
     .build = rd_build,

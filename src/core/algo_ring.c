@@ -8,24 +8,26 @@
 #include "comm.h"
 
 /*
- * For k ranks, B bytes and slots of S bytes (ring_schedule.h's steps):
+ * For k ranks, B bytes and slots of S bytes (ring_schedule.h's steps), on
+ * the site's flat link:
  *   all-reduce: 2(k-1) steps of B/k, pipelined over ceil(B/(kS)) loops:
- *     (2(k-1) + loops - 1) ALPHA + 2(k-1)/k B / BETA
+ *     2(k-1) + loops - 1 steps, 2(k-1)/k B bytes
  *   all-gather, reduce-scatter (B: one rank's block): k-1 steps per loop,
- *     ceil(B/S) loops: (k-1 + loops - 1) ALPHA + (k-1) B / BETA
+ *     ceil(B/S) loops: k-1 + loops - 1 steps, (k-1) B bytes
  *   broadcast, reduce: a chain of k-1 hops, ceil(B/S) pieces:
- *     (k-1 + loops - 1) ALPHA + B / BETA
- * Only all-reduce has another algorithm to compare with today.
+ *     k-1 + loops - 1 steps, B bytes
  */
-static double ring_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double k = nranks, b = (double)bytes, s = (double)(slot ? slot : 1);
+static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                      algo_work_t *work_p) {
+  double k = nranks, b = (double)bytes, s = (double)slot;
   if (coll == COLL_ALLREDUCE) {
     double loops = b > 0 ? ceil(b / (k * s)) : 1;
-    return (2 * (k - 1) + loops - 1) * site->alpha_s + 2 * (k - 1) / k * b / site->beta_bps;
+    algo_work_flat(work_p, site, 2 * (k - 1) + loops - 1, 2 * (k - 1) / k * b);
+    return;
   }
   double loops = b > 0 ? ceil(b / s) : 1;
   int gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
-  return (k - 1 + loops - 1) * site->alpha_s + (gathers ? k - 1 : 1) * b / site->beta_bps;
+  algo_work_flat(work_p, site, k - 1 + loops - 1, (gathers ? k - 1 : 1) * b);
 }
 
 /* One operation's scratch. */
@@ -72,7 +74,7 @@ static int ring_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t l
 const algo_desc_t algo_ring = {
     .name = "ring",
     .colls = ((1u << COLL_NKINDS) - 1) & ~(1u << COLL_ALLTOALL),
-    .cost = ring_cost,
+    .work = ring_work,
     .max_items = XCCL_MAX_CHANNELS,
     .scratch_bytes = ring_scratch_bytes,
     .build = ring_build,

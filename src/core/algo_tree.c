@@ -24,13 +24,13 @@
 /*
  * For k ranks, B bytes and slots of S bytes: each tree carries B/2 in
  * ceil(B/(2S)) pieces over depth = ceil(log2 k) levels (priced so: see
- * algo_tree_model), pipelined.
- *   all-reduce: up and back down, (2 depth + pieces - 1) ALPHA; a rank
+ * tree_work), pipelined, on the site's flat link.
+ *   all-reduce: up and back down, 2 depth + pieces - 1 steps; a rank
  *     interior in one tree and a leaf in the other sends 3 + 1 pieces for
- *     every piece of each tree: 2B / BETA.
+ *     every piece of each tree: 2B bytes.
  *   broadcast (the descent), reduce (the climb): the root is the top of
  *     both trees and one thread runs both, so it takes every piece of
- *     both, ceil(B/S), one after the other: (depth + ceil(B/S) - 1) ALPHA.
+ *     both, ceil(B/S), one after the other: depth + ceil(B/S) - 1 steps.
  *     It has two children in each tree (one on 2 ranks) and sends them
  *     (broadcast) or receives from them (reduce) 2B in all, B on 2 ranks;
  *     no other rank moves more. Against the ring's chain of k-1 hops and B
@@ -38,7 +38,9 @@
  *     keeps them), the ring on 3, the tree for small buffers from 4 ranks
  *     on, the ring for large ones.
  */
-void algo_tree_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
+static void tree_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
+                      algo_work_t *work_p) {
+  double b = (double)bytes, k = nranks, s = (double)slot;
   /* ceil(log2 k), though the tree is floor(log2 k) deep (host_tree.h):
    * measured on 3, 5 and 6 ranks (shm, 8 B - 4 KiB), the tree took as long
    * as rd's log2(p2) + 2 steps or longer, which ceil prices and floor does
@@ -48,18 +50,11 @@ void algo_tree_model(coll_kind_t coll, double b, double k, double s, double *ste
   int depth = 0;
   for (int d = 1; d < (int)k; d *= 2) depth++;
   if (coll == COLL_ALLREDUCE) {
-    *steps_p = 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1; /* pieces per tree */
-    *moved_p = 2 * b;
+    algo_work_flat(work_p, site, 2 * depth + (b > 0 ? ceil(b / (2 * s)) : 1) - 1 /* pieces per tree */, 2 * b);
     return;
   }
-  *steps_p = depth + (b > 0 ? ceil(b / s) : 1) - 1; /* both trees' pieces through the root */
-  *moved_p = (k > 2 ? 2 : 1) * b;
-}
-
-static double tree_cost(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site) {
-  double steps, moved;
-  algo_tree_model(coll, (double)bytes, nranks, (double)(slot ? slot : 1), &steps, &moved);
-  return steps * site->alpha_s + moved / site->beta_bps;
+  /* both trees' pieces through the root */
+  algo_work_flat(work_p, site, depth + (b > 0 ? ceil(b / s) : 1) - 1, (k > 2 ? 2 : 1) * b);
 }
 
 typedef struct {
@@ -145,7 +140,7 @@ static void tree_peers(int nranks, int rank, const algo_site_t *site, algo_peers
 const algo_desc_t algo_tree = {
     .name = "tree",
     .colls = 1u << COLL_ALLREDUCE | 1u << COLL_BROADCAST | 1u << COLL_REDUCE,
-    .cost = tree_cost,
+    .work = tree_work,
     .max_items = 2,
     .scratch_bytes = tree_scratch_bytes,
     .build = tree_build,

@@ -4,6 +4,7 @@
  */
 #include "group.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "comm_stats.h"
 #include "comm_dump.h"
 #include "comm_trace.h"
+#include "cost.h"
 #include "fault.h"
 #include "log.h"
 #include "reduce.h"
@@ -447,17 +449,10 @@ int group_open(void) { return group_depth > 0; }
 
 /* ---- xcclGroupSimulateEnd ---- */
 
-/* The link comm's messages to peer (-1: its ring) cross: shared memory when
- * both ends are on one host and the ring's own connection is a shared one
- * (XCCL_TRANSPORT, a setting every rank shares, may have made it sockets),
- * else the network. Every rank of the ring sees the same. */
-static tuning_link_t group_link(const struct xcclComm *comm, int peer) {
-  const transport_conn_t *c = comm->nchannels > 0 && comm->channels ? &comm->channels[0].send_conn : NULL;
-  if (!c || !c->transport || !c->transport->shared) return TUNING_LINK_NET;
-  uint64_t me = comm->peers[comm->rank].host_hash;
-  for (int r = 0; r < comm->nranks; r++)
-    if ((peer < 0 || r == peer) && comm->peers[r].host_hash != me) return TUNING_LINK_NET;
-  return TUNING_LINK_SHM;
+/* The class of link comm's messages to peer cross: inside the host or
+ * between hosts. */
+static algo_link_class_t group_link(const struct xcclComm *comm, int peer) {
+  return comm->peers[peer].host_hash == comm->peers[comm->rank].host_hash ? ALGO_LINK_LOCAL : ALGO_LINK_NET;
 }
 
 double group_estimate_s(void) {
@@ -468,12 +463,17 @@ double group_estimate_s(void) {
     if (!comm_acquire_quiet(comm)) continue; /* destroyed since: it would not run either */
     if (op->kind == GROUP_COLL) {
       const coll_args_t *a = &op->coll;
-      t += tuning_estimate_s(a->algo, a->coll, a->count * xcclTypeSize(a->type), comm->nranks,
-                             algo_slot(a->algo, comm->peers[comm->rank].chunk_size, comm->site.peer_slot),
-                             group_link(comm, -1));
+      /* priced as the tuner priced it: the communicator's site (its hosts, links and cores) */
+      size_t bytes = a->count * xcclTypeSize(a->type), slot = comm->peers[comm->rank].chunk_size;
+      double s = cost_estimate_s(a->algo, a->coll, bytes, comm->nranks, slot, &comm->site);
+      /* XCCL_ALGO may force an algorithm where its work says it cannot run
+       * (hier on one host still runs, as its two levels on one): a ring's
+       * price, not an infinite one */
+      if (!isfinite(s)) s = cost_estimate_s(ALGO_RING, a->coll, bytes, comm->nranks, slot, &comm->site);
+      t += s;
     } else if (op->kind == GROUP_SEND || op->peer != comm->rank) { /* a send to itself is one copy, its receive none */
-      t += op->peer == comm->rank ? tuning_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, TUNING_LINK_SHM)
-                                  : tuning_p2p_estimate_s(op->bytes, group_link(comm, op->peer));
+      t += op->peer == comm->rank ? cost_estimate_s(ALGO_RING, COLL_BROADCAST, op->bytes, 1, 0, &comm->site)
+                                  : cost_p2p_s(op->bytes, group_link(comm, op->peer), &comm->site);
     }
     comm_release(comm);
   }

@@ -49,7 +49,7 @@ int group_open(void);
 void group_rollback(int mark);
 
 /* The cost model's estimate, in seconds, of the operations queued on this
- * thread since the outermost xcclGroupStart (tuning_estimate_s). */
+ * thread since the outermost xcclGroupStart (cost_estimate_s, cost.h). */
 double group_estimate_s(void);
 
 #endif

@@ -107,21 +107,17 @@ xcclResult_t tune_measure(struct xcclComm *comm) {
   double beta = moved / (wire > t_big / 10 ? wire : t_big / 10);
   all[2 * comm->rank] = alpha, all[2 * comm->rank + 1] = beta;
   TRY_GOTO(bootstrap_allgather(comm->bs, all, 2 * sizeof(*all)), out);
-  double table_alpha = comm->site.alpha_s, table_beta = comm->site.beta_bps;
+  /* The ring measured crosses the site's flat link: the network's where the
+   * ranks span hosts, the one inside the host otherwise. */
   algo_site_t *site = comm_site_edit(comm);
-  site->alpha_s = median_of(all, k, 2, 0, tmp);
-  site->beta_bps = median_of(all, k, 2, 1, tmp);
-  /* hier prices the links inside and between hosts apart: the ring's
-   * slowest is the network's where it crosses hosts. */
-  if (site->nhosts >= 2)
-    site->net_alpha_s = site->alpha_s, site->net_beta_bps = site->beta_bps;
-  else
-    site->local_alpha_s = site->alpha_s, site->local_beta_bps = site->beta_bps;
+  algo_link_t *link = &site->link[site->flat], table = *link;
+  link->alpha_s = median_of(all, k, 2, 0, tmp);
+  link->beta_bps = median_of(all, k, 2, 1, tmp);
   INFO(INIT,
        "rank %d: XCCL_TUNE=measure: %.2f us per step, %.3f GB/s (medians of %d ranks; this rank %.2f us, %.3f GB/s; "
        "the table's %.2f us, %.3f GB/s), measured in %.1f ms",
-       comm->rank, comm->site.alpha_s * 1e6, comm->site.beta_bps / 1e9, k, alpha * 1e6, beta / 1e9,
-       table_alpha * 1e6, table_beta / 1e9, (double)(clock_ns() - t0) / 1e6);
+       comm->rank, link->alpha_s * 1e6, link->beta_bps / 1e9, k, alpha * 1e6, beta / 1e9, table.alpha_s * 1e6,
+       table.beta_bps / 1e9, (double)(clock_ns() - t0) / 1e6);
 out:
   free(buf);
   free(all);

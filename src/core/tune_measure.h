@@ -14,7 +14,7 @@ struct xcclComm;
 xcclResult_t tune_check_config(void);
 
 /* Under XCCL_TUNE=measure, on 2 or more ranks: times the ring all-reduce on
- * comm's channels and sets comm->site's alpha_s and beta_bps to the medians
+ * comm's channels and sets comm->site's flat link (link[flat]) to the medians
  * of every rank's figures (the same on every rank); otherwise does nothing.
  * Collective: every rank of comm calls it at the same point of init, after
  * the ring channels are connected. On failure comm->site is unchanged. */

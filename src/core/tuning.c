@@ -1,6 +1,7 @@
 /*
- * tuning.c — XCCL_ALGO, and the choice among the algorithms of algo_table
- * by their costs.
+ * tuning.c — XCCL_ALGO, the site the algorithms are priced at (its hosts
+ * and links), and the choice among the algorithms of algo_table by their
+ * price (cost.h).
  */
 #include "tuning.h"
 
@@ -11,6 +12,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "cost.h"
 #include "error.h"
 #include "log.h"
 
@@ -95,13 +97,16 @@ algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks
   for (int a = 0; a < ALGO_COUNT; a++) {
     if (!algo_serves((algo_t)a, coll)) continue;
     if (nranks < 2) return (algo_t)a; /* a copy: the first that serves coll */
-    double c = algo_table[a]->cost(coll, bytes, nranks, algo_slot((algo_t)a, slot, site->peer_slot), site);
+    algo_work_t w;
+    cost_work((algo_t)a, coll, bytes, nranks, slot, site, &w);
+    if (w.ok && w.forced) return (algo_t)a;
+    double c = cost_price(&w, site);
     if (c < best_cost) best = (algo_t)a, best_cost = c;
   }
   return best;
 }
 
-/* ---- The cost model of xcclGroupSimulateEnd ---- */
+/* ---- The links ---- */
 
 /*
  * Measured on the development machine (2 shared cores) with xccl-perf on 2
@@ -110,11 +115,11 @@ algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks
  *    (2 steps) 0.4 us: 0.5 us per step; 8 MiB sendrecv 11.8 GB/s, 8 MiB
  *    all-reduce 7.5 GB/s bus bandwidth: 7 GB/s.
  *  - sockets on loopback (XCCL_TRANSPORT=socket): 8 B sendrecv 35 us; 512 KiB
- *    1.9 GB/s, 8 MiB 1.3 GB/s: the figures algo.h's ALGO_ALPHA_S (30 us) and
- *    ALGO_BETA_BPS (1.5 GB/s) already hold, which the tuner compares with.
+ *    1.9 GB/s, 8 MiB 1.3 GB/s: the figures of algo.h's ALGO_ALPHA_S (30 us)
+ *    and ALGO_BETA_BPS (1.5 GB/s).
  * Real networks differ; these decide orders of magnitude, not exact times.
  */
-const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
+const algo_link_t tuning_links[TUNING_NLINKS] = {
     [TUNING_LINK_SHM] = {.alpha_s = 0.5e-6, .beta_bps = 7e9},
     [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
 };
@@ -137,9 +142,7 @@ const tuning_link_cost_t tuning_links[TUNING_NLINKS] = {
 static void site_share_cores(algo_site_t *site, double f) {
   site->cpu_share = f;
   if (f <= 1) return;
-  tuning_share_link(f, &site->alpha_s, &site->beta_bps);
-  tuning_share_link(f, &site->local_alpha_s, &site->local_beta_bps);
-  tuning_share_link(f, &site->net_alpha_s, &site->net_beta_bps);
+  for (int c = 0; c < ALGO_NLINKS; c++) tuning_share_link(f, &site->link[c].alpha_s, &site->link[c].beta_bps);
   INFO(INIT, "cost model: %.2g ranks per core on the most crowded host: each step priced %.1f us more, "
        "bandwidths / %.2g", f, (f - 1) * TUNING_HANDOVER_S * 1e6, f);
 }
@@ -220,16 +223,15 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
                    "%d to %d ranks per host, XCCL_HIER_INTER=%s)",
                    worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax, config_str(CFG_HIER_INTER));
   }
-  const tuning_link_cost_t *loc = &tuning_links[shm_used ? TUNING_LINK_SHM : TUNING_LINK_NET],
-                           *net = &tuning_links[TUNING_LINK_NET];
+
   site->nhosts = l->nhosts;
   site->local_min = lmin, site->local_max = lmax;
   site->hier_owned = owned;
   site->hier_local_frac = frac;
   site->hier_peers_ok = peers <= ALGO_MAX_PEERS;
   site->hier_inter = inter;
-  site->local_alpha_s = loc->alpha_s, site->local_beta_bps = loc->beta_bps;
-  site->net_alpha_s = net->alpha_s, site->net_beta_bps = net->beta_bps;
+  site->link[ALGO_LINK_LOCAL] = tuning_links[shm_used ? TUNING_LINK_SHM : TUNING_LINK_NET];
+  site->link[ALGO_LINK_NET] = tuning_links[TUNING_LINK_NET];
   site->layout = l;
   site_share_cores(site, cpus ? hosts_cpu_share(l, cpus, stride) : 1);
   return xcclSuccess;
@@ -238,70 +240,4 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
 void tuning_site_free(algo_site_t *site) {
   free((void *)site->layout);
   site->layout = NULL;
-}
-
-/* Steps and bytes moved per rank, per algorithm (algo.h's algo_model_fn),
- * so that each link can weigh them: the tree's and rab's are their cost
- * slots' own (algo_tree.c, algo_rab.c); ring, rd and direct are written
- * here beside their cost slots' formulas. A new algorithm adds its entry
- * here. */
-typedef algo_model_fn tuning_model_fn;
-
-static void ring_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  if (coll == COLL_ALLREDUCE) {
-    double loops = b > 0 ? ceil(b / (k * s)) : 1;
-    *steps_p = 2 * (k - 1) + loops - 1;
-    *moved_p = 2 * (k - 1) / k * b;
-    return;
-  }
-  double loops = b > 0 ? ceil(b / s) : 1;
-  *steps_p = k - 1 + loops - 1;
-  *moved_p = (coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER ? k - 1 : 1) * b;
-}
-
-static void rd_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  (void)coll;
-  int n = (int)k, l = 0;
-  while ((2 << l) <= n) l++;
-  double exchanges = l + ((n & (n - 1)) ? 2 : 0);
-  *steps_p = (b > 0 ? ceil(b / s) : 1) * exchanges;
-  *moved_p = exchanges * b;
-}
-
-/* Zero copy: two rounds of tokens of k-1 messages each (the all-reduce
- * pushes); the bytes read from peers, each copied once, so at half the
- * slots' price per byte (algo_direct.c). It runs only where every rank is on
- * one host. */
-static void direct_model(coll_kind_t coll, double b, double k, double s, double *steps_p, double *moved_p) {
-  (void)s;
-  *steps_p = 2 * (k - 1);
-  *moved_p = (coll == COLL_ALLREDUCE ? 2 * (k - 1) / k * b : coll == COLL_BROADCAST ? b : (k - 1) * b) / 2;
-}
-
-static tuning_model_fn *const tuning_models[ALGO_COUNT] = {
-    [ALGO_RING] = ring_model,
-    [ALGO_RD] = rd_model,
-    [ALGO_DIRECT] = direct_model,
-    [ALGO_TREE] = algo_tree_model,
-    [ALGO_RAB] = algo_rab_model,
-    /* hier's price needs the hosts (algo_hier.c), which this estimate does
-     * not know: priced as the ring, an approximation. */
-    [ALGO_HIER] = ring_model,
-    [ALGO_PAIRWISE] = algo_pairwise_model,
-    [ALGO_BRUCK] = algo_bruck_model,
-    [ALGO_LINE] = algo_line_model,
-};
-
-double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link) {
-  const tuning_link_cost_t *l = &tuning_links[(unsigned)link < TUNING_NLINKS ? link : TUNING_LINK_NET];
-  if (nranks < 2) return (double)bytes / tuning_links[TUNING_LINK_SHM].beta_bps; /* a local copy at most */
-  double steps = 0, moved = 0;
-  tuning_model_fn *m = (unsigned)algo < ALGO_COUNT && tuning_models[algo] ? tuning_models[algo] : ring_model;
-  m(coll, (double)bytes, (double)nranks, (double)(slot ? slot : 1), &steps, &moved);
-  return steps * l->alpha_s + moved / l->beta_bps;
-}
-
-double tuning_p2p_estimate_s(size_t bytes, tuning_link_t link) {
-  const tuning_link_cost_t *l = &tuning_links[(unsigned)link < TUNING_NLINKS ? link : TUNING_LINK_NET];
-  return l->alpha_s + (double)bytes / l->beta_bps;
 }

@@ -1,6 +1,7 @@
 /*
  * tuning.h — which algorithm runs a collective: XCCL_ALGO when it forces
- * one, else the cheapest by the algorithms' costs (algo.h).
+ * one, else the cheapest by the algorithms' price (cost.h) at the
+ * communicator's site, which tuning_site_hosts fills.
  */
 #ifndef XCCL_CORE_TUNING_H
 #define XCCL_CORE_TUNING_H
@@ -24,29 +25,22 @@ int tuning_coll_lookup(const char *name);
 const char *tuning_coll_name(coll_kind_t coll);
 
 /* The algorithm for coll of `bytes` on nranks ranks with ring slots of
- * `slot` bytes (site->peer_slot on the algorithms' own connections): the forced one, else the cheapest that serves coll (the earlier in
- * algo_table on a tie); on one rank the first that serves coll (the ring;
- * pairwise for all-to-all). */
+ * `slot` bytes (site->peer_slot on the algorithms' own connections): the
+ * one XCCL_ALGO forces, else the first whose work a setting forces
+ * (algo_work_t.forced), else the cheapest by cost_price that serves coll
+ * (the earlier in algo_table on a tie); on one rank the first that serves
+ * coll (the ring; pairwise for all-to-all). */
 algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks, size_t slot,
                    const algo_site_t *site);
 
-/*
- * The cost model of xcclGroupSimulateEnd: an alpha-beta time per operation,
- * steps x the link's per-step latency + bytes each rank moves / the link's
- * bandwidth, by the kind of link the operation's messages cross.
- */
+/* The links of tuning_site_hosts' sites, from which every site starts. */
 typedef enum {
-  TUNING_LINK_SHM, /* shared memory: every rank on one host, a transport that writes the peer's fifo */
+  TUNING_LINK_SHM, /* shared memory: a transport that writes the peer's fifo */
   TUNING_LINK_NET, /* a network transport (sockets, ib) */
   TUNING_NLINKS
 } tuning_link_t;
 
-typedef struct {
-  double alpha_s;  /* seconds per step, the latency of one message */
-  double beta_bps; /* bytes per second one rank moves */
-} tuning_link_cost_t;
-
-extern const tuning_link_cost_t tuning_links[TUNING_NLINKS];
+extern const algo_link_t tuning_links[TUNING_NLINKS];
 
 /* What a step waits, per rank beyond one per core, for the scheduler to
  * hand the core over (tuning.c, with its measurement; xccl-sim --cores). */
@@ -61,14 +55,16 @@ static inline void tuning_share_link(double f, double *alpha_s, double *bps) {
   *bps /= f;
 }
 
-/* Fills site's hosts (algo.h: nhosts ... layout) for nranks ranks whose
- * hosts are told apart by host_hash (one 64-bit value per rank, stride
- * bytes apart; the peer info's), with shm_used: ranks of one host talk over
- * shared memory. cpus (an algo_cpus_t per rank, the same stride; NULL: a
- * core each): the CPUs each rank may use; where a host's ranks outnumber
- * them, every link of the site is priced as ranks taking turns on the
- * cores (site->cpu_share, tuning.c). forced: XCCL_ALGO's (tuning_parse). site->layout is then
- * the caller's, freed with tuning_site_free. Fails (site unchanged) when out
+/* Fills site's links (link[], from tuning_links) and hosts (algo.h:
+ * nhosts ... layout) for nranks ranks whose hosts are told apart by
+ * host_hash (one 64-bit value per rank, stride bytes apart; the peer
+ * info's), with shm_used: ranks of one host talk over shared memory. cpus
+ * (an algo_cpus_t per rank, the same stride; NULL: a core each): the CPUs
+ * each rank may use; where a host's ranks outnumber them, every link is
+ * priced as ranks taking turns on the cores (site->cpu_share, tuning.c),
+ * once, here. forced: XCCL_ALGO's (tuning_parse). site->flat is the
+ * caller's. site->layout is then the caller's, freed with
+ * tuning_site_free. Fails (site unchanged) when out
  * of memory, or when hier is forced and some rank would need more than
  * ALGO_MAX_PEERS connections for it, saying so. */
 xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cpus,
@@ -78,12 +74,5 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
  * value (*inter_p unchanged). tuning_site_hosts reads it so. */
 xcclResult_t tuning_hier_inter(unsigned *inter_p);
 void tuning_site_free(algo_site_t *site);
-
-/* Seconds algo takes to run coll of `bytes` (the schedule's count times the
- * element size, as tuning_pick is given) on nranks ranks with slots of
- * `slot` bytes over link; grows with bytes and nranks. One rank: a copy. */
-double tuning_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t slot, tuning_link_t link);
-/* Seconds a send (or its receive) of `bytes` takes over link. */
-double tuning_p2p_estimate_s(size_t bytes, tuning_link_t link);
 
 #endif

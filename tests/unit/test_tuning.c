@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "cost.h"
 #include "error.h"
 #include "test_util.h"
 #include "tuning.h"
@@ -34,7 +35,7 @@ typedef struct {
 static double share_of(peer_t *peers, int n, algo_site_t *site) {
   int forced[COLL_NKINDS];
   tuning_parse("", forced);
-  *site = (algo_site_t){.alpha_s = 0.5e-6, .beta_bps = 7e9};
+  *site = (algo_site_t){.link[ALGO_LINK_LOCAL] = {0.5e-6, 7e9}};
   CHECK(tuning_site_hosts(site, n, &peers[0].hash, &peers[0].cpus, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
         err_last());
   tuning_site_free(site);
@@ -46,20 +47,21 @@ static void check_cpu_share(const int *none, size_t slot) {
   int forced[COLL_NKINDS];
   tuning_parse("", forced);
   for (int r = 0; r < 8; r++) peers[r] = (peer_t){42, {0, 2}}; /* 8 unbound ranks on 2 CPUs */
-  algo_site_t plain = {.alpha_s = 0.5e-6, .beta_bps = 7e9}, site;
+  algo_site_t plain = {.link[ALGO_LINK_LOCAL] = {0.5e-6, 7e9}}, site;
   CHECK(tuning_site_hosts(&plain, 8, &peers[0].hash, NULL, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
         err_last());
   tuning_site_free(&plain);
-  CHECK(plain.alpha_s == 0.5e-6 && plain.beta_bps == 7e9, "no CPUs given, yet the links changed");
+  const algo_link_t *pl = &plain.link[ALGO_LINK_LOCAL], *sl = &site.link[ALGO_LINK_LOCAL];
+  CHECK(pl->alpha_s == 0.5e-6 && pl->beta_bps == 7e9, "no CPUs given, yet the links changed");
   CHECK(share_of(peers, 8, &site) == 4, "8 ranks on 2 cores: share %g, want 4", site.cpu_share);
-  CHECK(site.alpha_s > 10 * plain.alpha_s && site.beta_bps == plain.beta_bps / 4, "shared cores: alpha %g beta %g",
-        site.alpha_s, site.beta_bps);
+  CHECK(sl->alpha_s > 10 * pl->alpha_s && sl->beta_bps == pl->beta_bps / 4, "shared cores: alpha %g beta %g",
+        sl->alpha_s, sl->beta_bps);
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &plain) == ALGO_RAB, "plain table at 16 KiB: not rab");
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 16384, 8, slot, &site) == ALGO_RD, "2 cores at 16 KiB: not rd");
   CHECK(tuning_pick(none, COLL_ALLREDUCE, 256u << 10, 8, slot, &site) == ALGO_RAB, "2 cores at 256 KiB: not rab");
   /* Bound a core each (mpirun's default): 8 distinct CPUs, no sharing. */
   for (int r = 0; r < 8; r++) peers[r].cpus = (algo_cpus_t){r, 1};
-  CHECK(share_of(peers, 8, &site) == 1 && site.alpha_s == plain.alpha_s, "a core each: share %g", site.cpu_share);
+  CHECK(share_of(peers, 8, &site) == 1 && sl->alpha_s == pl->alpha_s, "a core each: share %g", site.cpu_share);
   /* Two sockets of 4 cores, 4 ranks bound to each: 8 CPUs. */
   for (int r = 0; r < 8; r++) peers[r].cpus = (algo_cpus_t){r < 4 ? 0 : 4, 4};
   CHECK(share_of(peers, 8, &site) == 1, "a socket per 4 ranks: share %g", site.cpu_share);
@@ -68,7 +70,7 @@ static void check_cpu_share(const int *none, size_t slot) {
   CHECK(share_of(peers, 8, &site) == 1, "a count unknown: share %g", site.cpu_share);
   /* Two hosts of 4 ranks: the most crowded decides (host 2: 4 ranks on 1 CPU). */
   for (int r = 0; r < 8; r++) peers[r] = (peer_t){1 + r / 4, r < 4 ? (algo_cpus_t){r, 1} : (algo_cpus_t){3, 1}};
-  CHECK(share_of(peers, 8, &site) == 4 && site.net_alpha_s > ALGO_ALPHA_S, "hosts of 4, one on 1 CPU: share %g",
+  CHECK(share_of(peers, 8, &site) == 4 && site.link[ALGO_LINK_NET].alpha_s > ALGO_ALPHA_S, "hosts of 4, one on 1 CPU: share %g",
         site.cpu_share);
 }
 
@@ -114,7 +116,7 @@ int main(void) {
    * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
    * instead of log2 k times it). */
   const size_t slot = 512 * 1024;
-  const algo_site_t net = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS};
+  const algo_site_t net = {.flat = ALGO_LINK_NET, .link[ALGO_LINK_NET] = {ALGO_ALPHA_S, ALGO_BETA_BPS}};
   for (int k = 2; k <= 64; k++) {
     CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &net) == ALGO_RD, "%d ranks, 8 B: not rd", k);
     /* On many ranks the tree's fewer hops pay for its larger share of bytes;
@@ -165,7 +167,8 @@ int main(void) {
     size_t lo = 8, hi = 64u << 20;
     while (hi - lo > 8) {
       size_t mid = lo + (hi - lo) / 2;
-      if (algo_rd.cost(COLL_ALLREDUCE, mid, k, slot, &net) < algo_ring.cost(COLL_ALLREDUCE, mid, k, slot, &net))
+      if (cost_estimate_s(ALGO_RD, COLL_ALLREDUCE, mid, k, slot, &net) <
+          cost_estimate_s(ALGO_RING, COLL_ALLREDUCE, mid, k, slot, &net))
         lo = mid;
       else
         hi = mid;
@@ -177,7 +180,7 @@ int main(void) {
   /* One host whose ranks read each other's memory: direct for large
    * collectives it serves, never for small ones nor for reduce; forced by
    * XCCL_SHM_COPY=single/zero; never where the ranks cannot read each other. */
-  const algo_site_t shm = {.alpha_s = 0.5e-6, .beta_bps = 7e9, .direct = 1, .zero_copy = 1, .zero_agreed = 1};
+  const algo_site_t shm = {.link[ALGO_LINK_LOCAL] = {0.5e-6, 7e9}, .direct = 1, .zero_copy = 1, .zero_agreed = 1};
   algo_site_t shm_forced = shm, shm_no = shm, shm_cma = shm;
   shm_forced.direct_forced = 1, shm_forced.zero_agreed = 0;
   shm_no.direct = 0;

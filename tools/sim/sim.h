@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algo.h"
 #include "ring_schedule.h"
 #include "slots.h"
 
@@ -77,6 +78,7 @@ typedef struct sim {
   size_t bytes, count, esize; /* the schedule's count (per rank block for all-gather, reduce-scatter) */
   size_t ring_slot, peer_slot; /* XCCL_CHUNK_SIZE, XCCL_ALGO_CHUNK_SIZE */
   int symmetric;               /* run one host's ranks and fold the next host onto it (sim_ring.c) */
+  const algo_site_t *site;     /* what the tuner knows of the cluster (sim_site_make) */
   /* Progress. */
   double now, end;
   uint64_t nmsgs, ndone, expect; /* messages sent; items finished of expect */
@@ -197,6 +199,13 @@ typedef struct {
 int sim_topo_read(const char *path, int gpus, sim_topo_t *out);
 
 static inline int sim_host(const sim_t *s, int rank) { return rank / s->c.gpus; }
+/* The site of c's ranks (algo.h), with c's links, into *site_p: what
+ * xccl's tuner would know of them at init (tuning_site_hosts). 0 on
+ * success; -1 when out of memory or XCCL_HIER_INTER is not valid (the
+ * reason in xcclGetLastError). site_p->layout is then the caller's
+ * (tuning_site_free). sim_site.c. */
+int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p);
+
 /* The host hash of a modelled rank, as the peer info carries one: what
  * tuning_site_hosts and hier_layout_make tell hosts apart by. */
 static inline uint64_t sim_host_hash(int gpus, int rank) { return 0x9e3779b97f4a7c15ull * (uint64_t)(rank / gpus + 1); }

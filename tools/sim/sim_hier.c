@@ -1,7 +1,7 @@
 /*
  * sim_hier.c — the hierarchical all-reduce (host_hier.h), replayed: the
  * layout is hier_layout_make's over the modelled ranks' host hashes
- * (sim_host_hash, the ones sim_main gives tuning_site_hosts), each rank's
+ * (sim_host_hash, the ones sim_site_make gives tuning_site_hosts), each rank's
  * streams of phases (1) and (3) are the ones host_hier_item builds (peers,
  * shards' lengths, and the `after` / `reduce_after` order between them), and
  * phase (2) runs, per owned shard in rising order, either ring_schedule.h's
@@ -10,8 +10,8 @@
  * tree (hier_tree_links, as host_hier.c's tree_start), a piece at a time by
  * host_tree.h's tree_down_may and tree_up_may (host_tree.c's own rule);
  * which of the two by algo_hier_inter_tree, as hier's build chooses, on the
- * site that xccl-sim's tuner prices (sim_main.c: the cluster's NIC latency
- * and bandwidth between hosts; XCCL_HIER_INTER).
+ * site that xccl-sim's tuner prices (sim_site_make: the cluster's links;
+ * XCCL_HIER_INTER).
  *
  * Per rank, as host_hier.c's hier_step: (1)'s streams until all are done;
  * then (3)'s receives whenever they can, (2)'s rings one after the other,
@@ -60,32 +60,10 @@ typedef struct {
   int tree;                   /* (2) as trees */
 } hier_state_t;
 
-/* What xccl-sim's tuner knows of hier on this cluster (sim_main.c fills
- * its site by tuning_site_hosts, then the cluster's links): every host has
- * `gpus` ranks, so a rank owns one shard. */
-static int hier_site(const sim_t *s, algo_site_t *site) {
-  *site = (algo_site_t){.nhosts = s->c.hosts,
-                        .local_min = s->c.gpus,
-                        .local_max = s->c.gpus,
-                        .hier_owned = 1,
-                        .net_alpha_s = s->c.nic_lat,
-                        .net_beta_bps = s->c.nic_bps,
-                        .peer_slot = s->peer_slot};
-  unsigned inter;
-  if (tuning_hier_inter(&inter) != xcclSuccess) return -1;
-  /* tuning_site_hosts keeps rings alone under auto where a rank would need
-   * more than ALGO_MAX_PEERS connections for both: here at most g - 1 on the
-   * host and 5 between hosts (a bound; it counts the exact number) */
-  if (inter == (HIER_INTER_RING | HIER_INTER_TREE) && s->c.gpus - 1 + 5 > ALGO_MAX_PEERS) inter = HIER_INTER_RING;
-  site->hier_inter = inter;
-  return 0;
-}
-
-/* 1 if (2) runs as trees: hier_build's choice (algo_hier.c). */
+/* 1 if (2) runs as trees: hier_build's choice (algo_hier.c), at the site
+ * xccl-sim's tuner prices (sim_site_make). */
 static int hier_tree(const sim_t *s) {
-  algo_site_t site;
-  if (hier_site(s, &site) != 0) return 0;
-  return algo_hier_inter_tree(s->bytes, s->peer_slot ? s->peer_slot : s->ring_slot, &site);
+  return algo_hier_inter_tree(s->bytes, algo_slot(ALGO_HIER, s->ring_slot, s->site->peer_slot), s->site);
 }
 
 /*
@@ -171,13 +149,6 @@ static int hier_setup(sim_t *s) {
   s->state = st;
   if (!st || hier_make_layout(s, &st->layout_mem, &st->l) != 0) goto oom;
   if (stand_in_make(&si, s) != 0) goto oom;
-  algo_site_t site; /* XCCL_HIER_INTER parses: hier_tree's choice is the build's */
-  if (hier_site(s, &site) != 0) {
-    fprintf(stderr, "xccl-sim: hier: %s\n", xcclGetLastError(NULL));
-    stand_in_free(&si);
-    hier_teardown(s);
-    return -1;
-  }
   st->tree = hier_tree(s);
   unsigned inter = st->tree ? HIER_INTER_TREE : HIER_INTER_RING;
   const hier_layout_t *l = st->l;

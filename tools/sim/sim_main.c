@@ -31,6 +31,7 @@
 
 #include "algo.h"
 #include "config.h"
+#include "cost.h"
 #include "sim.h"
 #include "sim_boot.h"
 #include "tuning.h"
@@ -53,6 +54,7 @@ typedef struct {
   int bootstrap; /* --bootstrap: init's all-gather instead of a collective */
   double max_msgs;
   size_t ring_slot, peer_slot;
+  algo_site_t site; /* what the tuner knows of the cluster (sim_site_make) */
   const char *topo; /* --topo FILE */
   unsigned given;   /* GIVEN_* bits: the flags given, which a --topo file does not override */
   sim_topo_t t;     /* what the file gave */
@@ -319,6 +321,7 @@ static void sim_for(sim_t *s, const opts_t *o, size_t bytes, int symmetric) {
   s->ring_slot = o->ring_slot;
   s->peer_slot = o->peer_slot;
   s->symmetric = symmetric;
+  s->site = &o->site;
 }
 
 typedef struct {
@@ -391,26 +394,11 @@ int main(int argc, char **argv) {
   const sim_cluster_t *c = &o.c;
   int k = c->nranks, forced[COLL_NKINDS];
   for (int i = 0; i < COLL_NKINDS; i++) forced[i] = -1;
-  /* What the tuner knows of this cluster: the network's latency (the wire's
-   * and a message's own cost) and a GPU's NIC bandwidth across hosts, the
-   * NVLink's inside one. */
-  double net_alpha = c->nic_lat + c->msg_s, local_alpha = c->nvl_lat + c->local_msg_s;
-  algo_site_t site = {.alpha_s = c->hosts > 1 ? net_alpha : local_alpha,
-                      .beta_bps = c->hosts > 1 ? c->nic_bps : c->nvl_bps,
-                      .peer_slot = o.peer_slot};
-  /* The hosts, as init finds them from the peers' host hashes (hier's
-   * layout), with this cluster's links inside and between hosts. */
-  uint64_t *hash = malloc((size_t)k * sizeof(*hash));
-  int have_hosts = 0;
-  if (hash) {
-    for (int r = 0; r < k; r++) hash[r] = sim_host_hash(c->gpus, r);
-    have_hosts = tuning_site_hosts(&site, k, hash, NULL, sizeof(*hash), 1, forced) == xcclSuccess;
-    free(hash);
+  if (sim_site_make(c, o.peer_slot, &o.site) != 0) {
+    fprintf(stderr, "xccl-sim: %s\n", *xcclGetLastError(NULL) ? xcclGetLastError(NULL) : "out of memory");
+    return 2;
   }
-  if (have_hosts) {
-    site.local_alpha_s = local_alpha, site.local_beta_bps = c->nvl_bps;
-    site.net_alpha_s = net_alpha, site.net_beta_bps = c->nic_bps;
-  }
+  const algo_site_t *site = &o.site;
   char root_text[32] = "";
   if (o.coll == COLL_BROADCAST || o.coll == COLL_REDUCE)
     snprintf(root_text, sizeof(root_text), " %s root %d", o.coll == COLL_BROADCAST ? "from" : "to", o.root);
@@ -435,7 +423,7 @@ int main(int argc, char **argv) {
     sim_t probe;
     sim_for(&probe, &o, bytes, 0);
     size_t pick_bytes = probe.count * probe.esize;
-    algo_t pick = tuning_pick(forced, o.coll, pick_bytes, k, o.ring_slot, &site);
+    algo_t pick = tuning_pick(forced, o.coll, pick_bytes, k, o.ring_slot, site);
     for (int i = 0; i < NSCHED; i++) {
       algo_t a = algo_by_name(scheds[i]->name);
       if (!replays(&o, i)) continue;
@@ -449,9 +437,10 @@ int main(int argc, char **argv) {
       double ms = (now_s() - t0) * 1e3, t = row.time_s > 0 ? row.time_s : 1e-12;
       double busbw = (double)bytes / t * bus_factor(o.coll, k) / 1e9;
       int chosen = a == pick;
-      /* What the tuner prices it at: its cost slot at this site (null
-       * where it is refused: hier on one host or one rank per host). */
-      double model = algo_table[a]->cost(o.coll, pick_bytes, k, algo_slot(a, o.ring_slot, o.peer_slot), &site);
+      /* What the tuner prices it at, and xcclGroupSimulateEnd would
+       * estimate, at this site (null where it cannot run: hier on one host
+       * or one rank per host). */
+      double model = cost_estimate_s(a, o.coll, pick_bytes, k, o.ring_slot, site);
       if (o.json)
         sim_json_row(json_pack("{s:s, s:I, s:f, s:f, s:b, s:s, s:I, s:f, s:I, s:o}", "algo", scheds[i]->name, "bytes",
                                (json_int_t)bytes, "time_us", row.time_s * 1e6, "busbw", busbw, "chosen", chosen,
@@ -473,6 +462,6 @@ int main(int argc, char **argv) {
     bytes = next > bytes ? (next < o.maxb ? next : o.maxb) : bytes + 1;
   }
   if (o.json) printf("\n]\n");
-  if (have_hosts) tuning_site_free(&site);
+  tuning_site_free(&o.site);
   return rc;
 }
