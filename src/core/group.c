@@ -291,7 +291,7 @@ static xcclResult_t group_premul_begin(group_op_t *ops, int n) {
 static void group_local_copies(const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const coll_args_t *a = &ops[i].coll;
-    size_t bytes = a->recv_elems * xcclTypeSize(a->type);
+    size_t bytes = a->recv_elems * a->esize;
     if (op_local(&ops[i]) && bytes && a->sendbuff && a->sendbuff != a->recvbuff)
       memcpy(a->recvbuff, a->sendbuff, bytes);
   }
