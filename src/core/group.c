@@ -214,8 +214,9 @@ static void *carve(char **cur, size_t count, size_t size) {
   return p;
 }
 
-/* Lays g's tables out in the thread's block; 0 when out of memory. */
-static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
+/* Lays g's tables out in the thread's block, each collective's scratch
+ * size kept in its op for group_build; 0 when out of memory. */
+static int group_tables(group_run_t *g, group_op_t *ops, int n) {
   size_t algo_bytes = 0, nitems = 0, N = (size_t)n;
   for (int i = 0; i < n; i++) {
     if (ops[i].kind != GROUP_COLL) {
@@ -223,7 +224,8 @@ static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
       continue;
     }
     const algo_desc_t *d = algo_table[ops[i].coll.algo];
-    algo_bytes += blocks(1, d->scratch_bytes(&ops[i].coll, ops[i].comm));
+    ops[i].scratch = d->scratch_bytes(&ops[i].coll, ops[i].comm);
+    algo_bytes += blocks(1, ops[i].scratch);
     nitems += (size_t)d->max_items;
   }
   size_t total = blocks(N, sizeof(*g->comms)) + blocks(N, sizeof(*g->pitems)) + algo_bytes +
@@ -260,10 +262,10 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     int ci = comm_index(g, comm);
     kern_lane_t lane0 = kern_lane_comm(ci);
     if (op_local(op)) {
-      carve(&algo_mem, 1, algo_table[op->coll.algo]->scratch_bytes(&op->coll, comm)); /* as group_tables counted */
+      carve(&algo_mem, 1, op->scratch); /* as group_tables counted */
     } else if (op->kind == GROUP_COLL) {
       const algo_desc_t *d = algo_table[op->coll.algo];
-      void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
+      void *scratch = carve(&algo_mem, 1, op->scratch);
       int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);
       for (int j = 0; j < k; j++) g->item_op[g->nitems++] = i;
     } else if (op->peer != comm->rank) {
