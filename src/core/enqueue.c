@@ -102,38 +102,38 @@ static xcclResult_t coll_run(xcclComm_t comm, group_op_t *op, void *stream) {
   return res == xcclSuccess ? res : comm_record(comm, res);
 }
 
-/* Each entry point gives its user arguments (the send and receive element
- * counts are op_prepare_coll's to work out); the rest is prepared. */
+/* An entry point's user arguments into an op; op_prepare_coll works out the
+ * rest (this rank's element counts among them). Field by field: a compound
+ * literal would clear the whole struct first (a string store that starts
+ * slowly), on every small call. */
+static inline xcclResult_t coll_call(const char *name, coll_kind_t kind, const void *sendbuff, void *recvbuff,
+                                     size_t count, xcclDataType_t type, xcclRedOp_t op, int root, xcclComm_t comm,
+                                     void *stream) {
+  group_op_t o;
+  coll_args_t *a = &o.coll;
+  a->name = name, a->coll = kind, a->sendbuff = sendbuff, a->recvbuff = recvbuff, a->count = count;
+  a->type = type, a->op = op, a->root = root;
+  return coll_run(comm, &o, stream);
+}
+
 xcclResult_t xcclAllReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype,
                            xcclRedOp_t op, xcclComm_t comm, void *stream) {
-  group_op_t o;
-  o.coll = (coll_args_t){.name = "allreduce", .coll = COLL_ALLREDUCE, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                         .count = count, .type = datatype, .op = op, .root = -1};
-  return coll_run(comm, &o, stream);
+  return coll_call("allreduce", COLL_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, -1, comm, stream);
 }
 
 xcclResult_t xcclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, xcclDataType_t datatype,
                            xcclComm_t comm, void *stream) {
-  group_op_t o;
-  o.coll = (coll_args_t){.name = "allgather", .coll = COLL_ALLGATHER, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                         .count = sendcount, .type = datatype, .op = xcclNumOps, .root = -1};
-  return coll_run(comm, &o, stream);
+  return coll_call("allgather", COLL_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, xcclNumOps, -1, comm, stream);
 }
 
 xcclResult_t xcclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, xcclDataType_t datatype,
                                xcclRedOp_t op, xcclComm_t comm, void *stream) {
-  group_op_t o;
-  o.coll = (coll_args_t){.name = "reducescatter", .coll = COLL_REDUCESCATTER, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                         .count = recvcount, .type = datatype, .op = op, .root = -1};
-  return coll_run(comm, &o, stream);
+  return coll_call("reducescatter", COLL_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, -1, comm, stream);
 }
 
 xcclResult_t xcclBroadcast(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, int root,
                            xcclComm_t comm, void *stream) {
-  group_op_t o;
-  o.coll = (coll_args_t){.name = "broadcast", .coll = COLL_BROADCAST, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                         .count = count, .type = datatype, .op = xcclNumOps, .root = root};
-  return coll_run(comm, &o, stream);
+  return coll_call("broadcast", COLL_BROADCAST, sendbuff, recvbuff, count, datatype, xcclNumOps, root, comm, stream);
 }
 
 xcclResult_t xcclBcast(void *buff, size_t count, xcclDataType_t datatype, int root, xcclComm_t comm, void *stream) {
@@ -142,10 +142,7 @@ xcclResult_t xcclBcast(void *buff, size_t count, xcclDataType_t datatype, int ro
 
 xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xcclDataType_t datatype, xcclRedOp_t op,
                         int root, xcclComm_t comm, void *stream) {
-  group_op_t o;
-  o.coll = (coll_args_t){.name = "reduce", .coll = COLL_REDUCE, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                         .count = count, .type = datatype, .op = op, .root = root};
-  return coll_run(comm, &o, stream);
+  return coll_call("reduce", COLL_REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
 
 /* ---- Point to point ---- */

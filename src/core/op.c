@@ -181,7 +181,7 @@ xcclResult_t op_prepare_coll(struct xcclComm *comm, group_op_t *op, void *stream
   coll_args_t *a = &op->coll;
   /* Field by field: an initializer would clear the whole struct first (a
    * string store that starts slowly), on every small call. */
-  op->kind = GROUP_COLL, op->comm = comm, op->seq = 0, op->peer = -1, op->buf = NULL, op->bytes = 0;
+  op->kind = GROUP_COLL, op->comm = comm, op->seq = 0, op->peer = -1, op->buf = NULL, op->bytes = 0, op->scratch = 0;
   op->premul.on = 0, op->premul.scratch = NULL;
   *on_device_p = 0;
   xcclResult_t res = coll_check(comm, op, stream);
