@@ -65,7 +65,9 @@ typedef enum {
       ALGO_COUNT
 } algo_t;
 
-/* A collective's arguments as checked by enqueue.c. */
+/* A collective's arguments as the call's one preparation step (op.h) checked
+ * and completed them: everything below reads the derived fields instead of
+ * working them out again. */
 typedef struct {
   const char *name; /* "allreduce", for messages */
   coll_kind_t coll;
@@ -76,7 +78,10 @@ typedef struct {
   xcclDataType_t type;
   xcclRedOp_t op; /* xcclNumOps when the collective has none */
   int root;       /* -1 when the collective has none */
-  algo_t algo;    /* chosen at submission (tuning.h) */
+  algo_t algo;    /* chosen at preparation (tuning.h) */
+  size_t esize;   /* bytes of one element of type */
+  size_t bytes;   /* count * esize: the size the tuner priced and every rank agrees on */
+  int nchannels;  /* ring channels the collective uses (ring_nchannels_for of bytes) */
 } coll_args_t;
 
 /* The socket transport on loopback as measured here with xccl-perf (8-byte

@@ -186,7 +186,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t
   slot_fifo_t **fifo = (slot_fifo_t **)&l->posts[k];
   uint64_t **steps = (uint64_t **)&fifo[2 * k];
   algo_peer_fifos(comm, 0, fifo, steps);
-  size_t esize = xcclTypeSize(a->type);
+  size_t esize = a->esize;
   memset(&l->mine, 0, sizeof(l->mine));
   l->mine.seq = comm->direct_seq;
   l->mine.pid = (int32_t)comm->peers[comm->rank].pid;

@@ -90,10 +90,9 @@ static size_t hier_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
 static int hier_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   hier_item_t *it = scratch;
   void *args_mem = (char *)scratch + host_hier_item_bytes(comm->site.layout, comm->rank);
-  size_t bytes = a->count * xcclTypeSize(a->type);
-  /* the size and slot the tuner priced it at (group.c), so every rank chooses alike */
+  /* the size and slot the tuner priced it at (op.h), so every rank chooses alike */
   size_t slot = algo_slot(ALGO_HIER, comm->peers[comm->rank].chunk_size, comm->site.peer_slot);
-  int tree = algo_hier_inter_tree(bytes, slot, &comm->site);
+  int tree = algo_hier_inter_tree(a->bytes, slot, &comm->site);
   host_hier_item(it, algo_partner_args(a, comm, args_mem), comm->site.layout, &comm->env, lane0 + ALGO_LANE_PEERS,
                  tree);
   items[0] = &it->base;

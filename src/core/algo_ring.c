@@ -44,9 +44,7 @@ static size_t ring_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
 
 static int ring_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   ring_launch_t *l = scratch;
-  /* Every rank computes the same number from the same count; the CUDA path
-   * asks the same function. */
-  int nch = ring_nchannels_for(a->count * xcclTypeSize(a->type), comm->nchannels);
+  int nch = a->nchannels; /* the same on every rank, and on the CUDA path (op.h) */
   for (int c = 0; c < nch; c++) {
     comm_channel_t *ch = &comm->channels[c];
     l->chans[c] = (ring_channel_t){ch->send,

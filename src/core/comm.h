@@ -78,7 +78,7 @@ typedef struct {
 typedef struct cuda_comm cuda_comm_t;
 
 /* Whether the last collective's buffers lay in windows every rank shares
- * (enqueue.c's coll_in_windows), while windows_gen was `gen`. */
+ * (op.c's coll_in_windows), while windows_gen was `gen`. */
 typedef struct {
   uint64_t gen;
   const void *send, *recv;
@@ -86,7 +86,7 @@ typedef struct {
   int in;
 } comm_win_memo_t;
 
-/* The tuner's last answer on a communicator (enqueue.c's coll_pick). */
+/* The tuner's last answer on a communicator (op.c's op_pick). */
 typedef struct {
   int valid, coll, in_windows;
   size_t bytes;
@@ -119,7 +119,7 @@ struct xcclComm {
   int algo_forced[COLL_NKINDS]; /* XCCL_ALGO, -1 where not forced */
   int check;                    /* XCCL_CHECK */
   unsigned algo_connected;      /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
-  /* The tuner's last answer (enqueue.c): a loop of calls of one size asks
+  /* The tuner's last answer (op.c's op_pick): a loop of calls of one size asks
    * the same question each time. Cleared where site changes. */
   comm_pick_memo_t pick_memo;
   /* Recursive doubling's lone item (algo_desc_t.lone, algo_rd.c): its
@@ -172,7 +172,7 @@ struct xcclComm {
   struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   _Atomic uint64_t windows_gen;   /* bumped whenever a window comes or goes (reg.c) */
-  comm_win_memo_t win_memo;       /* enqueue.c's coll_in_windows: its last answer */
+  comm_win_memo_t win_memo;       /* op.c's coll_in_windows: its last answer */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */

@@ -102,7 +102,7 @@ void comm_trace_ops(const group_op_t *ops, int n, uint64_t t0) {
     e->dur_ns = now - t0;
     e->seq = op->seq;
     e->count = op->coll.count;
-    e->bytes = op->kind == GROUP_COLL ? op->coll.count * xcclTypeSize(op->coll.type) : op->bytes;
+    e->bytes = op->bytes;
     e->name = op->coll.name;
     e->algo = op->kind == GROUP_COLL ? algo_name(op->coll.algo) : "p2p";
     e->dtype = kern_type_name(op->coll.type);

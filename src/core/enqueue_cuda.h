@@ -57,7 +57,8 @@ xcclResult_t enqueue_cuda_where(const char *fn, const cuda_buf_t *bufs, int n, v
 /*
  * Takes a checked device operation (enqueue_cuda_where said so): enqueues it
  * on stream now, or inside a group queues it for xcclGroupEnd. The caller
- * may hold op->comm or not. A single-rank collective is a copy on the stream.
+ * holds op->comm (op.h prepared it). A single-rank collective is a copy on
+ * the stream.
  */
 xcclResult_t enqueue_cuda_submit(const group_op_t *op, void *stream);
 

@@ -216,8 +216,9 @@ static void *carve(char **cur, size_t count, size_t size) {
   return p;
 }
 
-/* Lays g's tables out in the thread's block; 0 when out of memory. */
-static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
+/* Lays g's tables out in the thread's block, each collective's scratch
+ * size kept in its op for group_build; 0 when out of memory. */
+static int group_tables(group_run_t *g, group_op_t *ops, int n) {
   size_t algo_bytes = 0, nitems = 0, N = (size_t)n;
   for (int i = 0; i < n; i++) {
     if (ops[i].kind != GROUP_COLL) {
@@ -225,7 +226,8 @@ static int group_tables(group_run_t *g, const group_op_t *ops, int n) {
       continue;
     }
     const algo_desc_t *d = algo_table[ops[i].coll.algo];
-    algo_bytes += blocks(1, d->scratch_bytes(&ops[i].coll, ops[i].comm));
+    ops[i].scratch = d->scratch_bytes(&ops[i].coll, ops[i].comm);
+    algo_bytes += blocks(1, ops[i].scratch);
     nitems += (size_t)d->max_items;
   }
   size_t total = blocks(N, sizeof(*g->comms)) + blocks(N, sizeof(*g->pitems)) + algo_bytes +
@@ -262,10 +264,10 @@ static xcclResult_t group_build(group_run_t *g, const group_op_t *ops, int n) {
     int ci = comm_index(g, comm);
     kern_lane_t lane0 = kern_lane_comm(ci);
     if (op_local(op)) {
-      carve(&algo_mem, 1, algo_table[op->coll.algo]->scratch_bytes(&op->coll, comm)); /* as group_tables counted */
+      carve(&algo_mem, 1, op->scratch); /* as group_tables counted */
     } else if (op->kind == GROUP_COLL) {
       const algo_desc_t *d = algo_table[op->coll.algo];
-      void *scratch = carve(&algo_mem, 1, d->scratch_bytes(&op->coll, comm));
+      void *scratch = carve(&algo_mem, 1, op->scratch);
       int k = d->build(&op->coll, comm, lane0, scratch, &g->items[g->nitems]);
       for (int j = 0; j < k; j++) g->item_op[g->nitems++] = i;
     } else if (op->peer != comm->rank) {
@@ -293,7 +295,7 @@ static xcclResult_t group_premul_begin(group_op_t *ops, int n) {
 static void group_local_copies(const group_op_t *ops, int n) {
   for (int i = 0; i < n; i++) {
     const coll_args_t *a = &ops[i].coll;
-    size_t bytes = a->recv_elems * xcclTypeSize(a->type);
+    size_t bytes = a->recv_elems * a->esize;
     if (op_local(&ops[i]) && bytes && a->sendbuff && a->sendbuff != a->recvbuff)
       memcpy(a->recvbuff, a->sendbuff, bytes);
   }
@@ -464,7 +466,7 @@ double group_estimate_s(void) {
     if (op->kind == GROUP_COLL) {
       const coll_args_t *a = &op->coll;
       /* priced as the tuner priced it: the communicator's site (its hosts, links and cores) */
-      size_t bytes = a->count * xcclTypeSize(a->type), slot = comm->peers[comm->rank].chunk_size;
+      size_t bytes = a->bytes, slot = comm->peers[comm->rank].chunk_size; /* as op.c priced it */
       double s = cost_estimate_s(a->algo, a->coll, bytes, comm->nranks, slot, &comm->site);
       /* XCCL_ALGO may force an algorithm where its work says it cannot run
        * (hier on one host still runs, as its two levels on one): a ring's

@@ -23,6 +23,7 @@ typedef struct {
   void *buf;        /* SEND/RECV */
   size_t bytes;     /* SEND/RECV */
   redop_premul_t premul; /* GROUP_COLL with a PreMulSum op: its scalar (redop.h) */
+  size_t scratch;        /* GROUP_COLL, during a launch: its algorithm's scratch_bytes, asked once (group.c) */
 } group_op_t;
 
 int coll_has_op(const coll_args_t *a);

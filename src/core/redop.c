@@ -16,6 +16,7 @@
 #include "error.h"
 #include "fp_convert.h"
 #include "log.h"
+#include "op.h"
 #include "reduce.h"
 
 /* One op. comm NULL: gone, `gone` says how. */
@@ -38,19 +39,19 @@ xcclResult_t xcclRedOpCreatePreMulSum(xcclRedOp_t *op, void *scalar, xcclDataTyp
                                       xcclScalarResidence_t residence, xcclComm_t comm) {
   TRY(comm_acquire(comm));
   xcclResult_t res = xcclSuccess;
+  size_t esize = 0;
   if (!op || !scalar)
     res = err_set(xcclInvalidArgument, LOG_COLL, "xcclRedOpCreatePreMulSum: %s is NULL", !op ? "op" : "scalar");
-  else if ((unsigned)datatype >= xcclNumTypes)
-    res = err_set(xcclInvalidArgument, LOG_COLL, "xcclRedOpCreatePreMulSum: unknown datatype %d (valid: 0..%d)",
-                  (int)datatype, xcclNumTypes - 1);
-  else if (residence != xcclScalarDevice && residence != xcclScalarHostImmediate)
+  else
+    res = op_check_type("xcclRedOpCreatePreMulSum", datatype, &esize);
+  if (res == xcclSuccess && residence != xcclScalarDevice && residence != xcclScalarHostImmediate)
     res = err_set(xcclInvalidArgument, LOG_COLL,
                   "xcclRedOpCreatePreMulSum: residence %d is neither xcclScalarDevice (0) nor "
                   "xcclScalarHostImmediate (1)",
                   (int)residence);
   if (res != xcclSuccess) goto out;
   redop_entry_t e = {.comm = comm, .type = datatype, .residence = residence};
-  if (residence == xcclScalarHostImmediate) memcpy(e.imm, scalar, xcclTypeSize(datatype));
+  if (residence == xcclScalarHostImmediate) memcpy(e.imm, scalar, esize);
   else e.scalar_ptr = scalar;
   pthread_mutex_lock(&redop_lock);
   if (nredops == redops_cap) {
@@ -76,6 +77,7 @@ out:
 /* Under redop_lock: why op is not one of comm's live ops, or NULL when it is. */
 static const char *redop_refusal(const struct xcclComm *comm, int op, char *buf, size_t len) {
   int i = op - xcclNumOps;
+  if (op < 0) return "no op is negative";
   if (op < xcclNumOps) return "it is a built-in op";
   if (i >= nredops) return "no xcclRedOpCreatePreMulSum made it";
   if (!redops[i].comm) return redops[i].gone;
@@ -166,7 +168,7 @@ void redop_scale(const redop_premul_t *pm, void *dst, const void *src, size_t n)
 
 xcclResult_t redop_premul_begin(redop_premul_t *pm, coll_args_t *a) {
   if (!pm->on || !a->send_elems) return xcclSuccess;
-  size_t bytes = a->send_elems * xcclTypeSize(a->type);
+  size_t bytes = a->send_elems * a->esize;
   if (!(pm->scratch = malloc(bytes)))
     return err_set(xcclSystemError, LOG_COLL, "%s: out of memory for the %zu bytes of its scaled input", a->name,
                    bytes);

@@ -5,7 +5,7 @@
  * was made on; its value is xcclNumOps + its index, never reused, so a
  * destroyed op or another communicator's is told apart from a live one. A
  * collective with such an op runs as xcclSum over inputs each rank first
- * multiplies by its scalar: enqueue.c resolves the op (redop_resolve) and
+ * multiplies by its scalar: op.c resolves the op (redop_resolve) and
  * the queued operation carries the scalar (redop_premul_t); the group
  * launch (group.c) scales the input into scratch of its own just before it
  * runs, and frees the scratch once it has.
@@ -30,8 +30,8 @@ typedef struct {
 } redop_premul_t;
 
 /*
- * a->op >= xcclNumOps on a collective with an op: looks it up among comm's
- * ops (caller holds comm). On success *pm is filled and a->op becomes
+ * a->op not a built-in op, on a collective with an op: looks it up among
+ * comm's ops (caller holds comm). On success *pm is filled and a->op becomes
  * xcclSum; an op destroyed, another communicator's or of another datatype
  * is refused with xcclInvalidArgument and a sentence, a and *pm untouched.
  */

@@ -32,6 +32,7 @@
 #include "error.h"
 #include "group.h"
 #include "log.h"
+#include "op.h"
 
 #define MEASURE_SMALL 8
 #define MEASURE_SMALL_ITERS 20
@@ -62,6 +63,8 @@ static xcclResult_t time_ring(struct xcclComm *comm, void *buf, size_t bytes, in
                           .op = xcclMax, /* in place, any bytes: the result stays in range */
                           .root = -1,
                           .algo = ALGO_RING};
+  op_coll_sizes(&op.coll, 1, comm->nchannels); /* uint8: one byte an element */
+  op.bytes = op.coll.bytes;
   uint64_t t0 = 0;
   for (int i = 0; i < MEASURE_WARMUP + iters; i++) {
     if (i == MEASURE_WARMUP) t0 = clock_ns();

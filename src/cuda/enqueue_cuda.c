@@ -350,12 +350,9 @@ xcclResult_t enqueue_cuda_submit(const group_op_t *op, void *stream) {
   d.op.coll.recvbuff = dev_addr(op->coll.recvbuff);
   d.op.buf = dev_addr(op->buf);
   d.op.coll.algo = ALGO_RING; /* the device runs the ring only */
-  TRY(comm_acquire(op->comm));
-  int single = op->comm->nranks == 1 && op->kind == GROUP_COLL;
-  comm_release(op->comm);
-  if (single) { /* what the collective leaves in recvbuff is sendbuff (or nothing) */
+  if (op->comm->nranks == 1 && op->kind == GROUP_COLL) { /* what the collective leaves in recvbuff is sendbuff (or nothing) */
     const coll_args_t *a = &d.op.coll;
-    size_t bytes = a->recv_elems * xcclTypeSize(a->type);
+    size_t bytes = a->recv_elems * a->esize;
     cudaError_t e = cudaSuccess;
     if (bytes && a->sendbuff && a->sendbuff != a->recvbuff)
       e = cudaMemcpyAsync(a->recvbuff, a->sendbuff, bytes, cudaMemcpyDefault, d.stream);
@@ -443,8 +440,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
       .op = i, .type = op->coll.type, .redop = op->coll.op, .timeout_ns = (uint64_t)(comm->timeout_s * 1e9)};
   if (op->kind == GROUP_COLL) {
     const coll_args_t *a = &op->coll;
-    size_t esize = xcclTypeSize(a->type);
-    int nch = ring_nchannels_for(a->count * esize, comm->nchannels); /* what every rank computes (group.c) */
+    int nch = a->nchannels; /* what every rank computes (op.h) */
     for (int c = 0; c < nch; c++) {
       comm_channel_t *ch = &comm->channels[c];
       cuda_item_t *it = &items[(*nitems)++];
@@ -471,7 +467,7 @@ static xcclResult_t add_items(const dev_op_t *d, int i, int ci, cuda_comm_t *st,
        * the schedule says: count it here the same way. */
       ring_iter_t iter;
       uint64_t sends, recvs;
-      ring_iter_init(&iter, a->coll, comm->nranks, it->w.position, it->w.root, a->count, esize, ch->send->slot_size,
+      ring_iter_init(&iter, a->coll, comm->nranks, it->w.position, it->w.root, a->count, a->esize, ch->send->slot_size,
                      nch, c);
       ring_iter_count_steps(&iter, &sends, &recvs);
       it->w.send_step = ch->send_step;

@@ -144,7 +144,7 @@ xcclResult_t cuda_launch_check(const dev_op_t *ops, int n, xcclComm_t *comms, in
     int ci = 0, nch = 1;
     while (ci < ncomms - 1 && comms[ci] != op->comm) ci++;
     if (op->kind == GROUP_COLL)
-      nch = ring_nchannels_for(op->coll.count * xcclTypeSize(op->coll.type), op->comm->nchannels);
+      nch = op->coll.nchannels;
     else if (op->peer == op->comm->rank)
       continue; /* a copy */
     for (int c = 0; c < nch; c++) {
