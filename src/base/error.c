@@ -39,3 +39,28 @@ const char *err_last(void) { return err_buf; }
 void err_clear(void) { err_buf[0] = '\0'; }
 
 void err_quiet(int on) { err_quiet_depth += on ? 1 : -1; }
+
+const char *xcclGetErrorString(xcclResult_t result) {
+  switch (result) {
+    case xcclSuccess:
+      return "no error";
+    case xcclUnhandledCudaError:
+      return "unhandled cuda error (run with XCCL_DEBUG=INFO for details)";
+    case xcclSystemError:
+      return "unhandled system error (run with XCCL_DEBUG=INFO for details)";
+    case xcclInternalError:
+      return "internal error - please report this issue to the xccl developers";
+    case xcclInvalidArgument:
+      return "invalid argument (run with XCCL_DEBUG=WARN for details)";
+    case xcclInvalidUsage:
+      return "invalid usage (run with XCCL_DEBUG=WARN for details)";
+    case xcclRemoteError:
+      return "remote process exited or there was a network error";
+    case xcclInProgress:
+      return "xccl operation in progress";
+    case xcclTimeout:
+      return "operation timed out (XCCL_TIMEOUT)";
+    default:
+      return "unknown result code";
+  }
+}

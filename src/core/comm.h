@@ -93,6 +93,41 @@ typedef struct {
   algo_t algo;
 } comm_pick_memo_t;
 
+/*
+ * What the observers (in-flight dumps, XCCL_STATS_FILE's counters, XCCL_TRACE's
+ * timeline: comm_dump.c, comm_stats.c, comm_trace.c, a layer above run) are
+ * told, as a table of hooks: the communicator and run layers call through
+ * comm->obs and never name an observer's function, so the observers may read
+ * everything below them while nothing below depends on them
+ * (src/core/layers.txt). Init lays the observers' table (comm_observe_v1,
+ * comm_observe.h) on every communicator before anything can fail; every
+ * slot is filled. Each hook runs on the calling thread, must not block, and
+ * is safe on a communicator whose observers never started (comm->dump,
+ * comm->stats, comm->trace NULL).
+ */
+struct group_op; /* op_record.h's group_op_t */
+typedef struct comm_obs_v1 {
+  /* A call on comm returned an error (comm_record, comm live). */
+  void (*error)(struct xcclComm *comm);
+  /* comm failed with res (comm_fail, after its peers were told): the files show it now. */
+  void (*failed)(struct xcclComm *comm, xcclResult_t res);
+  /* A call of op (coll_kind_t or comm_stats_op_t) run by algo was accepted;
+   * called only while comm->stats is set (op_record.h's comm_count_op). */
+  void (*count_op)(struct xcclComm *comm, int op, int algo);
+  /* The operations of comm among ops[0..n-1] wait for their connections
+   * to be made, until connect_end. */
+  void (*connect_begin)(struct xcclComm *comm, const struct group_op *ops, int n);
+  void (*connect_end)(struct xcclComm *comm);
+  /* A launch failed with f: before comm_fail, what the engine saw (peer: whom
+   * it names on comm, -1 when none); after it, the record and the dump
+   * (here 1 when it happened on comm, msg its sentence). */
+  void (*fail_seen)(struct xcclComm *comm, const kern_failure_t *f, int peer);
+  void (*op_failed)(struct xcclComm *comm, const kern_failure_t *f, int here, const char *msg);
+  /* The operations of comm among ops[0..n-1] ran from t0 until now; called
+   * only while comm->trace is set. */
+  void (*ran)(struct xcclComm *comm, const struct group_op *ops, int n, uint64_t t0);
+} comm_obs_v1_t;
+
 struct xcclComm {
   int rank, nranks;
   int next, prev; /* channel 0's ring neighbours (logs and dumps; each channel has its own) */
@@ -176,6 +211,7 @@ struct xcclComm {
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
+  const comm_obs_v1_t *obs;       /* the observers' hooks (above), set by comm_alloc */
 };
 
 /* comm's site, to change: the tuner's kept answer (pick_memo) was weighed
@@ -203,14 +239,6 @@ typedef enum {
   COMM_ANY = 31
 } comm_life_t;
 
-/* How a communicator is made: a checked config's values (lifecycle.c). */
-typedef struct {
-  int blocking;
-  double timeout_s; /* <= 0: XCCL_TIMEOUT */
-  char name[COMM_NAME_BYTES];
-  char algo[COMM_ALGO_BYTES]; /* config->algo, "" when none: XCCL_ALGO */
-  int cuda_dev; /* >= 0: made current on the init's thread first (xcclCommInitAll) */
-} comm_opts_t;
 
 /* Finds comm among the live communicators and marks a call in progress.
  * xcclInvalidArgument with a message for NULL, destroyed or aborted
@@ -227,46 +255,20 @@ int comm_acquire_quiet(xcclComm_t comm);
 /* Copies this thread's last error into comm (when it is live) and returns res. */
 xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res);
 
-/* Collective init once the id is decoded (comm.c). */
-xcclResult_t comm_init(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank);
-/* The same for a communicator made by xcclCommShrink: XCCL_FAULT rules keep
- * matching job_rank in this process, so a rule aimed at one process does not
- * move to the one that inherits its rank number. */
-xcclResult_t comm_init_shrunk(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank);
+/* The registry of live handles (comm_handle.c), for init and teardown
+ * (comm.c): add makes a handle live; remove takes it out (0 when it was not
+ * live); bury keeps the freed struct's address out of malloc's reach,
+ * remembering how it went ("destroyed", "aborted"); refuse_locked is the
+ * sentence for a handle that is not live. */
+xcclResult_t registry_add(struct xcclComm *comm);
+int registry_remove(struct xcclComm *comm);
+void registry_bury(struct xcclComm *comm, const char *how);
+xcclResult_t registry_refuse_locked(const void *comm);
 
-/*
- * The lifecycle's way in (issue 16): makes a communicator with opts. With
- * background = 0, *comm_p is written once it is ready, as comm_init does.
- * With background = 1 the handle is written at once, live but
- * COMM_INITIALIZING, and a thread runs the init (xcclCommGetAsyncError
- * tells when it ends). job_rank as comm_init_shrunk's.
- */
-xcclResult_t comm_start(xcclComm_t *comm_p, int nranks, const bs_id_t *id, int rank, int job_rank,
-                        const comm_opts_t *opts, int background);
 /* Waits for comm's background init, if one runs (any thread; once joined,
- * returns at once). */
+ * returns at once; comm_handle.c). */
 void comm_init_join(struct xcclComm *comm);
-/* xcclGroupEnd's hook (outermost end): waits for every blocking-config init
- * this thread started inside the group; the first failure, with its
- * sentence, or xcclSuccess (lifecycle.c). */
-xcclResult_t comm_group_inits_finish(void);
-/* xcclGroupEnd's hook before the group's operations run: the user's
- * point-to-point connections they need on communicators that share this
- * process with another of their ranks are made first, one thread per such
- * communicator, since one thread driving several ranks could not make them
- * one communicator after another (each waits for a peer that the same
- * thread drives). ops: the group's n group_op_t (group.h, which includes
- * this header). xcclSuccess when there are none (lifecycle.c). */
-xcclResult_t comm_group_connect_shared(const void *ops, int n);
-/* Checks a user's config into *opts (NULL: the defaults). fn for messages. */
-xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, comm_opts_t *opts);
-/* A derived communicator's options: config's, or (NULL) parent's (lifecycle.c). */
-xcclResult_t comm_opts_inherit(const char *fn, const struct xcclComm *parent, const xcclConfig_t *config,
-                               comm_opts_t *o);
-/* A new random id with a root serving it in this process for timeout_s
- * (xcclGetUniqueId, xcclCommGetUniqueId; unique_id.c). id's other fields
- * (flags, parent) are the caller's, set before. */
-xcclResult_t unique_id_fresh(bs_id_t *id, double timeout_s);
+
 
 /* "rank 3 (host h)" for messages. */
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);
@@ -301,18 +303,6 @@ xcclResult_t comm_connect_rings(struct xcclComm *comm);
 int comm_cuda_built(void);
 /* xcclCommCuDevice's answer: -1 without CUDA or a device. */
 int comm_cuda_device(const struct xcclComm *comm);
-/* The CUDA side of init, in a build with CUDA only (src/cuda/cuda_device.c):
- * the calling thread's current device (-1 where CUDA cannot be used);
- * making *dev current on the calling thread (*dev = -1 where CUDA cannot be
- * used; xcclInvalidArgument for a device that does not exist); the device
- * comm's device work was bound to at its first device call (-1 before). */
-int comm_cuda_current_device(void);
-xcclResult_t comm_cuda_use_device(int *dev);
-int comm_cuda_bound_device(const struct xcclComm *comm);
-/* The PCI bus id ("0000:3b:00.0", as cudaDeviceGetPCIBusId gives it) of the
- * device this rank drives: comm->cuda_dev when set, else the current one;
- * "" where CUDA cannot be used. For the planner (issue 24). */
-void comm_cuda_busid(const struct xcclComm *comm, char *buf, size_t len);
 
 /* An operation failed half-done: the connections are out of step, so the
  * comm becomes unusable (its first failure, res and msg, is kept; later ones
@@ -343,8 +333,8 @@ void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t
 void comm_peer_bytes_on(struct xcclComm *comm, int peer, const xccl_transport_v1_t *tr, uint64_t *sent_p,
                         uint64_t *recv_p);
 
-/* reduction ops and registrations (issue 16): comm_free's, once nothing
- * runs on comm: its PreMulSum ops, registrations and windows go (reg.c). */
+/* registrations (issue 16): comm_free's, once nothing runs on comm: its
+ * registrations and windows go (reg.c; its PreMulSum ops: redop_comm_free). */
 void comm_ops_free(struct xcclComm *comm);
 
 /* ALGO_DIRECT's part of init (algo_direct.c). Before the peer info is

@@ -18,23 +18,8 @@
 
 #include "comm.h"
 #include "host_engine.h"
+#include "op_record.h"
 #include "stats.h"
-
-/* What a call is, as xccl_operations_total's collective label: the
- * collectives of coll_kind_t, then those made of sends and receives and the
- * sends and receives themselves. */
-typedef enum {
-  COMM_STATS_GATHER = COLL_NKINDS,
-  COMM_STATS_SCATTER,
-  COMM_STATS_ALLTOALLV,
-  COMM_STATS_SEND,
-  COMM_STATS_RECV,
-  COMM_STATS_NOPS
-} comm_stats_op_t;
-
-/* The algorithm label of what runs as sends and receives ("p2p"): one past
- * the algorithm table. */
-#define COMM_STATS_P2P ALGO_COUNT
 
 struct comm_stats {
   _Atomic uint64_t ops[COMM_STATS_NOPS][ALGO_COUNT + 1];
@@ -49,12 +34,6 @@ struct comm_stats {
 /* One more of c (a single writer's counter). */
 static inline void comm_stats_bump(_Atomic uint64_t *c) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
-/* A call of op (coll_kind_t or comm_stats_op_t) run by algo (algo_t, or
- * COMM_STATS_P2P) was accepted. */
-static inline void comm_stats_op(struct xcclComm *comm, int op, int algo) {
-  if (comm->stats) comm_stats_bump(&comm->stats->ops[op][algo]);
 }
 
 /* Once comm is ready (the end of init): when XCCL_STATS_FILE is set, its

@@ -90,11 +90,11 @@ void comm_trace_start(struct xcclComm *comm, uint64_t comm_id) {
   if (comm->proxy) proxy_set_trace(comm->proxy, t->ring);
 }
 
-void comm_trace_ops(const group_op_t *ops, int n, uint64_t t0) {
+void comm_trace_ops(struct xcclComm *comm, const group_op_t *ops, int n, uint64_t t0) {
   uint64_t now = clock_ns();
   for (int i = 0; i < n; i++) {
     const group_op_t *op = &ops[i];
-    if (!op->comm->trace) continue;
+    if (op->comm != comm || !comm->trace) continue;
     uint64_t idx;
     trace_event_t *e = trace_ring_claim(op->comm->trace->ring, &idx);
     e->kind = TRACE_COLL;

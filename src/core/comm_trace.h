@@ -20,7 +20,7 @@
 
 #include "clock.h"
 #include "comm.h"
-#include "group.h"
+#include "op_record.h"
 #include "trace.h"
 
 struct comm_trace {
@@ -40,15 +40,9 @@ static inline void comm_trace_announce(comm_peer_info_t *me) { me->trace = trace
  * failed exchange leaves the offset unknown (a WARN). */
 void comm_trace_start(struct xcclComm *comm, uint64_t comm_id);
 
-/* The clock when any of ops[0..n-1]'s communicators traces, else 0. */
-static inline uint64_t comm_trace_clock(const group_op_t *ops, int n) {
-  for (int i = 0; i < n; i++)
-    if (ops[i].comm->trace) return clock_ns();
-  return 0;
-}
-/* ops[0..n-1] ran from t0 until now: a TRACE_COLL event each, on the
- * communicators that trace. */
-void comm_trace_ops(const group_op_t *ops, int n, uint64_t t0);
+/* ops[0..n-1] ran from t0 until now: a TRACE_COLL event for each of
+ * comm's, when comm traces. */
+void comm_trace_ops(struct xcclComm *comm, const group_op_t *ops, int n, uint64_t t0);
 
 /* comm failed: its timeline so far is written now. */
 void comm_trace_failed(struct xcclComm *comm);

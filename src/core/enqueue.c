@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "comm_stats.h"
 #include "group.h"
 #include "log.h"
 #include "op.h"
@@ -288,7 +287,7 @@ static xcclResult_t p2p_coll_run(xcclComm_t comm, const char *name, p2p_coll_t k
   if (kind == P2P_ALLTOALL && count) TRY(alltoall_bruck(comm, sendbuff, recvbuff, count, type, esize, stream, seq, &done));
   static const int stats_op[] = {
       [P2P_GATHER] = COMM_STATS_GATHER, [P2P_SCATTER] = COMM_STATS_SCATTER, [P2P_ALLTOALL] = COLL_ALLTOALL};
-  comm_stats_op(comm, stats_op[kind], kind != P2P_ALLTOALL ? COMM_STATS_P2P : done ? ALGO_BRUCK : ALGO_PAIRWISE);
+  comm_count_op(comm, stats_op[kind], kind != P2P_ALLTOALL ? COMM_STATS_P2P : done ? ALGO_BRUCK : ALGO_PAIRWISE);
   if (count == 0 || done) return xcclSuccess;
   size_t blk = count * esize;
   const char *s = sendbuff;
@@ -424,7 +423,7 @@ static xcclResult_t a2av_run(xcclComm_t comm, const void *sendbuff, const size_t
   int checked = comm->check && !comm->failed;
   TRY(op_number(comm, res, name, 0, datatype, -1, -1, &seq));
   if (checked) TRY(check_a2av_counts(comm, seq, sendcounts, recvcounts));
-  comm_stats_op(comm, COMM_STATS_ALLTOALLV, COMM_STATS_P2P);
+  comm_count_op(comm, COMM_STATS_ALLTOALLV, COMM_STATS_P2P);
   if (!tot[0] && !tot[1]) return xcclSuccess;
   const char *s = sendbuff;
   char *r = recvbuff;

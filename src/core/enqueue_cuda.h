@@ -33,6 +33,19 @@
 
 #include "group.h"
 
+/* The CUDA side of init, in a build with CUDA only (src/cuda/cuda_device.c):
+ * the calling thread's current device (-1 where CUDA cannot be used);
+ * making *dev current on the calling thread (*dev = -1 where CUDA cannot be
+ * used; xcclInvalidArgument for a device that does not exist); the device
+ * comm's device work was bound to at its first device call (-1 before). */
+int comm_cuda_current_device(void);
+xcclResult_t comm_cuda_use_device(int *dev);
+int comm_cuda_bound_device(const struct xcclComm *comm);
+/* The PCI bus id ("0000:3b:00.0", as cudaDeviceGetPCIBusId gives it) of the
+ * device this rank drives: comm->cuda_dev when set, else the current one;
+ * "" where CUDA cannot be used. For the planner (issue 24). */
+void comm_cuda_busid(const struct xcclComm *comm, char *buf, size_t len);
+
 /* One buffer of a call, for enqueue_cuda_where: what it is called in
  * messages, its address, and the bytes the call touches (0: unused). */
 typedef struct {

@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_stats.h"
-#include "comm_dump.h"
-#include "comm_trace.h"
 #include "cost.h"
 #include "fault.h"
 #include "log.h"
@@ -140,7 +137,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
     }
   }
   if (!missing) return xcclSuccess;
-  dump_connect_begin(comm, ops, n); /* waits on the peers being connected, for dumps */
+  comm->obs->connect_begin(comm, ops, n); /* waits on the peers being connected, for dumps */
   int *sends = malloc(sizeof(int) * (size_t)n), *recvs = malloc(sizeof(int) * (size_t)n), ns = 0, nr = 0;
   xcclResult_t res = xcclSuccess;
   if (!sends || !recvs) res = err_set(xcclSystemError, LOG_COLL, "out of memory for a group");
@@ -156,7 +153,7 @@ static xcclResult_t group_connect(const group_op_t *ops, int n, xcclComm_t comm)
    * connections may depend on it (the tree's on the root, algo.h). */
   for (int i = 0; i < n && res == xcclSuccess; i++)
     if (ops[i].comm == comm && ops[i].kind == GROUP_COLL) res = algo_connect(comm, ops[i].coll.algo, &ops[i].coll);
-  dump_connect_end(comm);
+  comm->obs->connect_end(comm);
   free(sends);
   free(recvs);
   return res;
@@ -313,10 +310,10 @@ static xcclResult_t launch_failed(const group_op_t *failed, xcclComm_t *comms, i
                                   const kern_failure_t *fail) {
   res = op_failure(failed, res, fail);
   for (int c = 0; c < ncomms; c++) {
-    comm_stats_note(comms[c], fail, comms[c] == failed->comm ? op_failure_peer(failed, fail) : -1);
+    comms[c]->obs->fail_seen(comms[c], fail, comms[c] == failed->comm ? op_failure_peer(failed, fail) : -1);
     comm_fail(comms[c], res, err_last());
     /* The peers are told; now the in-flight state, for xccl-stuck. */
-    dump_op_failed(comms[c], fail, comms[c] == failed->comm, comms[c]->fail_msg);
+    comms[c]->obs->op_failed(comms[c], fail, comms[c] == failed->comm, comms[c]->fail_msg);
   }
   return res;
 }
@@ -333,7 +330,8 @@ static xcclResult_t launch_items(const group_op_t *ops, int n, xcclComm_t *comms
   uint64_t t_trace = comm_trace_clock(ops, n);
   xcclResult_t res = kern_run(items, nitems, &fail);
   for (int c = 0; c < ncomms && proxied; c++) proxy_op_end(comms[c]->proxy);
-  if (t_trace) comm_trace_ops(ops, n, t_trace);
+  for (int c = 0; c < ncomms && t_trace; c++)
+    if (comms[c]->trace) comms[c]->obs->ran(comms[c], ops, n, t_trace);
   if (res != xcclSuccess) res = launch_failed(&ops[item_op ? item_op[fail.item] : 0], comms, ncomms, res, &fail);
   return res;
 }
@@ -437,13 +435,13 @@ xcclResult_t xcclGroupEnd(void) {
 #ifdef XCCL_HAVE_CUDA
   xcclResult_t dres = enqueue_cuda_group_end(); /* the group's device operations: one kernel, enqueued first */
 #endif
-  xcclResult_t res = group_nops ? comm_group_connect_shared(group_ops, group_nops) : xcclSuccess; /* lifecycle.c */
+  xcclResult_t res = group_nops ? comm_group_connect_shared(group_ops, group_nops) : xcclSuccess; /* group_init.c */
   if (res == xcclSuccess && group_nops) res = group_launch(group_ops, group_nops, 0);
   group_nops = 0;
 #ifdef XCCL_HAVE_CUDA
   if (res == xcclSuccess) res = dres;
 #endif
-  xcclResult_t ires = comm_group_inits_finish(); /* the inits started in the group (lifecycle.c) */
+  xcclResult_t ires = comm_group_inits_finish(); /* the inits started in the group (group_init.c) */
   return res == xcclSuccess ? ires : res;
 }
 
@@ -498,7 +496,7 @@ xcclResult_t xcclGroupSimulateEnd(float *estimatedTimeUs) {
     enqueue_cuda_group_rollback(0); /* the device operations are dropped too (not estimated), */
     (void)enqueue_cuda_group_end(); /* and the group's bookkeeping with them: nothing left to launch */
 #endif
-    ires = comm_group_inits_finish(); /* inits are not simulated: they complete (lifecycle.c) */
+    ires = comm_group_inits_finish(); /* inits are not simulated: they complete (group_init.c) */
   }
   *estimatedTimeUs = (float)(t * 1e6);
   return ires;

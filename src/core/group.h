@@ -10,21 +10,9 @@
 
 #include "algo.h"
 #include "comm.h"
+#include "op_record.h"
 #include "redop.h"
 
-typedef enum { GROUP_COLL, GROUP_SEND, GROUP_RECV } group_kind_t;
-
-typedef struct {
-  group_kind_t kind;
-  xcclComm_t comm;
-  uint64_t seq;     /* the communicator's operation number, for messages */
-  coll_args_t coll; /* GROUP_COLL; for SEND/RECV: name, count, type */
-  int peer;         /* SEND/RECV */
-  void *buf;        /* SEND/RECV */
-  size_t bytes;     /* SEND/RECV */
-  redop_premul_t premul; /* GROUP_COLL with a PreMulSum op: its scalar (redop.h) */
-  size_t scratch;        /* GROUP_COLL, during a launch: its algorithm's scratch_bytes, asked once (group.c) */
-} group_op_t;
 
 int coll_has_op(const coll_args_t *a);
 int coll_has_root(const coll_args_t *a);
@@ -48,6 +36,21 @@ int group_mark(void);
 /* 1 between xcclGroupStart and its xcclGroupEnd on this thread. */
 int group_open(void);
 void group_rollback(int mark);
+
+/* xcclGroupEnd's hook (outermost end): waits for every blocking-config init
+ * this thread started inside the group; the first failure, with its
+ * sentence, or xcclSuccess (group_init.c). */
+xcclResult_t comm_group_inits_finish(void);
+/* xcclGroupEnd's hook before the group's operations run: the user's
+ * point-to-point connections they need on communicators that share this
+ * process with another of their ranks are made first, one thread per such
+ * communicator, since one thread driving several ranks could not make them
+ * one communicator after another (each waits for a peer that the same
+ * thread drives). ops: the group's n group_op_t. xcclSuccess when there are none (group_init.c). */
+xcclResult_t comm_group_connect_shared(const void *ops, int n);
+/* A blocking-config init this thread started inside its open group: waited
+ * for by the outermost xcclGroupEnd (comm_group_inits_finish). */
+xcclResult_t group_inits_add(xcclComm_t comm);
 
 /* The cost model's estimate, in seconds, of the operations queued on this
  * thread since the outermost xcclGroupStart (cost_estimate_s, cost.h). */

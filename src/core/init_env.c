@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "init.h"
 #include "config.h"
 #include "launch.h"
 #include "log.h"

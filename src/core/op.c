@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "comm_stats.h"
 #include "log.h"
 #include "redop.h"
 #include "reduce.h"
@@ -198,7 +197,7 @@ xcclResult_t op_prepare_coll(struct xcclComm *comm, group_op_t *op, void *stream
                    atomic_load(&comm->windows_shared) && coll_in_windows(comm, a);
   a->algo = op_pick(comm, a->coll, a->bytes, in_windows);
   op->bytes = a->bytes;
-  comm_stats_op(comm, a->coll, a->algo);
+  comm_count_op(comm, a->coll, a->algo);
   TRACE(COLL, "%s #%llu count %zu %s %s", a->name, (unsigned long long)op->seq, a->count, kern_type_name(a->type),
         algo_name(a->algo));
   return xcclSuccess;
@@ -230,6 +229,6 @@ xcclResult_t op_prepare_p2p(struct xcclComm *comm, group_op_t *op, void *stream,
 #endif
   if (res != xcclSuccess || seq) return res;
   op->seq = ++comm->seq;
-  comm_stats_op(comm, op->kind == GROUP_SEND ? COMM_STATS_SEND : COMM_STATS_RECV, COMM_STATS_P2P);
+  comm_count_op(comm, op->kind == GROUP_SEND ? COMM_STATS_SEND : COMM_STATS_RECV, COMM_STATS_P2P);
   return xcclSuccess;
 }

@@ -237,7 +237,6 @@ xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win) {
 }
 
 void comm_ops_free(struct xcclComm *comm) {
-  redop_comm_free(comm);
   pthread_mutex_lock(&reg_lock);
   comm_reg_t *r = comm->regs;
   struct xcclWindow *w = comm->windows;

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "comm.h"
+#include "init.h"
 #include "group.h"
 #include "log.h"
 
