@@ -107,6 +107,8 @@ static void root_accept_new(bs_root_t *rt) {
   }
 }
 
+static int root_missing(const void *rt, int i) { return ((const bs_root_t *)rt)->ranks[i].fd < 0; }
+
 static void root_finish(bs_root_t *rt) {
   char s[SOCK_ADDR_STRLEN];
   if (rt->nranks > 0 && rt->joined == rt->nranks) {
@@ -129,11 +131,8 @@ static void root_finish(bs_root_t *rt) {
     if (rt->nranks == 0) {
       n += snprintf(msg + n, sizeof(msg) - (size_t)n, "no rank joined");
     } else {
-      n += snprintf(msg + n, sizeof(msg) - (size_t)n, "only %d of %d ranks joined; missing rank", rt->joined, rt->nranks);
-      int shown = 0;
-      for (int i = 0; i < rt->nranks && n < (int)sizeof(msg) - 40; i++)
-        if (rt->ranks[i].fd < 0) n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%s%d", shown++ ? ", " : " ", i);
-      if (shown < rt->nranks - rt->joined) n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", ...");
+      n += snprintf(msg + n, sizeof(msg) - (size_t)n, "only %d of %d ranks joined; missing ", rt->joined, rt->nranks);
+      n += (int)bs_name_missing(msg + n, sizeof(msg) - (size_t)n, 120, rt->nranks, root_missing, rt);
     }
     snprintf(msg + n, sizeof(msg) - (size_t)n, " (root %s, XCCL_TIMEOUT=%g s)", sock_addr_str(&rt->addr, s, sizeof(s)),
              config_double(CFG_TIMEOUT));

@@ -362,6 +362,17 @@ void bs_derive_child_secret(const uint8_t parent[BS_SECRET_BYTES], const uint8_t
   bs_mac(text, sizeof(text), parent, NULL, child); /* the nonce is all zero: a fixed context */
 }
 
+size_t bs_name_missing(char *buf, size_t len, size_t keep, int n, int (*missing)(const void *ctx, int r),
+                       const void *ctx) {
+  int total = 0, shown = 0;
+  for (int r = 0; r < n; r++) total += missing(ctx, r) != 0;
+  size_t off = (size_t)snprintf(buf, len, "%s", total == 1 ? "rank" : "ranks");
+  for (int r = 0; r < n && shown < total && off + keep < len; r++)
+    if (missing(ctx, r)) off += (size_t)snprintf(buf + off, len - off, "%s%d", shown++ ? ", " : " ", r);
+  if (shown < total && off < len) off += (size_t)snprintf(buf + off, len - off, ", ...");
+  return off < len ? off : (len ? len - 1 : 0);
+}
+
 int bs_random(void *buf, size_t len) { return RAND_bytes(buf, (int)len) == 1 ? 0 : -1; }
 
 void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]) {

@@ -151,6 +151,14 @@ int bs_shrink_decode(const uint8_t *in, size_t len, bs_shrink_msg_t *m, int *exc
 void bs_derive_child_secret(const uint8_t parent[BS_SECRET_BYTES], const uint8_t salt[BS_SECRET_BYTES],
                             uint8_t child[BS_SECRET_BYTES]);
 
+/* The ranks a leader waited for in vain, for its error: writes "rank 3",
+ * "ranks 3, 5, 9" or "ranks 3, 5, ..." (when fewer than `keep` bytes of len
+ * would be left) into buf, naming each r < n with missing(ctx, r); returns
+ * the length written. The bootstrap root, xcclCommSplit's and
+ * xcclCommShrink's leaders name who never came so. */
+size_t bs_name_missing(char *buf, size_t len, size_t keep, int n, int (*missing)(const void *ctx, int r),
+                       const void *ctx);
+
 /* Random bytes from OpenSSL's generator; -1 on failure. */
 int bs_random(void *buf, size_t len);
 /* key = SHA-256(label || text): the secret for jobs started without an id. */

@@ -237,6 +237,7 @@ void bootstrap_p2p_close(bootstrap_t *bs) {
 #define SHRINK_LIST_CHARS 160
 
 enum { SHRINK_OUT, SHRINK_WAITING, SHRINK_JOINED, SHRINK_DIFFERS }; /* the leader's view of each rank */
+static int shrink_waiting(const void *state, int r) { return ((const uint8_t *)state)[r] == SHRINK_WAITING; }
 
 static int list_has(const int *l, int n, int r) {
   for (int i = 0; i < n; i++)
@@ -352,15 +353,12 @@ static xcclResult_t shrink_lead(bootstrap_t *bs, const int *ex, int nex, double 
     snprintf(why, sizeof(why), "the communicator was aborted while rank %d led its shrink", me);
   } else if (waiting > 0) {
     res = xcclTimeout;
-    size_t off = (size_t)snprintf(why, sizeof(why), "rank");
-    int shown = 0;
-    for (int r = 0; r < n && off + 80 < sizeof(why); r++)
-      if (state[r] == SHRINK_WAITING)
-        off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%d", shown++ ? ", " : " ", r);
+    size_t off = bs_name_missing(why, sizeof(why), 260 + strlen(mine), n, shrink_waiting, state);
     snprintf(why + off, sizeof(why) - off,
-             "%s did not call xcclCommShrink within XCCL_TIMEOUT + %g s = %g s although excludeRanks %s of rank %d (which leads "
-             "the shrink) keeps them: a rank that died must be in the list, and every caller must pass the same one",
-             shown < waiting ? ", ..." : "", SHRINK_GRACE_S, timeout_s + SHRINK_GRACE_S, mine, me);
+             " did not call xcclCommShrink within XCCL_TIMEOUT + %g s = %g s although excludeRanks %s of rank %d (which "
+             "leads the shrink) keeps them: a rank that died must be in the list, and every caller must pass the same "
+             "one",
+             SHRINK_GRACE_S, timeout_s + SHRINK_GRACE_S, mine, me);
   }
   if (res == xcclSuccess) { /* a root of its own for the survivors, as xcclGetUniqueId makes one */
     bs_shrink_msg_t go = {.kind = BS_SHRINK_GO, .nranks = n - nex};

@@ -158,6 +158,8 @@ static xcclResult_t split_answer_all(bootstrap_t *bs, split_entry_t *e, const ui
   return xcclSuccess;
 }
 
+static int split_not_joined(const void *joined, int r) { return !((const uint8_t *)joined)[r]; }
+
 /* Rank 0: collects every other's color and key, then answers all. */
 static xcclResult_t split_lead(bootstrap_t *bs, int color, int key, double timeout_s, bs_split_t *out_p) {
   int n = bs->nranks, me = bs->rank, waiting = n - 1;
@@ -204,14 +206,11 @@ static xcclResult_t split_lead(bootstrap_t *bs, int color, int key, double timeo
     snprintf(why, sizeof(why), "the communicator was aborted while rank %d led its split", me);
   } else if (waiting > 0) {
     res = xcclTimeout;
-    size_t off = (size_t)snprintf(why, sizeof(why), "rank");
-    int shown = 0;
-    for (int r = 0; r < n && off + 80 < sizeof(why); r++)
-      if (!joined[r]) off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%d", shown++ ? ", " : " ", r);
+    size_t off = bs_name_missing(why, sizeof(why), 260, n, split_not_joined, joined);
     snprintf(why + off, sizeof(why) - off,
-             "%s did not call xcclCommSplit within the timeout (%g s) on the communicator of %d ranks that rank %d "
+             " did not call xcclCommSplit within the timeout (%g s) on the communicator of %d ranks that rank %d "
              "leads the split of: every rank must call it, with XCCL_SPLIT_NOCOLOR if it wants no new communicator",
-             shown < waiting ? ", ..." : "", timeout_s, n, me);
+             timeout_s, n, me);
   } else {
     snprintf(why, sizeof(why), "%s", err_last());
   }

@@ -516,7 +516,26 @@ static void test_welcome(void) {
         "rank out of range: '%s'", why);
 }
 
+static int odd_missing(const void *ctx, int r) { return r % 2 == 1 && r < *(const int *)ctx; }
+
+/* The leaders' "ranks 3, 5, ..." (bs_name_missing). */
+static void test_name_missing(void) {
+  char buf[64];
+  int below = 4;
+  size_t n = bs_name_missing(buf, sizeof(buf), 10, 8, odd_missing, &below);
+  CHECK(strcmp(buf, "ranks 1, 3") == 0 && n == strlen(buf), "two missing: '%s' (%zu)", buf, n);
+  below = 2;
+  bs_name_missing(buf, sizeof(buf), 10, 8, odd_missing, &below);
+  CHECK(strcmp(buf, "rank 1") == 0, "one missing: '%s'", buf);
+  below = 1000; /* 500 missing: cut with room for `keep` bytes left */
+  n = bs_name_missing(buf, sizeof(buf), 20, 1000, odd_missing, &below);
+  CHECK(n + 20 <= sizeof(buf) + 10 && strncmp(buf, "ranks 1, 3, 5", 13) == 0 && strstr(buf, ", ...") != NULL,
+        "many missing: '%s' (%zu)", buf, n);
+  CHECK(n == strlen(buf), "length %zu of '%s'", n, buf);
+}
+
 int main(void) {
+  test_name_missing();
   test_frames();
   test_headers();
   test_hello();
