@@ -54,9 +54,28 @@ static int op_failure_peer(const group_op_t *op, const kern_failure_t *f) {
 }
 
 /* The sentence for a kernel that stopped early. */
-static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const kern_failure_t *f) {
+/* ", after this rank had waited S s for data from PEER (what, channel C)":
+ * the other wait of a launch whose connection failed (kern_failure_t.also_*),
+ * which may name the rank the peer that closed was itself behind. */
+static void op_failure_also(const group_op_t *op, const group_op_t *also, const kern_failure_t *f, char *buf,
+                            size_t len) {
+  buf[0] = '\0';
+  if (!also || !f->also_ns) return;
+  kern_failure_t w = {.peer = f->also_peer, .channel = f->also_channel, .waiting_on_recv = f->also_recv};
+  char what[260] = "", peer[160];
+  if (also != op) {
+    snprintf(what, sizeof(what), " in ");
+    group_op_describe(also, what + 4, sizeof(what) - 4);
+  }
+  comm_peer_desc(also->comm, op_failure_peer(also, &w), peer, sizeof(peer));
+  snprintf(buf, len, "; before that, this rank had waited %.1f s on channel %d%s %s %s", (double)f->also_ns / 1e9,
+           f->also_channel, what, f->also_recv ? "for data from" : "for room at", peer);
+}
+
+static xcclResult_t op_failure(const group_op_t *op, const group_op_t *also, xcclResult_t res,
+                               const kern_failure_t *f) {
   xcclComm_t comm = op->comm;
-  char what[240], where[320], peer[160];
+  char what[240], where[320], peer[160], more[600];
   group_op_describe(op, what, sizeof(what));
   if (op->kind == GROUP_COLL)
     snprintf(where, sizeof(where), "%s: %s, channel %d, loop %llu step %d", what, algo_name(op->coll.algo), f->channel,
@@ -70,9 +89,10 @@ static xcclResult_t op_failure(const group_op_t *op, xcclResult_t res, const ker
         return err_set(res, LOG_COLL, "%s: no data from %s for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
       return err_set(res, LOG_COLL, "%s: %s did not take data for XCCL_TIMEOUT=%g s", where, peer, comm->timeout_s);
     case KERN_FAIL_CONN:
+      op_failure_also(op, also, f, more, sizeof(more));
       if (!strstr(f->msg, "rank ")) /* shared memory's checks know the peer's pid, not its rank */
-        return err_set(res, LOG_COLL, "%s: %s: %s", where, peer, f->msg);
-      return err_set(res, LOG_COLL, "%s: %s", where, f->msg);
+        return err_set(res, LOG_COLL, "%s: %s: %s%s", where, peer, f->msg, more);
+      return err_set(res, LOG_COLL, "%s: %s%s", where, f->msg, more);
     case KERN_FAIL_ABORT:
       return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted", where);
     case KERN_FAIL_CHECKSUM:
@@ -306,9 +326,9 @@ static void group_premul_end(group_op_t *ops, int n) {
 /* The kernel stopped early on ops[fail->item's op] (failed): the error
  * sentence, and every communicator of the launch marked failed with its
  * state recorded for dumps. */
-static xcclResult_t launch_failed(const group_op_t *failed, xcclComm_t *comms, int ncomms, xcclResult_t res,
-                                  const kern_failure_t *fail) {
-  res = op_failure(failed, res, fail);
+static xcclResult_t launch_failed(const group_op_t *failed, const group_op_t *also, xcclComm_t *comms, int ncomms,
+                                  xcclResult_t res, const kern_failure_t *fail) {
+  res = op_failure(failed, also, res, fail);
   for (int c = 0; c < ncomms; c++) {
     comms[c]->obs->fail_seen(comms[c], fail, comms[c] == failed->comm ? op_failure_peer(failed, fail) : -1);
     comm_fail(comms[c], res, err_last());
@@ -332,7 +352,9 @@ static xcclResult_t launch_items(const group_op_t *ops, int n, xcclComm_t *comms
   for (int c = 0; c < ncomms && proxied; c++) proxy_op_end(comms[c]->proxy);
   for (int c = 0; c < ncomms && t_trace; c++)
     if (comms[c]->trace) comms[c]->obs->ran(comms[c], ops, n, t_trace);
-  if (res != xcclSuccess) res = launch_failed(&ops[item_op ? item_op[fail.item] : 0], comms, ncomms, res, &fail);
+  if (res != xcclSuccess)
+    res = launch_failed(&ops[item_op ? item_op[fail.item] : 0], fail.also_ns ? &ops[item_op ? item_op[fail.also_item] : 0] : NULL,
+                        comms, ncomms, res, &fail);
   return res;
 }
 

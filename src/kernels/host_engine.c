@@ -85,6 +85,28 @@ static int item_check(kern_item_t *it, uint64_t now, kern_failure_t *fail) {
   return 0;
 }
 
+/* A connection of items[failed] failed: which other item had waited
+ * longest (moved least recently) by now, if long enough to matter. */
+static void note_also(kern_item_t *const *items, int n, int failed, uint64_t now, kern_failure_t *fail) {
+  double half_s = items[failed]->env->timeout_s / 2;
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    kern_item_t *it = items[i];
+    if (i == failed || it->done || it->progressed || !it->last_progress_ns || (!it->finished && lane_blocked(items, i)))
+      continue;
+    if (half_s <= 0 || (double)(now - it->last_progress_ns) < half_s * 1e9) continue;
+    if (best < 0 || it->last_burst < items[best]->last_burst) best = i;
+  }
+  if (best < 0) return;
+  kern_failure_t w;
+  item_wait(items[best], &w);
+  fail->also_item = best;
+  fail->also_peer = w.peer;
+  fail->also_channel = w.channel;
+  fail->also_recv = w.waiting_on_recv;
+  fail->also_ns = now - items[best]->last_progress_ns;
+}
+
 /* ---- The state record (kern_state_t): touched only when items stop and resume ---- */
 
 /* Adds item i's wait (described by w, as item_check filled it) to its
@@ -228,13 +250,14 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
   fail->msg[0] = '\0';
   /* The clock is first read when the items stall (a small operation never
    * does): the deadline counts from there, a spin of spin_ns later at most. */
-  uint64_t now = 0, t0 = 0;
+  uint64_t now = 0, t0 = 0, bursts = 0;
   int remaining = 0, single_env = 1, tracing = 0;
   for (int i = 0; i < n; i++) {
     kern_item_t *it = items[i];
     it->done = it->finished && drained(it);
     it->progressed = 0;
     it->last_progress_ns = now;
+    it->last_burst = 0;
     remaining += !it->done;
     single_env &= it->env == items[0]->env;
     tracing |= it->env->trace != NULL;
@@ -279,6 +302,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
           moved = it->progressed = 1;
           runs++;
         }
+        if (runs) it->last_burst = ++bursts;
         if (tr && runs) t_trace = step_traced(tr, it, t_trace, sent0, loop0, runs);
       }
       /* The operation is complete only when the transport has taken every
@@ -318,6 +342,7 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
     }
     now = clock_ns();
     if (!t0) t0 = now;
+    int late = -1; /* the timed-out item that moved least recently */
     for (int i = 0; i < n; i++) {
       kern_item_t *it = items[i];
       if (it->done) continue;
@@ -333,8 +358,13 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
       }
       int stop = item_check(it, now, fail);
       if (!noted) state_note(it, i, fail, t0);
+      if (stop && fail->kind == KERN_FAIL_TIMEOUT) {
+        if (late < 0 || it->last_burst < items[late]->last_burst) late = i;
+        continue;
+      }
       if (stop) {
         fail->item = i;
+        if (fail->kind == KERN_FAIL_CONN) note_also(items, n, i, now, fail);
         state_close(items, n);
         if (stall_since && env0->trace) stall_traced(env0->trace, stall_since, &stall_tr); /* the wait it ends in */
         switch (fail->kind) {
@@ -343,6 +373,17 @@ xcclResult_t kern_run(kern_item_t *const *items, int n, kern_failure_t *fail) {
           default: return xcclRemoteError;
         }
       }
+    }
+    if (late >= 0) { /* a timeout: described again, as the item that stalled first */
+      memset(fail, 0, offsetof(kern_failure_t, msg));
+      fail->msg[0] = '\0';
+      if (!item_check(items[late], now, fail)) fail->kind = KERN_FAIL_TIMEOUT;
+      fail->item = late;
+      state_close(items, n);
+      if (stall_since && env0->trace) stall_traced(env0->trace, stall_since, &stall_tr);
+      return fail->kind == KERN_FAIL_TIMEOUT ? xcclTimeout
+             : fail->kind == KERN_FAIL_CONN  ? (xcclResult_t)fail->conn_result
+                                             : xcclRemoteError;
     }
     if (!noted) state_close(items, n), noted = 1;
     slot_fifo_t *wf = NULL;

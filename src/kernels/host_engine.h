@@ -75,6 +75,11 @@ typedef struct {
   int conn_result;              /* CONN: the fifo's xcclResult_t */
   uint32_t crc_computed, crc_carried; /* CHECKSUM: over want_bytes of data; step = the fifo's step */
   uint64_t step;                      /* CHECKSUM: the message's step on its fifo; else the step waited for */
+  /* CONN: the item of this run that had waited longest when the connection
+   * failed, if for half of timeout_s or more (also_ns 0: none). A peer that
+   * gave up and closed is often itself behind what this rank waited for. */
+  int also_item, also_peer, also_channel, also_recv;
+  uint64_t also_ns;
   char msg[SLOT_ERROR_MAX];           /* CONN: the fifo's error text (last: kern_run clears the fields before it and
                                          msg's first byte, not its 256) */
 } kern_failure_t;
@@ -197,6 +202,11 @@ struct kern_item {
   /* The engine's: */
   int finished, done, progressed;
   uint64_t last_progress_ns;
+  /* The engine's count of bursts when this item last moved: the clock is
+   * read only when every item stalls, so items that time out in one check
+   * share a clock; the one with the oldest burst stalled first and names the
+   * peer the others ended up waiting behind. */
+  uint64_t last_burst;
 };
 
 /* The engine's fields of a new item: ops, env and lane, waiting on no peer

@@ -21,6 +21,8 @@
 #   result right (netns_victim checks each), only slower; prints the time per
 #   call and the TCP retransmissions. Where the kernel has no sch_netem it
 #   says so and skips these cells (the rxe VM rig runs them: tests/rxe/plan.sh).
+#   NETNS_FAULTS_CELLS="stop:socket kill:shm+socket" runs only those cells
+#   (to repeat one that failed); NETNS_FAULTS_VERBOSE=1 prints every error.
 # One matrix row per cell: fault, transport, outcome per rank, and the slowest
 # survivor's time to error (seconds after the fault) or the time per call.
 # Exit: 0 all cells as expected, 1 a cell not, 77 no root / no `ip netns`
@@ -248,7 +250,9 @@ netem_run() {
 printf "%-10s %-11s %-38s %s\n" fault transport "outcome (by rank)" "slowest error (s after the fault) / time per call"
 if [ "$mode" = faults ] || [ "$mode" = all ]; then
   for transport in shm+socket socket; do
-    for fault in kill stop link_down port_down; do fault_cell $fault $transport; done
+    for fault in kill stop link_down port_down; do
+      case " ${NETNS_FAULTS_CELLS:-$fault:$transport} " in *" $fault:$transport "*) fault_cell $fault $transport ;; esac
+    done
   done
 fi
 if [ "$mode" = netem ] || [ "$mode" = all ]; then
