@@ -291,7 +291,7 @@ static void comm_free(struct xcclComm *comm) {
   dump_unregister(comm);      /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   comm_trace_stop(comm);      /* nothing adds events now: the timeline's file */
-  direct_maps_free(comm);
+  algo_states_free(comm); /* direct's mappings among them */
   comm_free_conns(comm); /* their fifos with them */
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     free(comm->p2p_send[set]);
@@ -301,8 +301,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->channels);
   free(comm->peers);
   tuning_site_free(&comm->site);
-  free(comm->lone_rd);
-  free(comm->lone_line);
+  free(comm->op_memo);
   free(comm->ring);
   free(comm->ring_pos);
   comm_ops_free(comm); /* its PreMulSum ops, registrations and windows (issue 16) */
@@ -555,10 +554,12 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
     comm->p2p_recv[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
     p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
   }
-  if (!comm->peers || !p2p_ok) {
+  xcclResult_t res = !comm->peers || !p2p_ok ? err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks)
+                                              : algo_states_make(comm);
+  if (res != xcclSuccess) {
     comm_free(comm);
     free(comm);
-    return err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
+    return res;
   }
   *comm_p = comm;
   return xcclSuccess;
