@@ -299,10 +299,8 @@ xcclResult_t direct_check_config(void) {
 xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
   const comm_peer_info_t *me = &comm->peers[comm->rank];
   const char *mode = config_str(CFG_SHM_COPY);
-  int k = comm->nranks, local = k > 1 && shm_used;
-  for (int r = 0; r < k && local; r++)
-    local =
-        comm->peers[r].host_hash == me->host_hash && comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
+  int k = comm->nranks, local = k > 1 && shm_used && comm->hosts->nhosts == 1;
+  for (int r = 0; r < k && local; r++) local = comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
   /* the links themselves are tuning_site_hosts' */
   *comm_site_edit(comm) = (algo_site_t){.flat = local ? ALGO_LINK_LOCAL : ALGO_LINK_NET,
                                         .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};

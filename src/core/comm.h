@@ -95,6 +95,11 @@ struct xcclComm {
                                          */
   comm_channel_t *channels;
   comm_peer_info_t *peers;
+  /* The host layout (host_hier.h: hosts told apart by the peers' host_hash,
+   * numbered in order of their lowest rank, each host's ranks in rank
+   * order): made once, as soon as the peer info is all-gathered
+   * (comm_hosts_make), and read by whatever asks which ranks share a host. */
+  const hier_layout_t *hosts;
   /* Point-to-point connections per peer, in separate sets so that an
    * algorithm's messages never interleave with the user's sends. */
   comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
@@ -156,6 +161,11 @@ struct xcclComm {
 static inline algo_site_t *comm_site_edit(struct xcclComm *comm) {
   comm->site_gen++;
   return &comm->site;
+}
+
+/* 1 when ranks a and b of comm share a host (comm->hosts). */
+static inline int comm_same_host(const struct xcclComm *comm, int a, int b) {
+  return comm->hosts->host_of[a] == comm->hosts->host_of[b];
 }
 
 /* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
