@@ -6,6 +6,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "error.h"
 #include "log.h"
 
 const algo_desc_t *const algo_table[ALGO_COUNT] = {
@@ -115,8 +116,8 @@ const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *c
 }
 
 partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo_t algo, const int *peers, int n,
-                               partner_args_t **kept, int *off) {
-  if (*off || !(comm->algo_connected & (1u << algo))) return NULL;
+                               algo_lone_t *lone) {
+  if (lone->off || !(comm->algo_connected & (1u << algo))) return NULL;
   int remote = -1;
   for (int i = 0; i < n && remote < 0; i++) {
     const comm_p2p_t *s = &comm->p2p_send[COMM_P2P_ALGO][peers[i]], *r = &comm->p2p_recv[COMM_P2P_ALGO][peers[i]];
@@ -124,7 +125,7 @@ partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo
     if (!s->fifo->shared || !r->fifo->shared) remote = peers[i];
   }
   if (remote >= 0 || !config_bool(CFG_LONE)) {
-    *off = 1;
+    lone->off = 1;
     if (remote >= 0)
       INFO(COLL, "rank %d: %s all-reduces take the group launch: partner rank %d is not in shared memory", comm->rank,
            algo_name(algo), remote);
@@ -133,12 +134,35 @@ partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo
   partner_args_t *pa = malloc(algo_partner_args_bytes(comm));
   if (!pa) return NULL;
   algo_partner_args(a, comm, pa); /* the arguments first, then their fifo tables */
-  *kept = pa;
+  lone->args = pa;
   INFO(COLL,
        "rank %d: a lone %s all-reduce runs without a group launch (partners, all in shared memory: %d; "
        "XCCL_LONE=0 turns this off)",
        comm->rank, algo_name(algo), n);
   return pa;
+}
+
+void algo_lone_free(algo_lone_t *lone) {
+  free(lone->args);
+  lone->args = NULL;
+}
+
+xcclResult_t algo_states_make(struct xcclComm *comm) {
+  for (int a = 0; a < ALGO_COUNT; a++) {
+    size_t bytes = algo_table[a]->state_bytes;
+    if (bytes && !(comm->algo_state[a] = calloc(1, bytes)))
+      return err_set(xcclSystemError, LOG_INIT, "out of memory for %s's state", algo_name((algo_t)a));
+  }
+  return xcclSuccess;
+}
+
+void algo_states_free(struct xcclComm *comm) {
+  for (int a = 0; a < ALGO_COUNT; a++) {
+    if (!comm->algo_state[a]) continue;
+    if (algo_table[a]->state_free) algo_table[a]->state_free(comm->algo_state[a]);
+    free(comm->algo_state[a]);
+    comm->algo_state[a] = NULL;
+  }
 }
 
 void algo_peer_set_both(algo_peer_set_t *s, int n) {

@@ -216,6 +216,13 @@ typedef struct {
    * or one is not in shared memory (the proxy thread would have to run), or
    * XCCL_LONE=0. */
   kern_item_t *(*lone)(const coll_args_t *a, struct xcclComm *comm, void *mem);
+  /* Optional: what the algorithm keeps on a communicator between calls, in
+   * comm->algo_state[its algo_t]: state_bytes zeroed bytes made with the
+   * communicator, before its ranks meet (algo_states_make), and freed with
+   * it after state_free (optional) has released what they point to. 0: it
+   * keeps nothing, and its slot is NULL. */
+  size_t state_bytes;
+  void (*state_free)(void *state);
   /* The most bytes (the schedule's count times the element size) one
    * operation may have, 0: any. Forced by XCCL_ALGO, larger operations are
    * the cost model's to place (tuning_pick). */
@@ -264,19 +271,31 @@ void algo_peer_fifos(struct xcclComm *comm, int set, slot_fifo_t **fifo, uint64_
  * malloc's, kept until the item is done). */
 size_t algo_partner_args_bytes(const struct xcclComm *comm);
 const partner_args_t *algo_partner_args(const coll_args_t *a, struct xcclComm *comm, void *mem);
-/* For such an algorithm's lone item (algo_desc_t.lone), at a call while
- * *kept is NULL: the partner arguments of all-reduce a, kept in *kept (freed
- * with comm) from the first call on which algo's connections are made,
- * where those to and from every rank in peers[0..n) are shared memory (the
- * kernel moves all the data, no proxy) and XCCL_LONE allows it; *off set,
- * with an INFO line naming the partner, where they never will be. NULL:
- * take the group launch. Later calls take *kept with algo_lone_set. */
+/* What such an algorithm keeps for its lone item (algo_desc_t.lone), in
+ * its state: the partner arguments, and whether it can never run lone. */
+typedef struct {
+  partner_args_t *args; /* NULL until made (algo_lone_args) */
+  int off;              /* it cannot run lone here (XCCL_LONE=0, or a partner not in shared memory) */
+} algo_lone_t;
+/* At a call while lone->args is NULL: the partner arguments of all-reduce
+ * a, kept in lone->args from the first call on which algo's connections are
+ * made, where those to and from every rank in peers[0..n) are shared memory
+ * (the kernel moves all the data, no proxy) and XCCL_LONE allows it;
+ * lone->off set, with an INFO line naming the partner, where they never
+ * will be. NULL: take the group launch. Later calls take lone->args with
+ * algo_lone_set; algo_lone_free releases them (the state's state_free). */
 partner_args_t *algo_lone_args(const coll_args_t *a, struct xcclComm *comm, algo_t algo, const int *peers, int n,
-                               partner_args_t **kept, int *off);
+                               algo_lone_t *lone);
+void algo_lone_free(algo_lone_t *lone);
 static inline void algo_lone_set(partner_args_t *pa, const coll_args_t *a) {
   pa->sendbuff = a->sendbuff, pa->recvbuff = a->recvbuff;
   pa->count = a->count, pa->type = a->type, pa->op = a->op;
 }
+/* Makes comm->algo_state (algo_desc_t.state_bytes): xcclSystemError when
+ * out of memory, the slots made so far left for algo_states_free, which
+ * frees them all (any made, any NULL). */
+xcclResult_t algo_states_make(struct xcclComm *comm);
+void algo_states_free(struct xcclComm *comm);
 /* A `peers` set of both directions with each of the n ranks in s->send. */
 void algo_peer_set_both(algo_peer_set_t *s, int n);
 /* The connections a needs on comm for operation op (NULL: for every

@@ -66,6 +66,15 @@ typedef struct direct_map {
   struct direct_map *next;
 } direct_map_t;
 
+/* What direct keeps on a communicator (comm->algo_state[ALGO_DIRECT]). */
+typedef struct {
+  uint64_t probe;     /* read by peers at init: the peer info's probe_value */
+  uint64_t seq;       /* direct operations launched: equal on every rank, checked in their messages */
+  direct_map_t *maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
+} direct_state_t;
+
+static direct_state_t *direct_state(const struct xcclComm *comm) { return comm->algo_state[ALGO_DIRECT]; }
+
 static void direct_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                         algo_work_t *work_p) {
   (void)slot;
@@ -107,10 +116,12 @@ static void direct_map_drop(direct_map_t *m) {
   free(m);
 }
 
-void direct_maps_free(struct xcclComm *comm) {
-  while (comm->direct_maps) {
-    direct_map_t *m = comm->direct_maps;
-    comm->direct_maps = m->next;
+/* The peers' memory it mapped (algo_desc_t.state_free). */
+static void direct_state_free(void *state) {
+  direct_state_t *st = state;
+  while (st->maps) {
+    direct_map_t *m = st->maps;
+    st->maps = m->next;
     direct_map_drop(m);
   }
 }
@@ -120,7 +131,7 @@ void direct_maps_free(struct xcclComm *comm) {
  * that the running operation was given goes. */
 static void direct_maps_trim(struct xcclComm *comm) {
   int keep = 2 * comm->nranks > DIRECT_MAX_MAPS ? 2 * comm->nranks : DIRECT_MAX_MAPS;
-  direct_map_t *m = comm->direct_maps;
+  direct_map_t *m = direct_state(comm)->maps;
   for (int n = 1; m && n < keep; n++) m = m->next;
   while (m && m->next) {
     direct_map_t *old = m->next;
@@ -139,11 +150,12 @@ static char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int
     return (char *)(uintptr_t)post->addr[which];
   }
   if (post->fd[which] < 0) return NULL;
-  direct_map_t **pp = &comm->direct_maps, *m;
+  direct_state_t *ds = direct_state(comm);
+  direct_map_t **pp = &ds->maps, *m;
   for (; (m = *pp); pp = &m->next)
     if (m->pid == post->pid && m->fd == post->fd[which] && m->ino == post->ino[which]) {
       *pp = m->next; /* to the front */
-      m->next = comm->direct_maps, comm->direct_maps = m;
+      m->next = ds->maps, ds->maps = m;
       *writable = m->writable;
       return m->base + post->off[which];
     }
@@ -171,9 +183,9 @@ static char *direct_map_peer(void *ctx, int peer, const direct_post_t *post, int
                       .base = base,
                       .size = (size_t)st.st_size,
                       .writable = rw,
-                      .next = comm->direct_maps};
+                      .next = ds->maps};
   *writable = rw;
-  comm->direct_maps = m;
+  ds->maps = m;
   direct_maps_trim(comm);
   TRACE(COLL, "rank %d: mapped rank %d's xcclMemAlloc memory (%zu bytes) for zero-copy %s", comm->rank, peer, m->size,
         rw ? "reads and writes" : "reads");
@@ -187,8 +199,9 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t
   uint64_t **steps = (uint64_t **)&fifo[2 * k];
   algo_peer_fifos(comm, 0, fifo, steps);
   size_t esize = a->esize;
+  direct_state_t *st = direct_state(comm);
   memset(&l->mine, 0, sizeof(l->mine));
-  l->mine.seq = comm->direct_seq;
+  l->mine.seq = st->seq;
   l->mine.pid = (int32_t)comm->peers[comm->rank].pid;
   direct_post_buf(&l->mine, DIRECT_SEND, a->sendbuff, a->send_elems * esize);
   direct_post_buf(&l->mine, DIRECT_RECV, a->recvbuff, a->recv_elems * esize);
@@ -202,7 +215,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t
                         .nranks = k,
                         .rank = comm->rank,
                         .root = a->root,
-                        .seq = comm->direct_seq,
+                        .seq = st->seq,
                         .zero_copy = comm->site.zero_copy,
                         .mine = &l->mine,
                         .posts = l->posts,
@@ -213,7 +226,7 @@ static int direct_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t
                         .recv_fifo = fifo + k,
                         .send_step = steps,
                         .recv_step = steps + k};
-  comm->direct_seq++;
+  st->seq++;
   host_direct_item(&l->item, da, &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &l->item.base;
   return 1;
@@ -237,6 +250,8 @@ const algo_desc_t algo_direct = {
     .scratch_bytes = direct_scratch_bytes,
     .build = direct_build,
     .peers = direct_peers,
+    .state_bytes = sizeof(direct_state_t),
+    .state_free = direct_state_free,
 };
 
 /* ---- Init: may the ranks read each other? ---- */
@@ -254,9 +269,10 @@ void direct_before_allgather(struct xcclComm *comm, comm_peer_info_t *me) {
   const char *mode = config_str(CFG_SHM_COPY);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  comm->direct_probe = ((uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)comm) | 1;
-  me->probe_addr = (uint64_t)(uintptr_t)&comm->direct_probe;
-  me->probe_value = comm->direct_probe;
+  direct_state_t *st = direct_state(comm);
+  st->probe = ((uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)comm) | 1;
+  me->probe_addr = (uint64_t)(uintptr_t)&st->probe;
+  me->probe_value = st->probe;
   static int ptracer_set;
   if (comm->nranks > 1 && strcasecmp(mode, "slot") != 0 && !__atomic_load_n(&ptracer_set, __ATOMIC_ACQUIRE) &&
       !__atomic_exchange_n(&ptracer_set, 1, __ATOMIC_SEQ_CST) && yama_scope() == 1) {
@@ -283,10 +299,8 @@ xcclResult_t direct_check_config(void) {
 xcclResult_t direct_setup(struct xcclComm *comm, int shm_used) {
   const comm_peer_info_t *me = &comm->peers[comm->rank];
   const char *mode = config_str(CFG_SHM_COPY);
-  int k = comm->nranks, local = k > 1 && shm_used;
-  for (int r = 0; r < k && local; r++)
-    local =
-        comm->peers[r].host_hash == me->host_hash && comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
+  int k = comm->nranks, local = k > 1 && shm_used && comm->hosts->nhosts == 1;
+  for (int r = 0; r < k && local; r++) local = comm->peers[r].pidns == me->pidns && comm->peers[r].uid == me->uid;
   /* the links themselves are tuning_site_hosts' */
   *comm_site_edit(comm) = (algo_site_t){.flat = local ? ALGO_LINK_LOCAL : ALGO_LINK_NET,
                                         .peer_slot = config_size(CFG_ALGO_CHUNK_SIZE)};

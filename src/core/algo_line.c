@@ -28,6 +28,16 @@ static void line_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
   algo_work_flat(work_p, site, LINE_STEP_FRAC + LINE_PEER_FRAC * (nranks - 2), (nranks - 1) * (double)bytes);
 }
 
+/* What line keeps on a communicator (comm->algo_state[ALGO_LINE]): its
+ * lone item's partner arguments, and the number of the last line all-reduce
+ * (each rank counts alike). */
+typedef struct {
+  algo_lone_t lone;
+  uint64_t seq;
+} line_state_t;
+
+static void line_state_free(void *state) { algo_lone_free(&((line_state_t *)state)->lone); }
+
 static size_t line_scratch_bytes(const coll_args_t *a, const struct xcclComm *comm) {
   (void)a;
   return sizeof(line_item_t) + algo_partner_args_bytes(comm);
@@ -35,7 +45,8 @@ static size_t line_scratch_bytes(const coll_args_t *a, const struct xcclComm *co
 
 static int line_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lane0, void *scratch, kern_item_t **items) {
   line_item_t *it = scratch;
-  host_line_item(it, algo_partner_args(a, comm, it + 1), ++comm->line_seq, &comm->env, lane0 + ALGO_LANE_PEERS);
+  line_state_t *st = comm->algo_state[ALGO_LINE];
+  host_line_item(it, algo_partner_args(a, comm, it + 1), ++st->seq, &comm->env, lane0 + ALGO_LANE_PEERS);
   items[0] = &it->base;
   return 1;
 }
@@ -50,20 +61,20 @@ static void line_peers(int nranks, int rank, const algo_site_t *site, algo_peers
   algo_peer_set_both(s, n);
 }
 
-/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in comm
- * (algo_lone_args, every other rank a partner). */
+/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in
+ * line's state (algo_lone_args, every other rank a partner). */
 static kern_item_t *line_lone(const coll_args_t *a, struct xcclComm *comm, void *mem) {
-  partner_args_t *pa = comm->lone_line;
+  line_state_t *st = comm->algo_state[ALGO_LINE];
+  partner_args_t *pa = st->lone.args;
   if (!pa) {
     algo_peers_t peers = {0};
     line_peers(comm->nranks, comm->rank, &comm->site, &peers);
     const algo_peer_set_t *s = &peers.set[0];
-    if (!(pa = algo_lone_args(a, comm, ALGO_LINE, s->send, s->nsend, &comm->lone_line, &comm->lone_line_off)))
-      return NULL;
+    if (!(pa = algo_lone_args(a, comm, ALGO_LINE, s->send, s->nsend, &st->lone))) return NULL;
   }
   algo_lone_set(pa, a);
   _Static_assert(sizeof(line_item_t) <= ALGO_LONE_BYTES, "line's item outgrew ALGO_LONE_BYTES");
-  host_line_item(mem, pa, ++comm->line_seq, &comm->env, ALGO_LANE_PEERS);
+  host_line_item(mem, pa, ++st->seq, &comm->env, ALGO_LANE_PEERS);
   return &((line_item_t *)mem)->base;
 }
 
@@ -77,4 +88,6 @@ const algo_desc_t algo_line = {
     .peers = line_peers,
     .lone = line_lone,
     .max_bytes = LINE_MAX_BYTES,
+    .state_bytes = sizeof(line_state_t),
+    .state_free = line_state_free,
 };

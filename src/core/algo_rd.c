@@ -40,13 +40,22 @@ static int rd_build(const coll_args_t *a, struct xcclComm *comm, kern_lane_t lan
   return 1;
 }
 
-/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in comm
- * (algo_lone_args), the item's schedule laid out per call. */
+/* What rd keeps on a communicator (comm->algo_state[ALGO_RD]): its lone
+ * item's partner arguments. */
+typedef struct {
+  algo_lone_t lone;
+} rd_state_t;
+
+static void rd_state_free(void *state) { algo_lone_free(&((rd_state_t *)state)->lone); }
+
+/* A lone all-reduce (algo_desc_t.lone): the partner arguments kept in rd's
+ * state (algo_lone_args), the item's schedule laid out per call. */
 static kern_item_t *rd_lone(const coll_args_t *a, struct xcclComm *comm, void *mem) {
-  partner_args_t *pa = comm->lone_rd;
+  rd_state_t *st = comm->algo_state[ALGO_RD];
+  partner_args_t *pa = st->lone.args;
   if (!pa) {
     int peers[ALGO_MAX_PEERS], n = host_rd_partners(comm->nranks, comm->rank, peers);
-    if (!(pa = algo_lone_args(a, comm, ALGO_RD, peers, n, &comm->lone_rd, &comm->lone_rd_off))) return NULL;
+    if (!(pa = algo_lone_args(a, comm, ALGO_RD, peers, n, &st->lone))) return NULL;
   }
   algo_lone_set(pa, a);
   _Static_assert(sizeof(rd_item_t) <= ALGO_LONE_BYTES, "rd's item outgrew ALGO_LONE_BYTES");
@@ -69,4 +78,6 @@ const algo_desc_t algo_rd = {
     .build = rd_build,
     .peers = rd_peers,
     .lone = rd_lone,
+    .state_bytes = sizeof(rd_state_t),
+    .state_free = rd_state_free,
 };

@@ -47,7 +47,7 @@ static void comm_free(struct xcclComm *comm) {
   dump_unregister(comm);      /* before the peers it reads go */
   proxy_destroy(comm->proxy); /* stops the thread before the fifos go */
   comm_trace_stop(comm);      /* nothing adds events now: the timeline's file */
-  direct_maps_free(comm);
+  algo_states_free(comm); /* direct's mappings among them */
   comm_free_conns(comm); /* their fifos with them */
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     free(comm->p2p_send[set]);
@@ -56,9 +56,8 @@ static void comm_free(struct xcclComm *comm) {
   bootstrap_close(comm->bs);
   free(comm->channels);
   free(comm->peers);
-  tuning_site_free(&comm->site);
-  free(comm->lone_rd);
-  free(comm->lone_line);
+  free((void *)comm->hosts);
+  free(comm->op_memo);
   free(comm->ring);
   free(comm->ring_pos);
   redop_comm_free(comm); /* its PreMulSum ops */
@@ -164,9 +163,7 @@ static int comm_process_numa(void) {
 /* XCCL_TOPO_DUMP_FILE: the lowest rank of each host writes what it sees. */
 static void comm_dump_topology(const struct xcclComm *comm) {
   const char *path = config_str(CFG_TOPO_DUMP_FILE);
-  if (!path[0]) return;
-  for (int q = 0; q < comm->rank; q++)
-    if (comm->peers[q].host_hash == comm->peers[comm->rank].host_hash) return;
+  if (!path[0] || comm->hosts->local_of[comm->rank] != 0) return;
   topo_system_t *sys = NULL;
   if (topo_system_load(&sys) != xcclSuccess || topo_dump_file(sys, path) != xcclSuccess)
     WARN(INIT, "XCCL_TOPO_DUMP_FILE=%s: %s", path, err_last());
@@ -192,10 +189,11 @@ static void comm_bind_cpu(struct xcclComm *comm) {
   static _Atomic int bound;
   const comm_peer_info_t *me = &comm->peers[comm->rank];
   if (!config_bool(CFG_CPU_BIND) || atomic_load(&bound) || me->cpus.count < 1) return;
-  int local = 0, nlocal = 0;
-  for (int r = 0; r < comm->nranks; r++) {
+  int local = 0, nlocal = 0, host = comm->hosts->host_of[comm->rank];
+  for (int i = 0; i < hier_host_size(comm->hosts, host); i++) {
+    int r = hier_host_ranks(comm->hosts, host)[i];
     const comm_peer_info_t *p = &comm->peers[r];
-    if (p->host_hash != me->host_hash || p->pidns != me->pidns) continue;
+    if (p->pidns != me->pidns) continue;
     if (p->cpus.first != me->cpus.first || p->cpus.count != me->cpus.count) return; /* placed by whoever started them */
     if (r != comm->rank && p->pid == me->pid) return; /* threads of one process: their creator's affinity is theirs */
     local += r < comm->rank;
@@ -215,6 +213,15 @@ static void comm_bind_cpu(struct xcclComm *comm) {
        "rank %d: %d ranks of this host share %d CPUs: the thread that created the communicator now runs on CPU %d "
        "only (local rank %d; XCCL_CPU_BIND=0 leaves affinity alone)",
        comm->rank, nlocal, me->cpus.count, cpu, local);
+}
+
+/* The host layout (comm->hosts) from the all-gathered peer info: the same
+ * on every rank. */
+static xcclResult_t comm_hosts_make(struct xcclComm *comm) {
+  void *mem = malloc(hier_layout_bytes(comm->nranks));
+  if (!mem) return err_set(xcclSystemError, LOG_INIT, "out of memory for the hosts of %d ranks", comm->nranks);
+  comm->hosts = hier_layout_make(comm->nranks, &comm->peers[0].host_hash, sizeof(*comm->peers), mem);
+  return xcclSuccess;
 }
 
 /* refused: what this rank's own checks said. A rank that cannot take part
@@ -237,12 +244,13 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   xcclResult_t res = bootstrap_allgather(comm->bs, comm->peers, sizeof(*comm->peers));
   if (res == xcclSuccess && refused != xcclSuccess) res = err_set(refused, LOG_INIT, "%s", mine);
   if (res == xcclSuccess) res = comm_check_peers(comm);
+  if (res == xcclSuccess) res = comm_hosts_make(comm);
   if (res == xcclSuccess) res = comm_plan_rings(comm, sys);
   TRY(res);
   int shm_used = transport_allows("shm") && !config_bool(CFG_SHM_DISABLE);
   TRY(direct_setup(comm, shm_used));
-  TRY(tuning_site_hosts(comm_site_edit(comm), comm->nranks, &comm->peers[0].host_hash, &comm->peers[0].cpus,
-                        sizeof(*comm->peers), shm_used, comm->algo_forced));
+  TRY(tuning_site_hosts(comm_site_edit(comm), comm->hosts, &comm->peers[0].cpus, sizeof(*comm->peers), shm_used,
+                        comm->algo_forced));
   comm_bind_cpu(comm);
   comm_dump_topology(comm);
   return comm_connect_rings(comm);
@@ -313,10 +321,12 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
     comm->p2p_recv[set] = calloc((size_t)nranks, sizeof(comm_p2p_t));
     p2p_ok &= comm->p2p_send[set] && comm->p2p_recv[set];
   }
-  if (!comm->peers || !p2p_ok) {
+  xcclResult_t res = !comm->peers || !p2p_ok ? err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks)
+                                              : algo_states_make(comm);
+  if (res != xcclSuccess) {
     comm_free(comm);
     free(comm);
-    return err_set(xcclSystemError, LOG_INIT, "out of memory for %d peers", nranks);
+    return res;
   }
   *comm_p = comm;
   return xcclSuccess;
@@ -325,11 +335,14 @@ static xcclResult_t comm_alloc(struct xcclComm **comm_p, int nranks, int rank, i
 /* 1 when two ranks of comm run in one process (threads: xcclCommInitAll,
  * inits inside a group). Every rank computes the same from the peer info. */
 static int comm_shares_process(const struct xcclComm *comm) {
-  for (int r = 0; r < comm->nranks; r++)
-    for (int q = 0; q < r; q++)
-      if (comm->peers[q].pid == comm->peers[r].pid && comm->peers[q].host_hash == comm->peers[r].host_hash &&
-          comm->peers[q].pidns == comm->peers[r].pidns)
-        return 1;
+  for (int h = 0; h < comm->hosts->nhosts; h++) {
+    const int *ranks = hier_host_ranks(comm->hosts, h);
+    for (int i = 0; i < hier_host_size(comm->hosts, h); i++)
+      for (int j = 0; j < i; j++)
+        if (comm->peers[ranks[j]].pid == comm->peers[ranks[i]].pid &&
+            comm->peers[ranks[j]].pidns == comm->peers[ranks[i]].pidns)
+          return 1;
+  }
   return 0;
 }
 
@@ -376,6 +389,8 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   comm->job = id->job;
   if (nranks > 1) {
     TRY_GOTO(comm_setup_rings(comm, refused), fail);
+  } else {
+    TRY_GOTO(comm_hosts_make(comm), fail); /* its own info is all there is to gather */
   }
   int spin_us = (int)config_int(CFG_SPIN_US);
   comm->env = (kern_env_t){.timeout_s = comm->timeout_s,

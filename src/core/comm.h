@@ -77,22 +77,6 @@ typedef struct {
  * device launch; NULL in a build without CUDA and until then. */
 typedef struct cuda_comm cuda_comm_t;
 
-/* Whether the last collective's buffers lay in windows every rank shares
- * (op.c's coll_in_windows), while windows_gen was `gen`. */
-typedef struct {
-  uint64_t gen;
-  const void *send, *recv;
-  size_t send_bytes, recv_bytes;
-  int in;
-} comm_win_memo_t;
-
-/* The tuner's last answer on a communicator (op.c's op_pick). */
-typedef struct {
-  int valid, coll, in_windows;
-  size_t bytes;
-  algo_t algo;
-} comm_pick_memo_t;
-
 /*
  * What the observers (in-flight dumps, XCCL_STATS_FILE's counters, XCCL_TRACE's
  * timeline: comm_dump.c, comm_stats.c, comm_trace.c, a layer above run) are
@@ -146,6 +130,11 @@ struct xcclComm {
                                          */
   comm_channel_t *channels;
   comm_peer_info_t *peers;
+  /* The host layout (host_hier.h: hosts told apart by the peers' host_hash,
+   * numbered in order of their lowest rank, each host's ranks in rank
+   * order): made once, as soon as the peer info is all-gathered
+   * (comm_hosts_make), and read by whatever asks which ranks share a host. */
+  const hier_layout_t *hosts;
   /* Point-to-point connections per peer, in separate sets so that an
    * algorithm's messages never interleave with the user's sends. */
   comm_p2p_t *p2p_send[COMM_P2P_SETS], *p2p_recv[COMM_P2P_SETS];
@@ -154,21 +143,12 @@ struct xcclComm {
   int algo_forced[COLL_NKINDS]; /* XCCL_ALGO, -1 where not forced */
   int check;                    /* XCCL_CHECK */
   unsigned algo_connected;      /* bit 1u << algo_t: its COMM_P2P_ALGO connections are made (algo.h) */
-  /* The tuner's last answer (op.c's op_pick): a loop of calls of one size asks
-   * the same question each time. Cleared where site changes. */
-  comm_pick_memo_t pick_memo;
-  /* Recursive doubling's lone item (algo_desc_t.lone, algo_rd.c): its
-   * partner arguments, kept from its first call once the connections are
-   * made; lone_rd_off: it cannot run lone here (XCCL_LONE=0, or a partner
-   * not in shared memory). */
-  partner_args_t *lone_rd;
-  int lone_rd_off;
-  /* The line all-reduce (algo_line.c): its lone item's partner arguments
-   * (lone_line_off: as lone_rd_off), and the number of the last line
-   * all-reduce (each rank counts alike). */
-  partner_args_t *lone_line;
-  int lone_line_off;
-  uint64_t line_seq;
+  /* The answers the call's preparation step keeps between calls (op.c's
+   * op_pick and coll_in_windows), made at the first call. */
+  struct op_memo *_Atomic op_memo;
+  /* What each algorithm keeps between calls (algo_desc_t.state_bytes), its
+   * own type in its own file; NULL for one that keeps nothing. */
+  void *algo_state[ALGO_COUNT];
   _Atomic int abort_flag;
   _Atomic int busy; /* API calls in progress on this comm */
   /* Sticky: an operation failed; the comm must be destroyed. Set once, by
@@ -202,23 +182,26 @@ struct xcclComm {
   int shares_process; /* another of its ranks runs in this process (threads): see comm_group_connect_shared */
   /* Collectives that read peers' buffers in place (issue 17, algo_direct.c) */
   algo_site_t site;               /* what the cost model knows of where the ranks are */
-  uint64_t direct_probe;          /* read by peers at init: peer info's probe_value */
-  uint64_t direct_seq;            /* direct operations launched: equal on every rank, checked in their messages */
-  struct direct_map *direct_maps; /* peers' xcclMemAlloc memory mapped here, most recent first */
+  unsigned site_gen;              /* bumped by every comm_site_edit: answers weighed on an older site are stale */
   _Atomic int windows_shared;     /* windows registered with every rank's in xcclMemAlloc memory (reg.c) */
   _Atomic uint64_t windows_gen;   /* bumped whenever a window comes or goes (reg.c) */
-  comm_win_memo_t win_memo;       /* op.c's coll_in_windows: its last answer */
   struct dump_slot *dump;         /* what it is doing, for in-flight state dumps (comm_dump.h); last: off the hot lines */
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
   const comm_obs_v1_t *obs;       /* the observers' hooks (above), set by comm_alloc */
 };
 
-/* comm's site, to change: the tuner's kept answer (pick_memo) was weighed
- * on the old one and goes. Every write to comm->site goes through here. */
+/* comm's site, to change: the tuner's kept answer (op.c's op_pick) was
+ * weighed on the old one and goes. Every write to comm->site goes through
+ * here. */
 static inline algo_site_t *comm_site_edit(struct xcclComm *comm) {
-  comm->pick_memo.valid = 0;
+  comm->site_gen++;
   return &comm->site;
+}
+
+/* 1 when ranks a and b of comm share a host (comm->hosts). */
+static inline int comm_same_host(const struct xcclComm *comm, int a, int b) {
+  return comm->hosts->host_of[a] == comm->hosts->host_of[b];
 }
 
 /* Channel c's ring (nranks entries, position -> rank) and rank r's place in it. */
@@ -346,7 +329,5 @@ xcclResult_t direct_check_config(void);
  * all-gather, where every rank is on this host). shm_used: shared memory is
  * allowed (neither XCCL_SHM_DISABLE nor XCCL_TRANSPORT=socket). */
 xcclResult_t direct_setup(struct xcclComm *comm, int shm_used);
-/* The peers' memory it mapped. */
-void direct_maps_free(struct xcclComm *comm);
 
 #endif

@@ -66,11 +66,6 @@ static const char *net_dev_desc(const struct xcclComm *comm, int d, char *buf, s
   return buf;
 }
 
-/* Whether peer shares this rank's host. */
-static int same_host(const struct xcclComm *comm, int peer) {
-  return comm->peers[peer].host_hash == comm->peers[comm->rank].host_hash;
-}
-
 /* XCCL_GRAPH_DUMP_FILE: the lowest rank of each host writes the host's GPU
  * rings, as many channels as the job runs. */
 static void plan_dump_graph(const struct xcclComm *comm, const topo_system_t *sys, const topo_host_plan_t *hp,
@@ -114,10 +109,12 @@ static void plan_log(const struct xcclComm *comm, const topo_plan_t *plan, int l
   for (int c = 0; c < comm->nchannels; c++) {
     const comm_channel_t *ch = &comm->channels[c];
     snprintf(a, sizeof(a), "%s",
-             same_host(comm, ch->prev) ? "this host" : net_dev_desc(comm, comm->chan_dev[c], b, sizeof(b)));
+             comm_same_host(comm, comm->rank, ch->prev) ? "this host"
+                                                        : net_dev_desc(comm, comm->chan_dev[c], b, sizeof(b)));
     char via[96];
     snprintf(via, sizeof(via), "%s",
-             same_host(comm, ch->next) ? "this host" : net_dev_desc(comm, comm->chan_send_dev[c], b, sizeof(b)));
+             comm_same_host(comm, comm->rank, ch->next) ? "this host"
+                                                        : net_dev_desc(comm, comm->chan_send_dev[c], b, sizeof(b)));
     INFO(INIT, "Ring %02d : %d -> %d -> %d, from %d via %s, to %d via %s", c, ch->prev, comm->rank, ch->next, ch->prev,
          a, ch->next, via);
   }
@@ -165,31 +162,20 @@ static xcclResult_t plan_apply(struct xcclComm *comm, const topo_system_t *sys, 
 xcclResult_t comm_plan_rings(struct xcclComm *comm, const topo_system_t *sys) {
   int n = comm->nranks, me = comm->rank;
   xcclResult_t res = xcclSuccess;
-  int *host_of = malloc(sizeof(int) * (size_t)n), *local = malloc(sizeof(int) * (size_t)n);
-  int *numa = malloc(sizeof(int) * (size_t)n), *gpu = malloc(sizeof(int) * (size_t)n);
+  /* This host's ranks, in rank order (comm->hosts). */
+  int host = comm->hosts->host_of[me], nl = hier_host_size(comm->hosts, host), my_local = comm->hosts->local_of[me];
+  const int *local = hier_host_ranks(comm->hosts, host);
+  int *numa = malloc(sizeof(int) * (size_t)nl), *gpu = malloc(sizeof(int) * (size_t)nl);
   comm_place_t *all = calloc((size_t)n, sizeof(*all));
   topo_rank_place_t *places = calloc((size_t)n, sizeof(*places));
   topo_host_plan_t hp;
   topo_plan_t plan;
   memset(&hp, 0, sizeof(hp));
   memset(&plan, 0, sizeof(plan));
-  if (!host_of || !local || !numa || !gpu || !all || !places) {
+  if (!numa || !gpu || !all || !places) {
     res = err_set(xcclSystemError, LOG_INIT, "out of memory for the rings of %d ranks", n);
     goto out;
   }
-  /* Hosts numbered in the order of their lowest rank; this host's ranks in rank order. */
-  int nhosts = 0, nl = 0, my_local = 0;
-  for (int r = 0; r < n; r++) {
-    host_of[r] = -1;
-    for (int q = 0; q < r && host_of[r] < 0; q++)
-      if (comm->peers[q].host_hash == comm->peers[r].host_hash) host_of[r] = host_of[q];
-    if (host_of[r] < 0) host_of[r] = nhosts++;
-  }
-  for (int r = 0; r < n; r++)
-    if (host_of[r] == host_of[me]) {
-      if (r == me) my_local = nl;
-      local[nl++] = r;
-    }
   for (int i = 0; i < nl; i++) {
     numa[i] = comm->peers[local[i]].numa;
     gpu[i] = sys && comm->peers[local[i]].busid[0] ? topo_gpu_by_busid(sys, comm->peers[local[i]].busid) : -1;
@@ -197,12 +183,12 @@ xcclResult_t comm_plan_rings(struct xcclComm *comm, const topo_system_t *sys) {
   topo_host_job_t job = {.nlocal = nl,
                          .numa = numa,
                          .gpu = gpu,
-                         .multi_host = nhosts > 1,
+                         .multi_host = comm->hosts->nhosts > 1,
                          .nchannels = config_is_set(CFG_NCHANNELS) ? comm->nchannels : 0};
   comm_place_t *mine = &all[me];
   res = topo_plan_host(sys, &job, &hp);
   if (res == xcclSuccess) {
-    topo_plan_places(&hp, host_of[me], places); /* places[0..nl) for now: this host's */
+    topo_plan_places(&hp, host, places); /* places[0..nl) for now: this host's */
     mine->place = places[my_local];
   } else {
     mine->refused = res;
@@ -229,15 +215,13 @@ xcclResult_t comm_plan_rings(struct xcclComm *comm, const topo_system_t *sys) {
   for (int r = 0; r < n; r++) places[r] = all[r].place;
   TRY_GOTO(topo_plan_join(n, places, &plan), out);
   TRY_GOTO(plan_apply(comm, sys, &plan), out);
-  int lowest = local[0] == me;
+  int lowest = my_local == 0;
   if (lowest) INFO(INIT, "rank %d: host %s: %s", me, comm->peers[me].host, hp.desc);
   plan_log(comm, &plan, lowest);
   plan_dump_graph(comm, sys, &hp, plan.nchannels, lowest);
 out:
   topo_plan_free(&plan);
   topo_host_plan_free(&hp);
-  free(host_of);
-  free(local);
   free(numa);
   free(gpu);
   free(all);

@@ -474,7 +474,7 @@ int group_open(void) { return group_depth > 0; }
 /* The class of link comm's messages to peer cross: inside the host or
  * between hosts. */
 static algo_link_class_t group_link(const struct xcclComm *comm, int peer) {
-  return comm->peers[peer].host_hash == comm->peers[comm->rank].host_hash ? ALGO_LINK_LOCAL : ALGO_LINK_NET;
+  return comm_same_host(comm, comm->rank, peer) ? ALGO_LINK_LOCAL : ALGO_LINK_NET;
 }
 
 double group_estimate_s(void) {

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -78,37 +79,80 @@ xcclResult_t op_number(struct xcclComm *comm, xcclResult_t res, const char *fn, 
   return res;
 }
 
+/* Whether the last collective's buffers lay in windows every rank shares
+ * (coll_in_windows), while windows_gen was `gen`. */
+typedef struct {
+  uint64_t gen;
+  const void *send, *recv;
+  size_t send_bytes, recv_bytes;
+  int in;
+} op_win_memo_t;
+
+/* The tuner's last answer (op_pick), on the site of site_gen (comm_site_edit). */
+typedef struct {
+  int valid, coll, in_windows;
+  unsigned site_gen;
+  size_t bytes;
+  algo_t algo;
+} op_pick_memo_t;
+
+/* The answers the preparation step keeps on a communicator between calls
+ * (comm->op_memo): a loop of calls of one size asks the same questions each
+ * time. */
+struct op_memo {
+  op_win_memo_t win;
+  op_pick_memo_t pick;
+};
+
+/* comm's memo, made at its first call (freed with comm); NULL when out of
+ * memory: nothing is kept then. A query on another thread may make it at
+ * the same time: one of the two is kept. */
+static struct op_memo *op_memo_of(struct xcclComm *comm) {
+  struct op_memo *m = atomic_load_explicit(&comm->op_memo, memory_order_acquire), *none = NULL;
+  if (m || !(m = calloc(1, sizeof(*m)))) return m;
+  if (atomic_compare_exchange_strong(&comm->op_memo, &none, m)) return m;
+  free(m);
+  return none;
+}
+
 /* The buffers a uses lie in windows that every rank registered in
  * xcclMemAlloc memory (reg.c): every rank's can be mapped by its peers. As
  * with NCCL's symmetric windows, the ranks pass their windows' buffers
  * alike, so they agree. */
 static int coll_in_windows(struct xcclComm *comm, const coll_args_t *a) {
   size_t sb = a->send_elems * a->esize, rb = a->recv_elems * a->esize;
-  comm_win_memo_t *m = &comm->win_memo;
+  struct op_memo *memo = op_memo_of(comm);
   uint64_t gen = atomic_load(&comm->windows_gen);
   /* A loop passes the same buffers again and again: two lookups under the
    * registry's lock would cost a small call a tenth of its time. */
-  if (m->gen == gen && gen && m->send == a->sendbuff && m->recv == a->recvbuff && m->send_bytes == sb &&
+  const op_win_memo_t *m = memo ? &memo->win : NULL;
+  if (m && m->gen == gen && gen && m->send == a->sendbuff && m->recv == a->recvbuff && m->send_bytes == sb &&
       m->recv_bytes == rb)
     return m->in;
   const struct xcclWindow *w;
   int in = (a->send_elems || a->recv_elems) &&
            (!a->send_elems || ((w = reg_find_window(comm, a->sendbuff, sb)) && w->all_shared)) &&
            (!a->recv_elems || ((w = reg_find_window(comm, a->recvbuff, rb)) && w->all_shared));
-  *m = (comm_win_memo_t){
-      .gen = gen, .send = a->sendbuff, .recv = a->recvbuff, .send_bytes = sb, .recv_bytes = rb, .in = in};
+  if (memo)
+    memo->win = (op_win_memo_t){
+        .gen = gen, .send = a->sendbuff, .recv = a->recvbuff, .send_bytes = sb, .recv_bytes = rb, .in = in};
   return in;
 }
 
 /* The last answer is kept: the tuner weighs every algorithm's cost, which a
  * loop of calls of one size would pay each time. */
 algo_t op_pick(struct xcclComm *comm, coll_kind_t coll, size_t bytes, int in_windows) {
-  comm_pick_memo_t *m = &comm->pick_memo;
-  if (m->valid && m->bytes == bytes && m->coll == (int)coll && m->in_windows == in_windows) return m->algo;
+  struct op_memo *memo = op_memo_of(comm);
+  const op_pick_memo_t *m = memo ? &memo->pick : NULL;
+  if (m && m->valid && m->bytes == bytes && m->coll == (int)coll && m->in_windows == in_windows &&
+      m->site_gen == comm->site_gen)
+    return m->algo;
   algo_site_t site = comm->site;
   site.zero_agreed = in_windows;
   algo_t a = tuning_pick(comm->algo_forced, coll, bytes, comm->nranks, comm->peers[comm->rank].chunk_size, &site);
-  *m = (comm_pick_memo_t){.valid = 1, .coll = (int)coll, .in_windows = in_windows, .bytes = bytes, .algo = a};
+  if (memo)
+    memo->pick = (op_pick_memo_t){
+        .valid = 1, .coll = (int)coll, .in_windows = in_windows, .site_gen = comm->site_gen, .bytes = bytes, .algo = a};
   return a;
 }
 

@@ -47,7 +47,8 @@ xcclResult_t op_number(struct xcclComm *comm, xcclResult_t res, const char *fn, 
                        int op, int root, uint64_t *seq_p);
 
 /* The algorithm for coll of `bytes` (count * esize), its buffers in windows
- * every rank shares (in_windows) or not; the last answer is kept in comm. */
+ * every rank shares (in_windows) or not; the last answer is kept in comm's
+ * op_memo (op.c). */
 algo_t op_pick(struct xcclComm *comm, coll_kind_t coll, size_t bytes, int in_windows);
 
 /* The derived sizes of a whose type has esize bytes, on a communicator of

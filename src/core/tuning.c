@@ -187,14 +187,11 @@ static double hosts_cpu_share(const hier_layout_t *l, const void *cpus, size_t s
   return f;
 }
 
-xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cpus,
-                               size_t stride, int shm_used, const int *forced) {
+xcclResult_t tuning_site_hosts(algo_site_t *site, const hier_layout_t *l, const void *cpus, size_t stride,
+                               int shm_used, const int *forced) {
   unsigned inter;
   TRY(tuning_hier_inter(&inter));
-  void *mem = malloc(hier_layout_bytes(nranks));
-  if (!mem) return err_set(xcclSystemError, LOG_INIT, "out of memory for the hosts' layout of %d ranks", nranks);
-  const hier_layout_t *l = hier_layout_make(nranks, host_hash, stride, mem);
-  int lmin = nranks, lmax = 0, owned = 0, peers = 0, worst = 0;
+  int nranks = l->nranks, lmin = nranks, lmax = 0, owned = 0, peers = 0, worst = 0;
   double frac = 0;
   for (int h = 0; h < l->nhosts; h++) {
     int g = hier_host_size(l, h);
@@ -216,13 +213,11 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
     if (peers <= ALGO_MAX_PEERS || inter != (HIER_INTER_RING | HIER_INTER_TREE)) break;
     inter = HIER_INTER_RING;
   }
-  if (peers > ALGO_MAX_PEERS && forced[COLL_ALLREDUCE] == ALGO_HIER) {
-    free(mem);
+  if (peers > ALGO_MAX_PEERS && forced[COLL_ALLREDUCE] == ALGO_HIER)
     return err_set(xcclInvalidUsage, LOG_INIT,
                    "XCCL_ALGO forces hier, but rank %d would need %d connections for it (at most %d: %d hosts, "
                    "%d to %d ranks per host, XCCL_HIER_INTER=%s)",
                    worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax, config_str(CFG_HIER_INTER));
-  }
 
   site->nhosts = l->nhosts;
   site->local_min = lmin, site->local_max = lmax;
@@ -235,9 +230,4 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_h
   site->layout = l;
   site_share_cores(site, cpus ? hosts_cpu_share(l, cpus, stride) : 1);
   return xcclSuccess;
-}
-
-void tuning_site_free(algo_site_t *site) {
-  free((void *)site->layout);
-  site->layout = NULL;
 }

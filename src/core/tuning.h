@@ -56,23 +56,21 @@ static inline void tuning_share_link(double f, double *alpha_s, double *bps) {
 }
 
 /* Fills site's links (link[], from tuning_links) and hosts (algo.h:
- * nhosts ... layout) for nranks ranks whose hosts are told apart by
- * host_hash (one 64-bit value per rank, stride bytes apart; the peer
- * info's), with shm_used: ranks of one host talk over shared memory. cpus
- * (an algo_cpus_t per rank, the same stride; NULL: a core each): the CPUs
- * each rank may use; where a host's ranks outnumber them, every link is
- * priced as ranks taking turns on the cores (site->cpu_share, tuning.c),
- * once, here. forced: XCCL_ALGO's (tuning_parse). site->flat is the
- * caller's. site->layout is then the caller's, freed with
- * tuning_site_free. Fails (site unchanged) when out
- * of memory, or when hier is forced and some rank would need more than
- * ALGO_MAX_PEERS connections for it, saying so. */
-xcclResult_t tuning_site_hosts(algo_site_t *site, int nranks, const void *host_hash, const void *cpus,
-                               size_t stride, int shm_used, const int *forced);
+ * nhosts ... layout) for the ranks of host layout l (the communicator's,
+ * host_hier.h), with shm_used: ranks of one host talk over shared memory.
+ * cpus (an algo_cpus_t per rank, stride bytes apart; the peer info's; NULL:
+ * a core each): the CPUs each rank may use; where a host's ranks outnumber
+ * them, every link is priced as ranks taking turns on the cores
+ * (site->cpu_share, tuning.c), once, here. forced: XCCL_ALGO's
+ * (tuning_parse). site->flat is the caller's. site->layout is then l, which
+ * stays the caller's and must outlive site. Fails (site unchanged) when
+ * XCCL_HIER_INTER is not valid, or when hier is forced and some rank would
+ * need more than ALGO_MAX_PEERS connections for it, saying so. */
+xcclResult_t tuning_site_hosts(algo_site_t *site, const hier_layout_t *l, const void *cpus, size_t stride,
+                               int shm_used, const int *forced);
 /* XCCL_HIER_INTER as site->hier_inter holds it (HIER_INTER_RING, _TREE or
  * both, for auto), into *inter_p; xcclInvalidUsage, saying so, on another
  * value (*inter_p unchanged). tuning_site_hosts reads it so. */
 xcclResult_t tuning_hier_inter(unsigned *inter_p);
-void tuning_site_free(algo_site_t *site);
 
 #endif

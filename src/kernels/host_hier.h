@@ -63,8 +63,9 @@ typedef struct {
   const int *host_ranks; /* the ranks of host 0, then host 1, ... each in rank order */
 } hier_layout_t;
 
-/* The ranks on host h. */
+/* The ranks on host h: how many, and which (hier_host_size of them, in rank order). */
 static inline int hier_host_size(const hier_layout_t *l, int h) { return l->host_first[h + 1] - l->host_first[h]; }
+static inline const int *hier_host_ranks(const hier_layout_t *l, int h) { return l->host_ranks + l->host_first[h]; }
 /* The rank of host h that owns shard s. */
 static inline int hier_owner(const hier_layout_t *l, int h, int s) {
   return l->host_ranks[l->host_first[h] + s % hier_host_size(l, h)];

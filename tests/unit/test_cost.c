@@ -85,7 +85,7 @@ static void check_sim(const algo_site_t *site) {
         CHECK(x == y, "%s coll %d of %zu B: xccl-sim %g s, the communicator %g s", algo_name((algo_t)a), c2, b, x, y);
       }
     }
-  tuning_site_free(&ss);
+  sim_site_free(&ss);
 }
 
 /* Across hosts hier is priced by its own two levels, not as a ring: work
@@ -104,7 +104,7 @@ static void check_hier(void) {
     CHECK(same(t, parts), "%zu B: hier priced %g s, its work %g s", b, t, parts);
     CHECK(t != cost_estimate_s(ALGO_RING, COLL_ALLREDUCE, b, 32, 512u << 10, &ss), "%zu B: hier priced as the ring", b);
   }
-  tuning_site_free(&ss);
+  sim_site_free(&ss);
 }
 
 int main(void) {

@@ -1,6 +1,7 @@
 /*
  * test_tuning.c — XCCL_ALGO parsing and the cost model's choices.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
@@ -32,25 +33,33 @@ typedef struct {
   algo_cpus_t cpus;
 } peer_t;
 
-static double share_of(peer_t *peers, int n, algo_site_t *site) {
+/* tuning_site_hosts on the hosts of peers (told apart by hash, as init's
+ * comm_hosts_make does), with their CPUs or (with_cpus 0) none. */
+static void site_hosts(algo_site_t *site, const peer_t *peers, int n, int with_cpus) {
   int forced[COLL_NKINDS];
   tuning_parse("", forced);
+  void *mem = malloc(hier_layout_bytes(n));
+  CHECK(mem != NULL, "out of memory");
+  if (!mem) return;
+  const hier_layout_t *l = hier_layout_make(n, &peers[0].hash, sizeof(peers[0]), mem);
+  CHECK(tuning_site_hosts(site, l, with_cpus ? &peers[0].cpus : NULL, sizeof(peers[0]), 1, forced) == xcclSuccess,
+        "%s", err_last());
+  CHECK(site->layout == l, "the site does not point at the layout it was given");
+  free(mem);
+  site->layout = NULL;
+}
+
+static double share_of(peer_t *peers, int n, algo_site_t *site) {
   *site = (algo_site_t){.link[ALGO_LINK_LOCAL] = {0.5e-6, 7e9}};
-  CHECK(tuning_site_hosts(site, n, &peers[0].hash, &peers[0].cpus, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
-        err_last());
-  tuning_site_free(site);
+  site_hosts(site, peers, n, 1);
   return site->cpu_share;
 }
 
 static void check_cpu_share(const int *none, size_t slot) {
   peer_t peers[8];
-  int forced[COLL_NKINDS];
-  tuning_parse("", forced);
   for (int r = 0; r < 8; r++) peers[r] = (peer_t){42, {0, 2}}; /* 8 unbound ranks on 2 CPUs */
   algo_site_t plain = {.link[ALGO_LINK_LOCAL] = {0.5e-6, 7e9}}, site;
-  CHECK(tuning_site_hosts(&plain, 8, &peers[0].hash, NULL, sizeof(peers[0]), 1, forced) == xcclSuccess, "%s",
-        err_last());
-  tuning_site_free(&plain);
+  site_hosts(&plain, peers, 8, 0);
   const algo_link_t *pl = &plain.link[ALGO_LINK_LOCAL], *sl = &site.link[ALGO_LINK_LOCAL];
   CHECK(pl->alpha_s == 0.5e-6 && pl->beta_bps == 7e9, "no CPUs given, yet the links changed");
   CHECK(share_of(peers, 8, &site) == 4, "8 ranks on 2 cores: share %g, want 4", site.cpu_share);

@@ -203,8 +203,9 @@ static inline int sim_host(const sim_t *s, int rank) { return rank / s->c.gpus; 
  * xccl's tuner would know of them at init (tuning_site_hosts). 0 on
  * success; -1 when out of memory or XCCL_HIER_INTER is not valid (the
  * reason in xcclGetLastError). site_p->layout is then the caller's
- * (tuning_site_free). sim_site.c. */
+ * (sim_site_free, which frees it). sim_site.c. */
 int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p);
+void sim_site_free(algo_site_t *site);
 
 /* The host hash of a modelled rank, as the peer info carries one: what
  * tuning_site_hosts and hier_layout_make tell hosts apart by. */

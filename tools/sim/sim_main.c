@@ -462,6 +462,6 @@ int main(int argc, char **argv) {
     bytes = next > bytes ? (next < o.maxb ? next : o.maxb) : bytes + 1;
   }
   if (o.json) printf("\n]\n");
-  tuning_site_free(&o.site);
+  sim_site_free(&o.site);
   return rc;
 }

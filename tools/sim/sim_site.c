@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 
+#include "error.h"
+#include "log.h"
 #include "sim.h"
 #include "tuning.h"
 
@@ -17,11 +19,19 @@ int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p)
    * cluster's links (sim_main.c's share_cores), so no CPUs are given. */
   algo_site_t site = {.flat = c->hosts > 1 ? ALGO_LINK_NET : ALGO_LINK_LOCAL, .peer_slot = peer_slot};
   uint64_t *hash = malloc((size_t)k * sizeof(*hash));
-  if (!hash) return -1;
-  for (int r = 0; r < k; r++) hash[r] = sim_host_hash(c->gpus, r);
-  xcclResult_t res = tuning_site_hosts(&site, k, hash, NULL, sizeof(*hash), 1, forced);
+  void *mem = malloc(hier_layout_bytes(k));
+  xcclResult_t res = xcclSystemError;
+  if (!hash || !mem) {
+    err_set(res, LOG_INIT, "out of memory for the hosts of %d ranks", k);
+  } else {
+    for (int r = 0; r < k; r++) hash[r] = sim_host_hash(c->gpus, r);
+    res = tuning_site_hosts(&site, hier_layout_make(k, hash, sizeof(*hash), mem), NULL, 0, 1, forced);
+  }
   free(hash);
-  if (res != xcclSuccess) return -1;
+  if (res != xcclSuccess) {
+    free(mem);
+    return -1;
+  }
   /* This cluster's links in place of the table's: the network's latency is
    * the wire's and a message's own cost, its bandwidth a GPU's NIC's; the
    * NVLink's inside a host. */
@@ -29,4 +39,9 @@ int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p)
   site.link[ALGO_LINK_NET] = (algo_link_t){c->nic_lat + c->msg_s, c->nic_bps};
   *site_p = site;
   return 0;
+}
+
+void sim_site_free(algo_site_t *site) {
+  free((void *)site->layout);
+  site->layout = NULL;
 }
