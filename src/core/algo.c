@@ -6,6 +6,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "connect.h"
 #include "error.h"
 #include "log.h"
 

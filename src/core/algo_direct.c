@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "algo_direct.h"
 #include "bootstrap.h"
 #include "comm.h"
 #include "config.h"

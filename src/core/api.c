@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "comm.h"
+#include "connect.h"
 #include "log.h"
 
 xcclResult_t xcclGetVersion(int *version) {

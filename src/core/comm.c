@@ -6,10 +6,15 @@
  * observers; destroy and abort, which undo it. The registry of live
  * handles is below, in comm_handle.c.
  */
+#include "algo_direct.h"
 #include "comm.h"
+#include "comm_plan.h"
+#include "connect.h"
 #include "init.h"
 #include "algo.h"
 #include "net_select.h"
+#include "reg.h"
+#include "registry.h"
 #include "tuning.h"
 #include "tune_measure.h"
 

@@ -1,5 +1,8 @@
 /*
- * comm.h — the communicator and the core's internal entry points.
+ * comm.h — the communicator: its struct, its handle (acquire, release,
+ * record) and its failure (comm_fail). What init, planning and connecting do
+ * with it is declared beside them: registry.h, comm_plan.h, connect.h,
+ * algo_direct.h, reg.h.
  */
 #ifndef XCCL_CORE_COMM_H
 #define XCCL_CORE_COMM_H
@@ -222,7 +225,6 @@ typedef enum {
   COMM_ANY = 31
 } comm_life_t;
 
-
 /* Finds comm among the live communicators and marks a call in progress.
  * xcclInvalidArgument with a message for NULL, destroyed or aborted
  * handles. Every successful acquire is paired with comm_release. */
@@ -238,50 +240,12 @@ int comm_acquire_quiet(xcclComm_t comm);
 /* Copies this thread's last error into comm (when it is live) and returns res. */
 xcclResult_t comm_record(xcclComm_t comm, xcclResult_t res);
 
-/* The registry of live handles (comm_handle.c), for init and teardown
- * (comm.c): add makes a handle live; remove takes it out (0 when it was not
- * live); bury keeps the freed struct's address out of malloc's reach,
- * remembering how it went ("destroyed", "aborted"); refuse_locked is the
- * sentence for a handle that is not live. */
-xcclResult_t registry_add(struct xcclComm *comm);
-int registry_remove(struct xcclComm *comm);
-void registry_bury(struct xcclComm *comm, const char *how);
-xcclResult_t registry_refuse_locked(const void *comm);
-
-/* Waits for comm's background init, if one runs (any thread; once joined,
- * returns at once; comm_handle.c). */
-void comm_init_join(struct xcclComm *comm);
-
-
 /* "rank 3 (host h)" for messages. */
 const char *comm_peer_desc(const struct xcclComm *comm, int peer, char *buf, size_t len);
 
 /* Hash of host name and network namespace (XCCL_HOSTID overrides later). */
 uint64_t comm_host_hash(char *host_p, size_t len);
 
-/* Makes the point-to-point connections of a set (COMM_P2P_*) a group needs:
- * sends to send_peers, receives from recv_peers (each may repeat; connected
- * ones are skipped). On failure those not yet started are released.
- * Collective over the peers involved (connect.c). */
-xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
-                              int nrecv);
-
-/* This host's topology for the planner: XCCL_TOPO_FILE's, else the live
- * machine's; NULL when there is none. Loaded once per process and shared,
- * read-only (comm_plan.c). */
-struct topo_system;
-const struct topo_system *comm_plan_topology(void);
-/* The rings (issue 24), once the peer info is all-gathered: plans this host
- * (sys may be NULL), all-gathers every rank's place, joins the rings; then
- * comm->nchannels, ring, ring_pos, channels (each with its neighbours),
- * chan_dev and chan_send_dev. Collective over all ranks (comm_plan.c). */
-xcclResult_t comm_plan_rings(struct xcclComm *comm, const struct topo_system *sys);
-
-/* Connects each channel's ring, a send connection to comm->next and a
- * receive connection from comm->prev, each through the first transport
- * that can take it (transport.h), and starts the proxy (created here).
- * Collective over all ranks, at init (connect.c). */
-xcclResult_t comm_connect_rings(struct xcclComm *comm);
 /* 1 when this build has the CUDA device path, for xccl-info. */
 int comm_cuda_built(void);
 /* xcclCommCuDevice's answer: -1 without CUDA or a device. */
@@ -293,41 +257,9 @@ int comm_cuda_device(const struct xcclComm *comm);
  * shut, shared-memory fifos marked). Any thread. */
 void comm_fail(struct xcclComm *comm, xcclResult_t res, const char *msg);
 
-/* Calls fn(ctx, conn, producer) for every connection of comm whose fifo
- * is ready (conn->fifo is what the data movers use): each ring channel's
- * send (producer = 1) and receive connection, and every point-to-point
- * connection made so far. */
-void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx);
-/* How many connections comm has made, and the bytes of the slots of their
- * receive sides (each receiver's fifo: what a connection costs in memory). */
-void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes);
-
-/* Releases every connection of comm (teardown, once the proxy has stopped). */
-void comm_free_conns(struct xcclComm *comm);
-
-/* Marks every shared-memory fifo failed with msg, so that peers waiting on
- * them stop at once (a failed operation, or abort). */
-void comm_break_shm(struct xcclComm *comm, const char *msg);
-/* Bytes sent to and received from peer since init: what the producers
- * published on every fifo between the two, whatever the transport. */
-void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
 /* The same, counting only the connections through transport tr (NULL:
  * every one). Any thread: it only loads the fifos' counters. */
 void comm_peer_bytes_on(struct xcclComm *comm, int peer, const xccl_transport_v1_t *tr, uint64_t *sent_p,
                         uint64_t *recv_p);
-
-/* registrations (issue 16): comm_free's, once nothing runs on comm: its
- * registrations and windows go (reg.c; its PreMulSum ops: redop_comm_free). */
-void comm_ops_free(struct xcclComm *comm);
-
-/* ALGO_DIRECT's part of init (algo_direct.c). Before the peer info is
- * all-gathered: the probe a peer reads, and the ptrace permission. */
-void direct_before_allgather(struct xcclComm *comm, comm_peer_info_t *me);
-/* XCCL_SHM_COPY is a word it knows. */
-xcclResult_t direct_check_config(void);
-/* After: comm->site, and whether the ranks read each other (one more
- * all-gather, where every rank is on this host). shm_used: shared memory is
- * allowed (neither XCCL_SHM_DISABLE nor XCCL_TRANSPORT=socket). */
-xcclResult_t direct_setup(struct xcclComm *comm, int shm_used);
 
 #endif

@@ -17,9 +17,11 @@
 
 #include "config.h"
 #ifdef XCCL_HAVE_CUDA
+#include "connect.h"
 #include "enqueue_cuda.h"
 #endif
 #include "log.h"
+#include "registry.h"
 
 /* ---- Registry: a handle is used only while it is live ---- */
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "comm_plan.h"
 #include "config.h"
 #include "log.h"
 #include "net_select.h"

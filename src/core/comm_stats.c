@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "connect.h"
 #include "proxy.h"
 #include "transport.h"
 #include "tuning.h"

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "comm.h"
+#include "connect.h"
 #include "log.h"
 #include "net_select.h"
 

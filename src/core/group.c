@@ -2,6 +2,7 @@
  * group.c — xcclGroupStart/xcclGroupEnd and the launch of a group's
  * operations on the host engine (group.h).
  */
+#include "connect.h"
 #include "group.h"
 
 #include <math.h>

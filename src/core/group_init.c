@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "comm.h"
+#include "connect.h"
 #include "group.h"
 #include "log.h"
+#include "registry.h"
 
 /* ---- Inits started inside a group ---- */
 

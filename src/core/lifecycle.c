@@ -13,10 +13,12 @@
 
 #include "clock.h"
 #include "comm.h"
+#include "connect.h"
 #include "init.h"
 #include "config.h"
 #include "group.h"
 #include "log.h"
+#include "registry.h"
 #include "tuning.h"
 
 /* ---- Config ---- */

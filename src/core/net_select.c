@@ -1,4 +1,5 @@
 /* net_select.c — a network device per channel, nearest first (net_select.h). */
+#include "comm_plan.h"
 #include "net_select.h"
 
 #include <stdio.h>

@@ -42,4 +42,8 @@ const comm_reg_t *reg_find(struct xcclComm *comm, const void *p, size_t len);
 /* The same for windows. */
 const struct xcclWindow *reg_find_window(struct xcclComm *comm, const void *p, size_t len);
 
+/* registrations (issue 16): comm_free's, once nothing runs on comm: its
+ * registrations and windows go (reg.c; its PreMulSum ops: redop_comm_free). */
+void comm_ops_free(struct xcclComm *comm);
+
 #endif

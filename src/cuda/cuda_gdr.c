@@ -3,6 +3,7 @@
  * state is the connection's own (conn->gpu, proxy.h: network connections
  * belong to this process), so a launch asks no list and takes no lock.
  */
+#include "connect.h"
 #include "cuda_gdr.h"
 
 #include <pthread.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "connect.h"
 #include "cuda_gdr.h"
 #include "cuda_p2p.h"
 #include "enqueue_cuda_int.h"

@@ -1,0 +1,42 @@
+/*
+ * connect.h — a communicator's connections: made at init (rings) and on demand
+ * (point-to-point), walked, counted, broken and freed (connect.c).
+ */
+#ifndef XCCL_CORE_CONNECT_H
+#define XCCL_CORE_CONNECT_H
+
+#include "comm.h"
+
+/* Connects each channel's ring, a send connection to comm->next and a
+ * receive connection from comm->prev, each through the first transport
+ * that can take it (transport.h), and starts the proxy (created here).
+ * Collective over all ranks, at init (connect.c). */
+xcclResult_t comm_connect_rings(struct xcclComm *comm);
+
+/* Makes the point-to-point connections of a set (COMM_P2P_*) a group needs:
+ * sends to send_peers, receives from recv_peers (each may repeat; connected
+ * ones are skipped). On failure those not yet started are released.
+ * Collective over the peers involved (connect.c). */
+xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_peers, int nsend, const int *recv_peers,
+                              int nrecv);
+
+/* Calls fn(ctx, conn, producer) for every connection of comm whose fifo
+ * is ready (conn->fifo is what the data movers use): each ring channel's
+ * send (producer = 1) and receive connection, and every point-to-point
+ * connection made so far. */
+void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx);
+/* How many connections comm has made, and the bytes of the slots of their
+ * receive sides (each receiver's fifo: what a connection costs in memory). */
+void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes);
+
+/* Releases every connection of comm (teardown, once the proxy has stopped). */
+void comm_free_conns(struct xcclComm *comm);
+
+/* Marks every shared-memory fifo failed with msg, so that peers waiting on
+ * them stop at once (a failed operation, or abort). */
+void comm_break_shm(struct xcclComm *comm, const char *msg);
+/* Bytes sent to and received from peer since init: what the producers
+ * published on every fifo between the two, whatever the transport. */
+void comm_peer_bytes(struct xcclComm *comm, int peer, uint64_t *sent_p, uint64_t *recv_p);
+
+#endif
