@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#ifdef XCCL_HAVE_CUDA
 #include "connect.h"
+#ifdef XCCL_HAVE_CUDA
 #include "enqueue_cuda.h"
 #endif
 #include "log.h"
