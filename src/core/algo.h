@@ -92,6 +92,12 @@ typedef struct {
 #define ALGO_ALPHA_S 30e-6
 #define ALGO_BETA_BPS 1.5e9
 
+/* A message sent beside others to other peers in one step costs this much
+ * of a step (its issue, not the latency it shares with them): pairwise's
+ * k-1 sends, hier's G-1 inside a host (algo_pairwise.c says how it was
+ * measured). */
+#define ALGO_MSG_ISSUE (1.0 / 8)
+
 /* The classes of link a step may cross. */
 typedef enum {
   ALGO_LINK_LOCAL, /* between two ranks of one host: shared memory where it is used, else the network */
@@ -112,6 +118,10 @@ typedef struct {
   double bytes[ALGO_NLINKS]; /* or what costs as much on that link (direct's single copy reads slower) */
   int ok;     /* 0: it cannot run there (priced HUGE_VAL) */
   int forced; /* a setting makes it run whatever its price (direct under XCCL_SHM_COPY=single or zero) */
+  /* 1: every link carries its bytes at the same time (a ring's pieces go
+   * round all of its hops at once), so the slowest class's bytes bound the
+   * time; 0: one class after the other (levels, phases), their times add. */
+  int pipelined;
 } algo_work_t;
 
 /* Lanes (lane.h) of an operation, counted from the communicator's first
@@ -175,6 +185,9 @@ typedef struct {
   double hier_local_frac;           /* the most a rank receives inside its host in hier's (1), over the buffer */
   int hier_peers_ok;                /* no rank needs more than ALGO_MAX_PEERS connections for hier */
   unsigned hier_inter;              /* hier's (2) shapes XCCL_HIER_INTER allows: HIER_INTER_RING | _TREE */
+  int blocked; /* two or more hosts of local_max ranks each, host h holding ranks h*G .. h*G+G-1 (G =
+                  local_max): the one-level algorithms' steps can be told apart by level (algo_work_levels) */
+  int nics;    /* NICs a host's ranks send through at once (the plan's rails; 0 or 1: one) */
   double cpu_share; /* ranks per core on the most crowded host (>= 1; 0 or 1: a core each), already in
                        link[] (tuning_site_hosts) */
   const hier_layout_t *layout;      /* the communicator's (freed with it) */
@@ -237,6 +250,33 @@ static inline void algo_work_flat(algo_work_t *w, const algo_site_t *site, doubl
   w->ok = 1;
   w->steps[site->flat] = steps;
   w->bytes[site->flat] = bytes;
+}
+
+/* G, the ranks of each host, where a one-level algorithm's work can be
+ * priced per level (site->blocked, between hosts): 0 where it cannot. */
+static inline int algo_levels_g(const algo_site_t *site) {
+  return site->flat == ALGO_LINK_NET && site->blocked && site->nhosts >= 2 && site->local_max >= 2 ? site->local_max
+                                                                                                     : 0;
+}
+
+/* The NICs a host's G ranks send through at once (1 .. G). */
+static inline double algo_rails(const algo_site_t *site) {
+  int n = site->nics > 1 ? site->nics : 1;
+  return n < site->local_max ? n : site->local_max > 0 ? site->local_max : 1;
+}
+
+/* A one-level algorithm's work where the steps inside a host and those
+ * between hosts are counted apart: local_steps and local_bytes on the
+ * host's link, net_* on the network; net_bytes as the bytes one NIC
+ * carries (the caller divides a host's by the rails it uses). */
+static inline void algo_work_levels(algo_work_t *w, double local_steps, double local_bytes, double net_steps,
+                                    double net_bytes, int pipelined) {
+  w->ok = 1;
+  w->steps[ALGO_LINK_LOCAL] = local_steps;
+  w->bytes[ALGO_LINK_LOCAL] = local_bytes;
+  w->steps[ALGO_LINK_NET] = net_steps;
+  w->bytes[ALGO_LINK_NET] = net_bytes;
+  w->pipelined = pipelined;
 }
 
 /* 1 if hier's phase (2) runs as trees for an all-reduce of `bytes` with

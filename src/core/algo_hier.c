@@ -22,14 +22,14 @@
 /*
  * H hosts, G = site->local_max shards of B/G bytes, slots of S bytes, a
  * rank owning at most `owned` shards (one where every host has G ranks):
- *   (1) and (3), inside a host (ALGO_LINK_LOCAL): g-1 peers at once, a
+ *   (1) and (3), inside a host (ALGO_LINK_LOCAL): g-1 peers at once (one
+ *       latency, each further message its issue, ALGO_MSG_ISSUE), a
  *       shard's pieces pipelined, f = site->hier_local_frac of the buffer
  *       in (and out):
- *         2 (G-1 + ceil(B/(G S)) - 1) steps, 2 f B bytes
+ *         2 (1 + (G-2) ALGO_MSG_ISSUE + ceil(B/(G S)) - 1) steps, 2 f B bytes
  *   (2), between hosts (ALGO_LINK_NET), one all-reduce per owned shard,
  *       one after the other; the host's ranks send theirs at once over the
- *       host's one link (as the flat ring's work counts its one crossing
- *       per host):
+ *       host's rails (algo_rails: its owners' NICs, one where it has one):
  *     ring: a rank sends 2(H-1)/H B/G per shard it owns, 2(H-1)/H B per host:
  *         owned (2(H-1) + ceil(B/(G H S)) - 1) steps, 2(H-1)/H B bytes
  *     tree: depth d = ceil(log2 H), a shard's pieces pipelined up and down;
@@ -49,10 +49,13 @@ static void hier_net_work(int tree, double b, double s, const algo_site_t *site,
     int d = 0;
     for (int n = 1; n < site->nhosts; n *= 2) d++;
     work_p->steps[ALGO_LINK_NET] = site->hier_owned * (2.0 * d + (b > 0 ? ceil(shard / s) : 1) - 1);
-    work_p->bytes[ALGO_LINK_NET] = 2 * b;
+    /* and each of the 2d hops takes a whole piece in before it passes it
+     * on, an interior owner's NIC two of them (its two children's, up; to
+     * its two children, down) */
+    work_p->bytes[ALGO_LINK_NET] = 2 * b / algo_rails(site) + 4.0 * d * fmin(shard, s);
   } else {
     work_p->steps[ALGO_LINK_NET] = site->hier_owned * (2 * (H - 1) + (b > 0 ? ceil(shard / (H * s)) : 1) - 1);
-    work_p->bytes[ALGO_LINK_NET] = 2 * (H - 1) / H * b;
+    work_p->bytes[ALGO_LINK_NET] = 2 * (H - 1) / H * b / algo_rails(site);
   }
 }
 
@@ -77,7 +80,7 @@ static void hier_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
   double b = (double)bytes, s = (double)slot, G = site->local_max;
   double local_pieces = b > 0 ? ceil(b / G / s) : 1;
   hier_net_work(algo_hier_inter_tree(bytes, slot, site), b, s, site, work_p);
-  work_p->steps[ALGO_LINK_LOCAL] = 2 * (G - 1 + local_pieces - 1);
+  work_p->steps[ALGO_LINK_LOCAL] = 2 * (1 + (G - 2) * ALGO_MSG_ISSUE + local_pieces - 1);
   work_p->bytes[ALGO_LINK_LOCAL] = 2 * site->hier_local_frac * b;
 }
 

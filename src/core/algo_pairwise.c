@@ -20,8 +20,7 @@
  * Measured here (2 cores, 8 ranks on shared memory and 4 over sockets)
  * pairwise beat Bruck at every size; with 1/8 the model leaves Bruck to
  * about 40 ranks and more, where its log2 k rounds save more issue work
- * than they cost in latency. */
-#define ALGO_MSG_ISSUE (1.0 / 8)
+ * than they cost in latency. (ALGO_MSG_ISSUE: algo.h) */
 
 static void pairwise_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                           algo_work_t *work_p) {

@@ -34,7 +34,21 @@ static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
   int folded = p2 != (int)k, halves = coll == COLL_ALLREDUCE ? 2 : 1;
   double t = coll == COLL_ALLREDUCE ? b : b * k;
   double fold = coll == COLL_ALLREDUCE ? 2 * t : coll == COLL_REDUCESCATTER ? t + b : t;
-  algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1,
+  double pieces = (t > 0 ? ceil(t / (folded ? s : 2 * s)) : 1) - 1;
+  int g = algo_levels_g(site), lg = 0;
+  while ((1 << (lg + 1)) <= g) lg++;
+  if (g && !folded && (1 << lg) == g) {
+    /* Halving starts at distance p2/2: the first levels - log2 G cross
+     * hosts (t/2 + t/4 .. = t (1 - G/p2)), all G ranks at once over the
+     * rails; the last log2 G stay inside (t (G - 1)/p2); doubling back
+     * the same. */
+    /* A level's further pieces follow its first with XCCL_STEPS slots in
+     * flight, so they wait out a fraction of the network's latency each. */
+    algo_work_levels(work_p, halves * lg, halves * t * (g - 1.0) / p2, halves * (levels - lg) + pieces / XCCL_STEPS,
+                     halves * t * (1 - (double)g / p2) * g / algo_rails(site), 0);
+    return;
+  }
+  algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + pieces,
                  halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0));
 }
 

@@ -24,6 +24,15 @@ static void rd_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, con
   double b = (double)bytes, s = (double)slot;
   double pieces = b > 0 ? ceil(b / s) : 1;
   int steps = log2_floor(nranks) + ((nranks & (nranks - 1)) ? 2 : 0);
+  int g = algo_levels_g(site);
+  if (g && !(g & (g - 1))) {
+    /* Partners at distance 1, 2, .. G/2 share the host (G a power of two,
+     * hosts in blocks of G): log2 G rounds inside, the rest (and a fold's
+     * two) between hosts, where all G ranks send at once over the rails. */
+    int local = log2_floor(g), net = steps - local;
+    algo_work_levels(work_p, pieces * local, local * b, pieces * net, net * b * g / algo_rails(site), 0);
+    return;
+  }
   algo_work_flat(work_p, site, pieces * steps, steps * b);
 }
 

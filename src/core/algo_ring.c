@@ -20,14 +20,29 @@
 static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                       algo_work_t *work_p) {
   double k = nranks, b = (double)bytes, s = (double)slot;
-  if (coll == COLL_ALLREDUCE) {
-    double loops = b > 0 ? ceil(b / (k * s)) : 1;
-    algo_work_flat(work_p, site, 2 * (k - 1) + loops - 1, 2 * (k - 1) / k * b);
+  int all = coll == COLL_ALLREDUCE, gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
+  double hops = all ? 2 * (k - 1) : k - 1;
+  double loops = b > 0 ? ceil(all ? b / (k * s) : b / s) : 1;
+  double moved = all ? 2 * (k - 1) / k * b : (gathers ? k - 1 : 1) * b;
+  if (algo_levels_g(site)) {
+    double H = site->nhosts, rails = algo_rails(site);
+    if (all || gathers) {
+      /* Between hosts: H of a pass's k hops cross a NIC, the rest stay
+       * inside; every hop carries at once, and a host's crossings spread
+       * over its rails (channel c on NIC c), so the busiest link bounds it. */
+      algo_work_levels(work_p, hops * (k - H) / k, moved, hops * H / k + loops - 1, moved / rails, 1);
+      return;
+    }
+    /* Broadcast, reduce: a chain per channel (one per rail) whose every hop
+     * takes a piece in before it passes it on; the pieces then follow at
+     * the network's pace. */
+    double per = b / rails, chain_loops = per > 0 ? ceil(per / s) : 1, piece = per < s ? per : s;
+    double net_hops = (k - 1) * H / k, local_hops = (k - 1) - net_hops;
+    algo_work_levels(work_p, local_hops, local_hops * piece, net_hops + chain_loops - 1,
+                     (net_hops + chain_loops - 1) * piece, 0);
     return;
   }
-  double loops = b > 0 ? ceil(b / s) : 1;
-  int gathers = coll == COLL_ALLGATHER || coll == COLL_REDUCESCATTER;
-  algo_work_flat(work_p, site, k - 1 + loops - 1, (gathers ? k - 1 : 1) * b);
+  algo_work_flat(work_p, site, hops + loops - 1, moved);
 }
 
 /* One operation's scratch. */

@@ -128,6 +128,7 @@ struct xcclComm {
   const xccl_net_ops_v1_t *net;
   proxy_t *proxy;
   int nchannels;
+  int rails; /* the NICs each host's channels go through (the plan's, the fewest over hosts; 0: none known) */
   int chan_dev[XCCL_MAX_CHANNELS]; /* net device each channel receives by (its listener) and p2p uses (net_select.h) */
   int chan_send_dev[XCCL_MAX_CHANNELS]; /* net device each channel sends by: its host's NIC out where it leaves the host
                                          */

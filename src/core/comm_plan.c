@@ -150,6 +150,18 @@ static xcclResult_t plan_apply(struct xcclComm *comm, const topo_system_t *sys, 
    * for the send side), so that channel c goes NIC c to NIC c on every host
    * (rails) and a peer of another host meets the same rail. */
   TRY(comm_pick_net_devs(comm));
+  /* Rails: distinct NICs among a host's channels, the fewest over hosts
+   * (the same on every rank: the plan is joined), for the tuner. */
+  comm->rails = 0;
+  for (int hh = 0; hh < plan->nhosts; hh++) {
+    int distinct = 0;
+    for (int c = 0; c < nch; c++) {
+      int nic = plan->nic_in[c * plan->nhosts + hh], seen = nic < 0;
+      for (int d = 0; d < c && !seen; d++) seen = plan->nic_in[d * plan->nhosts + hh] == nic;
+      distinct += !seen;
+    }
+    if (hh == 0 || distinct < comm->rails) comm->rails = distinct;
+  }
   int h = plan->host_of[comm->rank];
   for (int c = 0; c < nch; c++) {
     int in = net_dev_of_nic(comm, sys, plan->nic_in[c * plan->nhosts + h]);

@@ -18,11 +18,14 @@ void cost_work(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t r
 
 double cost_price(const algo_work_t *work, const algo_site_t *site) {
   if (!work->ok) return HUGE_VAL;
-  double t = 0;
+  double t = 0, slowest = 0;
   for (int c = 0; c < ALGO_NLINKS; c++) /* a class the work does not cross may have no link (0 bps) */
-    if (work->steps[c] != 0 || work->bytes[c] != 0)
-      t += work->steps[c] * site->link[c].alpha_s + work->bytes[c] / site->link[c].beta_bps;
-  return t;
+    if (work->steps[c] != 0 || work->bytes[c] != 0) {
+      double moving = work->bytes[c] / site->link[c].beta_bps;
+      t += work->steps[c] * site->link[c].alpha_s + (work->pipelined ? 0 : moving);
+      slowest = moving > slowest ? moving : slowest;
+    }
+  return t + (work->pipelined ? slowest : 0);
 }
 
 double cost_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t ring_slot,

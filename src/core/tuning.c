@@ -219,6 +219,9 @@ xcclResult_t tuning_site_hosts(algo_site_t *site, const hier_layout_t *l, const 
                    "%d to %d ranks per host, XCCL_HIER_INTER=%s)",
                    worst, peers, ALGO_MAX_PEERS, l->nhosts, lmin, lmax, config_str(CFG_HIER_INTER));
 
+  int blocked = l->nhosts >= 2 && lmin == lmax;
+  for (int r = 0; r < nranks && blocked; r++) blocked = l->host_of[r] == r / lmax;
+  site->blocked = blocked;
   site->nhosts = l->nhosts;
   site->local_min = lmin, site->local_max = lmax;
   site->hier_owned = owned;

@@ -49,15 +49,18 @@ sys.exit(0 if ok else 1)' "$tmp/b.json" || fail=1
 # (host_rab_item for that collective), and nothing else: those serve them
 # (algo_serves). On 4 x 8 at 8 B the tree's log2 k hops beat the ring's
 # chain and the tuner picks it. The sizes are the whole buffer, so a
-# reduce-scatter's share is B = bytes / k; the tuner prices that share:
-# the ring's model_us is (k-1 + ceil(B/S) - 1) alpha + (k-1) B / beta.
+# reduce-scatter's share is B = bytes / k; the tuner prices that share per
+# level (H = 4 of a pass's k hops cross a NIC, all hops carry at once, a
+# host's crossings over its 8 rails): the ring's model_us is
+# (k-1)(k-H)/k alpha_l + ((k-1)H/k + ceil(B/S) - 1) alpha_n
+#   + max((k-1) B / beta_l, (k-1) B / (8 beta_n)).
 for c in broadcast reduce reducescatter allgather; do
   "$sim" --hosts 4 --gpus 8 --root 5 $c -b 8 -e 8M -f 1024 --json > "$tmp/r-$c.json" || say "xccl-sim $c exited $?"
 done
 python3 - "$tmp" <<'PY' || fail=1
 import json, math, sys
 bad = []
-k, alpha, beta, S = 32, 3e-6, 400e9 / 8, 512 << 10
+k, H, rails, alpha, beta, alpha_l, beta_l, S = 32, 4, 8, 3e-6, 400e9 / 8, 1e-6, 3600e9 / 8, 512 << 10
 for c, want in (("broadcast", "tree"), ("reduce", "tree"), ("reducescatter", "rab"), ("allgather", "rab")):
     rows = json.load(open("%s/r-%s.json" % (sys.argv[1], c)))
     if sorted({r["algo"] for r in rows}) != sorted(("ring", want)):
@@ -73,7 +76,8 @@ for c, want in (("broadcast", "tree"), ("reduce", "tree"), ("reducescatter", "ra
     else:
         g = at[("ring", 8 << 20)]
         B = (8 << 20) / k
-        model = ((k - 1 + math.ceil(B / S) - 1) * alpha + (k - 1) * B / beta) * 1e6
+        model = ((k - 1) * (k - H) / k * alpha_l + ((k - 1) * H / k + math.ceil(B / S) - 1) * alpha
+                 + max((k - 1) * B / beta_l, (k - 1) * B / (rails * beta))) * 1e6
         if abs(g["model_us"] - model) > 1e-3 * model:
             bad.append("%s 8 MiB: ring priced at %.2f us, its model for a share of %d B is %.2f" % (c, g["model_us"], B, model))
 for m in bad: print("FAIL:", m)

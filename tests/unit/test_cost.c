@@ -107,8 +107,51 @@ static void check_hier(void) {
   sim_site_free(&ss);
 }
 
+/* Across hosts in blocks of G ranks, one-level algorithms are priced per
+ * level: rd's first log2 G rounds and the ring's hops inside a host on the
+ * host's link, the rest on the NICs, a host's G senders over its rails; the
+ * ring's hops all carry at once (the slowest class bounds it). Hosts whose
+ * ranks interleave cannot be told apart by level: all on the network. */
+static void check_levels(void) {
+  sim_cluster_t c = {.hosts = 4, .gpus = 8, .nranks = 32, .nvl_lat = 1e-6, .nvl_bps = 450e9, .nic_lat = 3e-6,
+                     .nic_bps = 50e9, .nics = 8, .nchannels = 8};
+  algo_site_t ss;
+  CHECK(sim_site_make(&c, 0, &ss) == 0, "sim_site_make: %s", xcclGetLastError(NULL));
+  CHECK(ss.blocked && ss.nics == 8, "4 hosts x 8 in blocks: blocked %d, nics %d", ss.blocked, ss.nics);
+  size_t b = 64u << 20, slot = 512u << 10;
+  algo_work_t w;
+  cost_work(ALGO_RD, COLL_ALLREDUCE, 8, 32, slot, &ss, &w);
+  CHECK(w.steps[ALGO_LINK_LOCAL] == 3 && w.steps[ALGO_LINK_NET] == 2, "rd on 4x8: %g steps inside, %g between hosts",
+        w.steps[ALGO_LINK_LOCAL], w.steps[ALGO_LINK_NET]);
+  CHECK(w.bytes[ALGO_LINK_NET] == 2 * 8.0 * 8 / 8, "rd on 4x8: %g bytes per NIC for 8 B", w.bytes[ALGO_LINK_NET]);
+  cost_work(ALGO_RING, COLL_ALLREDUCE, b, 32, slot, &ss, &w);
+  double moved = 2 * 31.0 / 32 * (double)b;
+  CHECK(w.pipelined && w.bytes[ALGO_LINK_LOCAL] == moved && w.bytes[ALGO_LINK_NET] == moved / 8,
+        "ring on 4x8: %g bytes inside, %g per NIC, pipelined %d", w.bytes[ALGO_LINK_LOCAL], w.bytes[ALGO_LINK_NET],
+        w.pipelined);
+  double slowest = fmax(moved / c.nvl_bps, moved / 8 / c.nic_bps);
+  double want = w.steps[0] * c.nvl_lat + w.steps[1] * c.nic_lat + slowest;
+  CHECK(same(cost_price(&w, &ss), want), "ring on 4x8 priced %g s, its work %g s", cost_price(&w, &ss), want);
+  sim_site_free(&ss);
+
+  /* Interleaved: rank r on host r % 4. */
+  int k = 32, forced[COLL_NKINDS] = {-1, -1, -1, -1, -1, -1};
+  uint64_t hash[32];
+  for (int r = 0; r < k; r++) hash[r] = 1000 + (uint64_t)(r % 4);
+  void *mem = malloc(hier_layout_bytes(k));
+  algo_site_t is = {.flat = ALGO_LINK_NET, .nics = 8};
+  CHECK(mem && tuning_site_hosts(&is, hier_layout_make(k, hash, sizeof(*hash), mem), NULL, 0, 1, forced) == xcclSuccess,
+        "tuning_site_hosts: %s", xcclGetLastError(NULL));
+  CHECK(!is.blocked, "hosts that interleave their ranks are not blocked");
+  cost_work(ALGO_RD, COLL_ALLREDUCE, 8, 32, slot, &is, &w);
+  CHECK(w.steps[ALGO_LINK_LOCAL] == 0 && w.steps[ALGO_LINK_NET] == 5, "rd over interleaved hosts: %g + %g steps",
+        w.steps[ALGO_LINK_LOCAL], w.steps[ALGO_LINK_NET]);
+  free(mem);
+}
+
 int main(void) {
   check_hier();
+  check_levels();
   xcclComm_t comms[K];
   if (xcclCommInitAll(comms, K, NULL) != xcclSuccess) {
     CHECK(0, "xcclCommInitAll: %s", xcclGetLastError(NULL));

@@ -37,6 +37,7 @@ int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p)
    * NVLink's inside a host. */
   site.link[ALGO_LINK_LOCAL] = (algo_link_t){c->nvl_lat + c->local_msg_s, c->nvl_bps};
   site.link[ALGO_LINK_NET] = (algo_link_t){c->nic_lat + c->msg_s, c->nic_bps};
+  site.nics = c->nics < c->nchannels ? c->nics : c->nchannels; /* rails: NICs the channels use (sim_engine.c) */
   *site_p = site;
   return 0;
 }

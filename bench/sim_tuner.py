@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""sim_tuner.py — does the tuner pick what the simulator finds fastest?
+
+For each shape (hosts x GPUs), collective and size, runs xccl-sim over every
+algorithm it replays and compares the row the tuner marks (chosen) with the
+fastest row the tuner could have chosen (a price, model_us, not null): the
+ratio chosen/fastest. Prints one line per cell where the
+ratio passes --tolerance, then a table per shape, and exits 1 if any did.
+
+  bench/sim_tuner.py BUILD_DIR|XCCL_SIM [--shapes 1x8,4x8,...] [--colls allreduce,...]
+                     [--min 8] [--max 1G] [--factor 8] [--tolerance 1.10]
+                     [--max-msgs N] [--json OUT]
+
+The tuner and xccl-sim price with one cost model (src/core/cost.c) but
+xccl-sim replays the schedules message by message, so where they disagree
+the model's work statement is wrong for that shape, not the replay.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+COLLS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"]
+UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def size(s):
+    m = UNITS.get(s[-1:].upper(), 1)
+    return int(float(s[:-1] if m > 1 else s) * m)
+
+
+def run(sim, hosts, gpus, coll, lo, hi, factor, max_msgs, timeout_s):
+    cmd = [sim, "--hosts", str(hosts), "--gpus", str(gpus), coll, "-b", str(lo), "-e", str(hi), "-f", str(factor),
+           "--json"] + (["--max-msgs", str(max_msgs)] if max_msgs else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr.strip()[-400:]}")
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", help="a build folder, or xccl-sim itself")
+    ap.add_argument("--shapes", default="1x8,4x8,128x8,1024x8,8192x8")
+    ap.add_argument("--colls", default=",".join(COLLS))
+    ap.add_argument("--min", default="8")
+    ap.add_argument("--max", default="1G")
+    ap.add_argument("--factor", type=float, default=8)
+    ap.add_argument("--tolerance", type=float, default=1.10)
+    ap.add_argument("--max-msgs", help="xccl-sim's --max-msgs (its default when not given: fewer extrapolates "
+                    "more rows, less exactly)")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--json", help="write every cell here")
+    a = ap.parse_args()
+    sim = a.build if os.path.isfile(a.build) else a.build.rstrip("/") + "/tools/sim/xccl-sim"
+    cells, bad = [], 0
+    for shape in a.shapes.split(","):
+        hosts, gpus = (int(x) for x in shape.split("x"))
+        for coll in a.colls.split(","):
+            try:
+                rows = run(sim, hosts, gpus, coll, size(a.min), size(a.max), a.factor, a.max_msgs, a.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{shape:>8} {coll:<13}: xccl-sim took over {a.timeout:.0f} s; not compared", file=sys.stderr)
+                bad += 1
+                continue
+            for b in sorted({r["bytes"] for r in rows}):
+                # only what the tuner may run there (it refuses the others: model_us null)
+                at = [r for r in rows if r["bytes"] == b and r.get("model_us") is not None]
+                best = min(at, key=lambda r: r["time_us"])
+                chosen = next((r for r in at if r["chosen"]), None)
+                if chosen is None:  # the tuner picked an algorithm xccl-sim does not replay
+                    cells.append({"shape": shape, "coll": coll, "bytes": b, "chosen": None, "best": best["algo"]})
+                    print(f"{shape:>8} {coll:<13} {b:>11}: the tuner's pick is not replayed", file=sys.stderr)
+                    bad += 1
+                    continue
+                ratio = chosen["time_us"] / best["time_us"] if best["time_us"] > 0 else 1.0
+                cells.append({"shape": shape, "coll": coll, "bytes": b, "chosen": chosen["algo"],
+                              "chosen_us": chosen["time_us"], "model_us": chosen.get("model_us"),
+                              "best": best["algo"], "best_us": best["time_us"], "ratio": ratio})
+                if ratio > a.tolerance:
+                    bad += 1
+                    print(f"{shape:>8} {coll:<13} {b:>11}: tuner {chosen['algo']} {chosen['time_us']:.1f} us, "
+                          f"fastest {best['algo']} {best['time_us']:.1f} us (x{ratio:.2f})")
+    print()
+    print(f"{'shape':>8} {'collective':<13} {'cells':>5} {'agree':>5} {'worst':>7}")
+    for shape in a.shapes.split(","):
+        for coll in a.colls.split(","):
+            cs = [c for c in cells if c["shape"] == shape and c["coll"] == coll]
+            ok = [c for c in cs if c.get("ratio") is not None and c["ratio"] <= a.tolerance]
+            worst = max((c.get("ratio") or 0 for c in cs), default=0)
+            print(f"{shape:>8} {coll:<13} {len(cs):>5} {len(ok):>5} {worst:>7.2f}")
+    print(f"\n{len(cells) - bad} of {len(cells)} cells: the tuner's pick within x{a.tolerance:.2f} of the fastest")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(cells, f, indent=1)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
