@@ -231,6 +231,19 @@ void topo_channels_clamp(topo_channels_t *chs, int min, int max);
  * names the file, the line and the reason; *out is then untouched. */
 xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
                                   topo_channels_t *out);
+/* The same for the GPUs of one host of a job that spans hosts (issue 45):
+ * XCCL_GRAPH_FILE's rings and the clamp are as above, and the search, where
+ * there are more NICs than channels, the NICs sit beside the GPUs (the best
+ * path kind any GPU has to one is PHB or nearer) and some GPUs are nearer
+ * some of them than others (by path kind, bandwidth or hops: each NIC some
+ * GPUs' own, as on a rail-optimised node), gives every one a channel: k *
+ * NICs channels (k >= 1, within the maximum; channel c on NIC c mod NICs) of
+ * the largest bandwidth that fits, the k that gives the network the most
+ * winning, then the most bandwidth inside the node, then the fewest
+ * channels. More NICs than the maximum, or no ring that fits one channel per
+ * NIC, is said at INFO; the search is then topo_search_channels's. */
+xcclResult_t topo_channels_choose_rails(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                        topo_channels_t *out);
 
 /* NCCL graph files (what NCCL_GRAPH_DUMP_FILE writes, NCCL_GRAPH_FILE reads):
  * <graphs version="1"><graph id="0" pattern="4" ...><channel><net dev/>
@@ -266,8 +279,9 @@ xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, s
  * topo_plan_job does both for nhosts hosts alike (the tool, the tests).
  *
  * Inside a host whose every rank drives a GPU of sys: the rings of
- * topo_channels_choose over those GPUs (XCCL_GRAPH_FILE's when set, else the
- * search within XCCL_MIN/MAX_NCHANNELS), ranks sharing a GPU kept together;
+ * topo_channels_choose over those GPUs, topo_channels_choose_rails when the
+ * job spans hosts (XCCL_GRAPH_FILE's when set, else the search within
+ * XCCL_MIN/MAX_NCHANNELS), ranks sharing a GPU kept together;
  * the channel enters at the GPU nearest its NIC and leaves at another near it
  * (the search's ring order). Otherwise (host buffers) the ranks in NUMA order
  * (domains of one socket together, as topo_local_ring_order), each channel

@@ -51,8 +51,8 @@ void topo_channels_clamp(topo_channels_t *chs, int min, int max) {
   chs->nchannels = min;
 }
 
-xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
-                                  topo_channels_t *out) {
+static xcclResult_t channels_choose(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels, int rails,
+                                    topo_channels_t *out) {
   int lo, hi;
   topo_nchannels_limits(&lo, &hi);
   if (max_channels > 0) {
@@ -67,7 +67,7 @@ xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int
     res = topo_graph_file_read(sys, file, gpus, ngpus, chs);
     if (res != xcclSuccess) res = err_prefix(res, "%s", config_source(CFG_GRAPH_FILE));
   } else {
-    res = topo_search_channels(sys, gpus, ngpus, hi, chs);
+    res = topo_search_channels_for(sys, gpus, ngpus, hi, rails, chs);
   }
   if (res == xcclSuccess) {
     int found = chs->nchannels;
@@ -80,4 +80,14 @@ xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int
   }
   free(chs);
   return res;
+}
+
+xcclResult_t topo_channels_choose(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                  topo_channels_t *out) {
+  return channels_choose(sys, gpus, ngpus, max_channels, 0, out);
+}
+
+xcclResult_t topo_channels_choose_rails(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                        topo_channels_t *out) {
+  return channels_choose(sys, gpus, ngpus, max_channels, 1, out);
 }

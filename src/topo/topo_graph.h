@@ -159,6 +159,10 @@ char *topo_busid_format(int64_t busid, char *buf, size_t len);
 
 /* May channels use NIC n (index)? RDMA NICs, or any when there is none. */
 int topo_nic_usable(const topo_system_t *sys, int n);
+/* topo_search_channels (rails 0), or the search of topo_channels_choose_rails
+ * for one host of a job that spans hosts (rails 1): topo.h says both. */
+xcclResult_t topo_search_channels_for(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                      int rails, topo_channels_t *out);
 
 /* PCI class helpers (class is the 24-bit "0x030200" value or 16-bit class
  * with subclass, as stored: 0xCCSSPP). */

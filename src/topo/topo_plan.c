@@ -55,7 +55,8 @@ static xcclResult_t gpu_orders(const topo_system_t *sys, const topo_host_job_t *
   }
   topo_channels_t *chs = calloc(1, sizeof(*chs));
   if (!chs) return err_set(xcclSystemError, LOG_TOPO, "out of memory for the GPU rings");
-  xcclResult_t res = topo_channels_choose(sys, gl, ng, 0, chs);
+  xcclResult_t res =
+      job->multi_host ? topo_channels_choose_rails(sys, gl, ng, 0, chs) : topo_channels_choose(sys, gl, ng, 0, chs);
   if (res != xcclSuccess || chs->nchannels == 0) {
     free(chs);
     return res;

@@ -13,6 +13,12 @@
  * result may be split into k times as many channels of B/k (same total
  * inside the node) so that more NICs carry one: only where that raises the
  * network's share (net_total), and with the smallest k that gives the most.
+ * For a job across hosts (topo_channels_choose_rails), where the NICs sit
+ * beside the GPUs (PHB or nearer) and some GPUs are nearer some of them than
+ * others (by path kind, bandwidth or hops: each NIC some GPUs' own, as on a
+ * rail-optimised node), every NIC
+ * carries a channel instead (spread_over_nics): k * NICs channels, each NIC
+ * k of them.
  */
 #include <math.h>
 #include <stdint.h>
@@ -29,6 +35,7 @@
 #define STEP_BUDGET_RING 20000L
 #define STEP_BUDGET_TOTAL 4000000L
 #define TRY_ENDS 4 /* first GPUs, and last GPUs, tried per channel */
+#define SPREAD_TRIES 8 /* bandwidths tried per channel count when spreading over the NICs */
 #define EPS 1e-9
 
 typedef struct {
@@ -202,13 +209,56 @@ static void split_over_nics(search_t *s, double B, int max_channels, topo_channe
   free(keep);
 }
 
+/* Every usable NIC carries a channel: m = k * U channels for U usable NICs
+ * (k = 1, 2, ... within max_channels; when U > max_channels, max_channels
+ * of them), channel c on NIC c mod U. For each m, the largest B that greedy
+ * fits m channels of: total / m (the same total inside the node) first, then
+ * the candidates below it, at most SPREAD_TRIES of them. Of the counts that
+ * fit, the one giving the network the most (net_total) wins, then the one
+ * with the most m * B inside the node, then the fewest channels. Returns
+ * whether one fit (then *best is replaced). */
+static int spread_over_nics(search_t *s, const double *cands, int nc, double total, int max_channels,
+                            topo_channels_t *best, topo_channels_t *tmp) {
+  int U = s->nusable, fit = 0;
+  double keep_net = 0, keep_tot = 0;
+  topo_channels_t *keep = malloc(sizeof(*keep));
+  if (!keep) return 0;
+  long spent = s->steps;
+  s->steps = 0; /* a budget of its own: the search above may have spent its */
+  for (int m = U < max_channels ? U : max_channels; m <= max_channels; m += U) {
+    double top = total / m, prev = -1, B = 0;
+    int found = 0;
+    for (int i = -1, tries = 0; i < nc && tries < SPREAD_TRIES && !found; i++) {
+      B = i < 0 ? top : cands[i];
+      if (B > top * (1 + EPS) || fabs(B - prev) <= EPS * B) continue;
+      prev = B;
+      tries++;
+      found = greedy(s, B, m, tmp) == m;
+    }
+    if (!found) continue;
+    double net = net_total(s->sys, tmp), tot = m * B;
+    int better = !fit || net > keep_net * (1 + 1e-6) + EPS ||
+                 (net >= keep_net * (1 - 1e-6) - EPS && tot > keep_tot * (1 + 1e-6) + EPS);
+    if (better) {
+      *keep = *tmp;
+      keep_net = net;
+      keep_tot = tot;
+      fit = 1;
+    }
+  }
+  s->steps += spent;
+  if (fit) *best = *keep;
+  free(keep);
+  return fit;
+}
+
 static int cmp_desc(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x < y) - (x > y);
 }
 
-xcclResult_t topo_search_channels(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
-                                  topo_channels_t *out) {
+xcclResult_t topo_search_channels_for(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                      int rails, topo_channels_t *out) {
   if (!sys || !out) return err_set(xcclInvalidArgument, LOG_TOPO, "topo_search_channels: NULL argument");
   if (!gpus) ngpus = sys->ngpus;
   if (ngpus < 0 || ngpus > TOPO_SEARCH_MAX_GPUS)
@@ -313,7 +363,26 @@ xcclResult_t topo_search_channels(const topo_system_t *sys, const int *gpus, int
       *best = *tmp;
     }
   }
-  if (best->nchannels > 0 && s->nusable > best->nchannels && ngpus > 1)
+  /* A job across hosts, NICs beside the GPUs, some nearer some GPUs than
+   * others (a rail-optimised node; where every GPU is as near every NIC, no
+   * NIC is one GPU's own and the split below decides): every one carries a
+   * channel. */
+  int spread = 0, own = 0;
+  for (int u = 0; rails && best_kind <= TOPO_PATH_PHB && u < s->nusable; u++)
+    for (int i = 1; i < ngpus; i++) {
+      const topo_path_t *p = topo_path_gn(sys, s->g[i], s->usable[u]), *q = topo_path_gn(sys, s->g[0], s->usable[u]);
+      own |= nearer(p, q) || nearer(q, p);
+    }
+  if (best->nchannels > 0 && s->nusable > best->nchannels && s->nusable >= 2 && own) {
+    spread = spread_over_nics(s, cands, nc, best_score, max_channels, best, tmp);
+    if (s->nusable > max_channels)
+      INFO(TOPO, "channel search: %d NICs beside the GPUs, at most %d channels: %d of them carry none", s->nusable,
+           max_channels, s->nusable - max_channels);
+    else if (!spread)
+      INFO(TOPO, "channel search: no ring fits %d channels, one per NIC beside the GPUs: %d of them carry none",
+           s->nusable, s->nusable - best->nchannels);
+  }
+  if (!spread && best->nchannels > 0 && s->nusable > best->nchannels && ngpus > 1)
     split_over_nics(s, best_b, max_channels, best, tmp);
   if (ngpus == 1 && best->nchannels == 1) best->ch[0].bw = 0;
   *out = *best;
@@ -328,6 +397,11 @@ out:
   free(tmp);
   free(cands);
   return res;
+}
+
+xcclResult_t topo_search_channels(const topo_system_t *sys, const int *gpus, int ngpus, int max_channels,
+                                  topo_channels_t *out) {
+  return topo_search_channels_for(sys, gpus, ngpus, max_channels, 0, out);
 }
 
 char *topo_channels_describe(const topo_system_t *sys, const topo_channels_t *chs, char *buf, size_t len) {

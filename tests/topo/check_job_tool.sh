@@ -4,9 +4,10 @@
 # channel, where each enters and leaves every host), json (the topology's
 # keys plus "job": rings over all 16 ranks, each host's NICs by index into
 # "nics", the same rail leaving one host and entering the next) and
-# nccl-graph (host 0's GPU rings); fewer GPUs than the machine's (2x4); on a
-# machine without GPUs, host-buffer ranks, nccl-graph refused; bad --job
-# values and combinations exit 2 with a sentence.
+# nccl-graph (host 0's GPU rings, read back as themselves); fewer GPUs than
+# the machine's (2x4); on a machine without GPUs, host-buffer ranks,
+# nccl-graph refused; bad --job values and combinations exit 2 with a
+# sentence.
 set -u
 tool=$1
 data=$2
@@ -55,8 +56,11 @@ else
 fi
 
 "$tool" --file "$f" --job 2x8 --format nccl-graph > "$tmp/g.xml" || fail "--job 2x8 nccl-graph"
-"$tool" --file "$f" --format nccl-graph > "$tmp/g1.xml" || fail "nccl-graph"
-cmp -s "$tmp/g.xml" "$tmp/g1.xml" || fail "host 0's graph is not the machine's: $(diff "$tmp/g.xml" "$tmp/g1.xml")"
+n=$(grep -c '<channel>' "$tmp/g.xml")
+grep -q "^Job: 2 hosts, 16 ranks, $n channels" "$tmp/t.txt" || fail "host 0's graph has $n channels: $(head -2 "$tmp/t.txt")"
+XCCL_GRAPH_FILE=$tmp/g.xml "$tool" --file "$f" --job 2x8 --format nccl-graph > "$tmp/g1.xml" ||
+  fail "--job 2x8 with its own graph as XCCL_GRAPH_FILE"
+cmp -s "$tmp/g.xml" "$tmp/g1.xml" || fail "host 0's graph does not read back as itself: $(diff "$tmp/g.xml" "$tmp/g1.xml")"
 
 "$tool" --file "$f" --job 2x4 | grep -Eq '^Channel 00/0[0-9] :  ([0-9]+ ){7}[0-9]+$' || fail "--job 2x4"
 XCCL_NCHANNELS=3 "$tool" --file "$f" --job 4x8 | grep -q '^Job: 4 hosts, 32 ranks, 3 channels' ||

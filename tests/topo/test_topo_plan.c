@@ -3,7 +3,8 @@
  * saved machines of tests/data/topologies:
  * - every machine with 2 GPUs or more, one host: the plan's rings are
  *   topo_channels_choose's (GPU order, channel count), no NIC;
- * - the same machines as 2 and 4 hosts: every ring visits every rank once
+ * - the same machines as 2 and 4 hosts: the rings are
+ *   topo_channels_choose_rails's, no fewer than one host's; every ring visits every rank once
  *   and changes host exactly nhosts times around; channel c leaves host h and
  *   enters host h+1 by the same NIC index (a rail), the search's NIC of c,
  *   at the GPU the search starts and ends at; the channels spread over the
@@ -93,10 +94,12 @@ static void gpu_machines(const char *dir) {
     topo_system_t *sys = fixture_load(dir, fx[f].file);
     int ng = topo_ngpus(sys) < TOPO_SEARCH_MAX_GPUS ? topo_ngpus(sys) : TOPO_SEARCH_MAX_GPUS, gpus[64];
     for (int i = 0; i < ng; i++) gpus[i] = i;
-    topo_channels_t chs;
-    CHECK(topo_channels_choose(sys, gpus, ng, 0, &chs) == xcclSuccess, "%s: %s", fx[f].file, err_last());
+    topo_channels_t one, rails;
+    CHECK(topo_channels_choose(sys, gpus, ng, 0, &one) == xcclSuccess, "%s: %s", fx[f].file, err_last());
+    CHECK(topo_channels_choose_rails(sys, gpus, ng, 0, &rails) == xcclSuccess, "%s: %s", fx[f].file, err_last());
     topo_host_job_t job = {.nlocal = ng, .gpu = gpus};
     for (int nh = 1; nh <= 4; nh *= 2) {
+      const topo_channels_t chs = nh == 1 ? one : rails;
       topo_plan_t p;
       topo_host_plan_t hp;
       if (topo_plan_job(sys, nh, &job, &p, &hp) != xcclSuccess) {
@@ -127,6 +130,8 @@ static void gpu_machines(const char *dir) {
           for (int d = 0; d < c; d++) first &= hp.nic_out[d] != hp.nic_out[c];
           distinct += first && hp.nic_out[c] >= 0;
         }
+        CHECK(rails.nchannels >= one.nchannels, "%s: %d channels across hosts, %d on one", fx[f].file,
+              rails.nchannels, one.nchannels);
         /* the search finds at most as many channels as it keeps distinct NICs for */
         int found = chs.nchannels;
         CHECK(distinct >= (want < found ? want : found), "%s x%d: %d channels over %d NICs, %d nearest", fx[f].file, nh,
