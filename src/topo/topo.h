@@ -286,9 +286,12 @@ xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, s
  * (the search's ring order). Otherwise (host buffers) the ranks in NUMA order
  * (domains of one socket together, as topo_local_ring_order), each channel
  * entering and leaving on the domain of its NIC where it can; the NICs are
- * the ones nearest the ranks' domains, taken in turn. Channel c of every
- * host uses that host's NIC of rank c in this choice, so between hosts
- * channel c goes NIC c to NIC c (rails). Deterministic.
+ * the ones nearest the ranks' domains, taken in turn; when they are on the
+ * ranks' domains or sockets, some ranks beside some of them and not others,
+ * and nchannels is 0, the channel count is raised to their number (within
+ * XCCL_MAX_NCHANNELS) so that each carries one.
+ * Channel c of every host uses that host's NIC of rank c in this choice, so
+ * between hosts channel c goes NIC c to NIC c (rails). Deterministic.
  */
 
 #define TOPO_PLAN_MAX_LOCAL 4096 /* ranks on one host */
@@ -300,7 +303,8 @@ typedef struct {
                        used only when every local rank has one */
   int multi_host;   /* the job spans other hosts too: each channel enters and leaves by a NIC */
   int nchannels;    /* > 0: exactly this many (XCCL_NCHANNELS set; the found rings repeated or cut);
-                       0: with GPUs the count topo_channels_choose gives, else topo_comm_nchannels() */
+                       0: with GPUs the count topo_channels_choose gives, else topo_comm_nchannels()
+                       raised to the NICs beside the ranks (multi_host) */
 } topo_host_job_t;
 
 typedef struct {

@@ -100,9 +100,9 @@ static xcclResult_t gpu_orders(const topo_system_t *sys, const topo_host_job_t *
 
 /* The NICs host-buffer channels take in turn: the usable NICs nearest the
  * ranks, as the GPU search takes the NICs of the best path kind to any GPU:
- * those on a domain some rank is on, else those on a socket some rank is on,
- * else all; in index order. Returns how many (list[]). */
-static int numa_nics(const topo_system_t *sys, int n, const int *pkg, const int *numa, int *list) {
+ * those on a domain some rank is on (*kind_p 0), else those on a socket some
+ * rank is on (1), else all (2); in index order. Returns how many (list[]). */
+static int numa_nics(const topo_system_t *sys, int n, const int *pkg, const int *numa, int *list, int *kind_p) {
   int best = 3, k = 0;
   int kind[TOPO_MAX_DEVICES];
   for (int x = 0; x < sys->nnics && x < TOPO_MAX_DEVICES; x++) {
@@ -120,6 +120,7 @@ static int numa_nics(const topo_system_t *sys, int n, const int *pkg, const int 
   }
   for (int x = 0; x < sys->nnics && x < TOPO_MAX_DEVICES; x++)
     if (kind[x] == best) list[k++] = x;
+  *kind_p = best;
   return k;
 }
 
@@ -158,9 +159,8 @@ static xcclResult_t numa_orders(const topo_system_t *sys, const topo_host_job_t 
   if (nch < 1) nch = 1;
   if (nch > TOPO_MAX_CHANNELS) nch = TOPO_MAX_CHANNELS;
   int *base = malloc((size_t)n * sizeof(int)), *pkg = malloc((size_t)n * sizeof(int));
-  p->order = malloc((size_t)nch * (size_t)n * sizeof(int));
   xcclResult_t res = xcclSuccess;
-  if (!base || !pkg || !p->order) {
+  if (!base || !pkg) {
     res = err_set(xcclSystemError, LOG_TOPO, "out of memory for the ring orders");
     goto out;
   }
@@ -168,8 +168,29 @@ static xcclResult_t numa_orders(const topo_system_t *sys, const topo_host_job_t 
   for (int r = 0; r < n; r++) pkg[r] = numa_pkg(sys, p->numa[r]);
   int crossings = 0;
   for (int i = 0; n > 1 && i < n; i++) crossings += pkg[base[i]] != pkg[base[(i + 1) % n]];
-  int nics[TOPO_MAX_DEVICES], nn = 0;
-  if (job->multi_host && sys && sys->nnics > 0) nn = numa_nics(sys, n, pkg, p->numa, nics);
+  int nics[TOPO_MAX_DEVICES], nn = 0, kind = 2, raised = 0;
+  if (job->multi_host && sys && sys->nnics > 0) nn = numa_nics(sys, n, pkg, p->numa, nics, &kind);
+  /* NICs on the ranks' domains (or sockets), some ranks beside some NICs
+   * and not others (each NIC some ranks' own), each carry a channel, unless
+   * XCCL_NCHANNELS says how many (or the maximum is lower). */
+  int own = 0;
+  for (int i = 0; i < nn && kind <= 1; i++) {
+    int d = topo_nic_numa(sys, nics[i]), dp = numa_pkg(sys, d);
+    for (int r = 0; r < n; r++) own |= kind == 0 ? p->numa[r] != d : pkg[r] != dp;
+  }
+  if (nn >= 2 && own && job->nchannels == 0 && nch < nn) {
+    int lo, hi;
+    topo_nchannels_limits(&lo, &hi);
+    if ((nn < hi ? nn : hi) > nch) {
+      raised = nch;
+      nch = nn < hi ? nn : hi;
+    }
+  }
+  p->order = malloc((size_t)nch * (size_t)n * sizeof(int));
+  if (!p->order) {
+    res = err_set(xcclSystemError, LOG_TOPO, "out of memory for the ring orders");
+    goto out;
+  }
   for (int c = 0; c < nch; c++) {
     int nic = nn ? nics[c % nn] : -1, *o = p->order + (size_t)c * (size_t)n;
     if (nic >= 0) {
@@ -188,6 +209,11 @@ static xcclResult_t numa_orders(const topo_system_t *sys, const topo_host_job_t 
   if (nn) {
     put(p->desc, sizeof(p->desc), "; NIC%s", nn == 1 ? "" : "s in turn");
     for (int i = 0; i < nn && i < nch; i++) put(p->desc, sizeof(p->desc), " %s", topo_nic_name(sys, nics[i]));
+    if (raised)
+      put(p->desc, sizeof(p->desc), " (XCCL_NCHANNELS %d raised to %d: each NIC beside the ranks carries one)", raised,
+          nch);
+    if (nn > nch)
+      put(p->desc, sizeof(p->desc), " (%d of the %d NICs carry no channel: at most %d)", nn - nch, nn, nch);
   }
 out:
   free(base);
