@@ -291,7 +291,9 @@ xcclResult_t topo_graph_file_parse(const topo_system_t *sys, const char *data, s
  * and nchannels is 0, the channel count is raised to their number (within
  * XCCL_MAX_NCHANNELS) so that each carries one.
  * Channel c of every host uses that host's NIC of rank c in this choice, so
- * between hosts channel c goes NIC c to NIC c (rails). Deterministic.
+ * between hosts channel c goes NIC c to NIC c (rails); where joined hosts
+ * planned other NICs the hop changes NIC, said at INFO (cross-NIC).
+ * Deterministic.
  */
 
 #define TOPO_PLAN_MAX_LOCAL 4096 /* ranks on one host */

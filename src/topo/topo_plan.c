@@ -288,6 +288,34 @@ void topo_plan_places(const topo_host_plan_t *p, int host, topo_rank_place_t *pl
 
 /* ---- the job ---- */
 
+/* Rails: channel c enters and leaves every host by NIC c of the hosts'
+ * plans, so hosts planned alike meet NIC i to NIC i. Hosts planned apart
+ * (other NICs, other channel counts) may not: each such hop, where the NIC
+ * index changes between hosts or inside one, is said once at INFO. */
+static void log_cross_nic(const topo_plan_t *p) {
+  int n = 0, fc = -1, fh = -1, fa = -1, fb = -1, inside = 0;
+  for (int c = 0; c < p->nchannels; c++)
+    for (int h = 0; h < p->nhosts && p->nhosts > 1; h++) {
+      int in = p->nic_in[c * p->nhosts + h], out = p->nic_out[c * p->nhosts + h];
+      int next_in = p->nic_in[c * p->nhosts + (h + 1) % p->nhosts];
+      int cross_in = in >= 0 && out >= 0 && in != out, cross_out = out >= 0 && next_in >= 0 && out != next_in;
+      if ((cross_in || cross_out) && n++ == 0) {
+        fc = c, fh = h, inside = cross_in;
+        fa = cross_in ? in : out;
+        fb = cross_in ? out : next_in;
+      }
+    }
+  if (n == 0) return;
+  if (inside)
+    INFO(TOPO, "%d cross-NIC hop%s (the hosts' plans differ); the first: channel %d enters host %d by NIC %d and "
+               "leaves it by NIC %d",
+         n, n == 1 ? "" : "s", fc, fh, fa, fb);
+  else
+    INFO(TOPO, "%d cross-NIC hop%s (the hosts' plans differ); the first: channel %d leaves host %d by NIC %d and "
+               "enters host %d by NIC %d",
+         n, n == 1 ? "" : "s", fc, fh, fa, (fh + 1) % p->nhosts, fb);
+}
+
 xcclResult_t topo_plan_join(int nranks, const topo_rank_place_t *places, topo_plan_t *out) {
   if (out) memset(out, 0, sizeof(*out));
   if (!places || !out || nranks < 1)
@@ -377,6 +405,7 @@ xcclResult_t topo_plan_join(int nranks, const topo_rank_place_t *places, topo_pl
       p.nic_in[c * nhosts + h] = places[first[h]].nic_in[c];
       p.nic_out[c * nhosts + h] = places[first[h]].nic_out[c];
     }
+  log_cross_nic(&p);
   *out = p;
   memset(&p, 0, sizeof(p));
   goto out;
