@@ -14,7 +14,8 @@
  *   --job HOSTSxGPUS                 the rings a job of HOSTS hosts like this one, GPUS ranks each,
  *                                    would run (the planner init uses, topo_plan.c): rank
  *                                    h*GPUS+i on GPU i of host h; text, json (the topology's
- *                                    JSON with the key "job") or nccl-graph (host 0's GPU rings)
+ *                                    JSON with the key "job") or nccl-graph (host 0's GPU rings);
+ *                                    text and json say how many channels each NIC carries
  *   -o FILE                          write to FILE instead of stdout
  *
  * Text and matrix outputs end with the network interfaces left out as
@@ -49,7 +50,8 @@ static void usage(FILE *f) {
           "the path between every GPU pair and GPU-NIC pair, and with --channels the rings.\n"
           "--job 2x8: the rings a job of 2 hosts like this one, 8 ranks each (GPUs 0..7),\n"
           "would run: per channel the ranks in ring order and the NIC it enters and leaves\n"
-          "every host by. Without GPUs, host-buffer ranks over the NUMA domains in order.\n");
+          "every host by, and how many channels each NIC of a host carries. Without GPUs,\n"
+          "host-buffer ranks over the NUMA domains in order.\n");
 }
 
 static int parse_gpus(const char *s, int *gpus, int *n_p) {

@@ -73,12 +73,27 @@ static int crossings(const topo_system_t *sys, const topo_host_plan_t *host, con
   return x;
 }
 
+/* How many channels enter or leave host h by NIC x (a channel that enters
+ * by one and leaves by another counts for both). */
+static int nic_channels(const topo_plan_t *plan, int h, int x) {
+  int k = 0;
+  for (int c = 0; c < plan->nchannels; c++)
+    k += plan->nic_in[c * plan->nhosts + h] == x || plan->nic_out[c * plan->nhosts + h] == x;
+  return k;
+}
+
 static void render_text(topo_buf_t *b, const topo_system_t *sys, const topo_plan_t *plan,
                         const topo_host_plan_t *host) {
   int *loc = local_index(plan, host);
   topo_buf_printf(b, "Job: %d host%s, %d ranks, %d channel%s\n", plan->nhosts, plan->nhosts == 1 ? "" : "s",
                   plan->nranks, plan->nchannels, plan->nchannels == 1 ? "" : "s");
   if (host) topo_buf_printf(b, "Plan of each host: %s\n", host->desc);
+  if (sys && plan->nhosts > 1 && topo_nnics(sys) > 0) {
+    topo_buf_printf(b, "Channels per NIC of host 0:");
+    for (int x = 0; x < topo_nnics(sys); x++)
+      topo_buf_printf(b, "%s %s %d", x ? "," : "", topo_nic_name(sys, x), nic_channels(plan, 0, x));
+    topo_buf_printf(b, "\n");
+  }
   char *line = malloc((size_t)plan->nranks * 12 + 64);
   for (int c = 0; line && c < plan->nchannels; c++) {
     const int *ring = plan->ring + (size_t)c * (size_t)plan->nranks;
@@ -120,11 +135,14 @@ static json_t *job_json(const topo_system_t *sys, const topo_plan_t *plan, const
                                                     "nic_out", plan->nic_out[c * plan->nhosts + h]));
     bad |= json_array_append_new(channels, json_pack("{s:o, s:o}", "ring", ring, "hosts", hosts));
   }
-  for (int n = 0; sys && n < topo_nnics(sys); n++)
+  json_t *per_nic = json_array();
+  for (int n = 0; sys && n < topo_nnics(sys); n++) {
     bad |= json_array_append_new(nics, json_string(topo_nic_name(sys, n)));
-  json_t *job =
-      json_pack("{s:i, s:i, s:b, s:s, s:o, s:o}", "hosts", plan->nhosts, "ranks_per_host", per_host, "with_gpus",
-                host && host->with_gpus, "plan", host ? host->desc : "", "channels", channels, "nics", nics);
+    bad |= json_array_append_new(per_nic, json_integer(nic_channels(plan, 0, n)));
+  }
+  json_t *job = json_pack("{s:i, s:i, s:b, s:s, s:o, s:o, s:o}", "hosts", plan->nhosts, "ranks_per_host", per_host,
+                          "with_gpus", host && host->with_gpus, "plan", host ? host->desc : "", "channels", channels,
+                          "nics", nics, "channels_per_nic", per_nic);
   if (bad) {
     json_decref(job);
     return NULL;

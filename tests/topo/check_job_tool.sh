@@ -7,7 +7,8 @@
 # nccl-graph (host 0's GPU rings, read back as themselves); fewer GPUs than
 # the machine's (2x4); on a machine without GPUs, host-buffer ranks,
 # nccl-graph refused; bad --job values and combinations exit 2 with a
-# sentence.
+# sentence. On a node whose four GPUs each have their own NIC, 2x4 runs
+# channels over all four NICs (issue 45).
 set -u
 tool=$1
 data=$2
@@ -61,6 +62,16 @@ grep -q "^Job: 2 hosts, 16 ranks, $n channels" "$tmp/t.txt" || fail "host 0's gr
 XCCL_GRAPH_FILE=$tmp/g.xml "$tool" --file "$f" --job 2x8 --format nccl-graph > "$tmp/g1.xml" ||
   fail "--job 2x8 with its own graph as XCCL_GRAPH_FILE"
 cmp -s "$tmp/g.xml" "$tmp/g1.xml" || fail "host 0's graph does not read back as itself: $(diff "$tmp/g.xml" "$tmp/g1.xml")"
+
+# Channels over every NIC (issue 45): JURECA-DC, 4 A100 each beside its own
+# HDR NIC; 2x4 runs over all four (text line and json "channels_per_nic").
+jureca=$data/hwloc/psmgmt-jureca-dc-gpu-4xA100-4xHDR-hwloc22.xml
+"$tool" --file "$jureca" --job 2x4 > "$tmp/r.txt" || fail "jureca --job 2x4"
+grep -Eq '^Channels per NIC of host 0: mlx5_0 [1-9][0-9]*, mlx5_1 [1-9][0-9]*, mlx5_2 [1-9][0-9]*, mlx5_3 [1-9][0-9]*,' \
+  "$tmp/r.txt" || fail "jureca 2x4 leaves a NIC idle: $(cat "$tmp/r.txt")"
+"$tool" --file "$jureca" --job 2x4 --format json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin)["job"]; assert all(k >= 1 for k in j["channels_per_nic"][:4]), j["channels_per_nic"]' ||
+  fail "jureca 2x4 json: channels_per_nic"
 
 "$tool" --file "$f" --job 2x4 | grep -Eq '^Channel 00/0[0-9] :  ([0-9]+ ){7}[0-9]+$' || fail "--job 2x4"
 XCCL_NCHANNELS=3 "$tool" --file "$f" --job 4x8 | grep -q '^Job: 4 hosts, 32 ranks, 3 channels' ||
