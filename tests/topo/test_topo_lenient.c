@@ -18,6 +18,7 @@
 #include "error.h"
 #include "test_util.h"
 #include "topo.h"
+#include "topo_fixtures.h"
 #include "topo_graph.h"
 
 static const char *data_dir;
@@ -120,27 +121,6 @@ static void hwloc_no_pci_file(void) {
   topo_system_free(sys);
 }
 
-/* Runs load with stderr (where WARN lines go) in a file; returns its text. */
-static char *stderr_of(xcclResult_t (*load)(void *), void *arg, xcclResult_t *res_p) {
-  char tmpl[] = "/tmp/xccl-lenient-XXXXXX";
-  int fd = mkstemp(tmpl);
-  if (fd < 0) return NULL;
-  unlink(tmpl);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  *res_p = load(arg);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  off_t n = lseek(fd, 0, SEEK_END);
-  char *text = malloc((size_t)n + 1);
-  if (text && pread(fd, text, (size_t)n, 0) != n) n = 0;
-  if (text) text[n] = 0;
-  close(fd);
-  return text;
-}
-
 static int count_lines(const char *text, const char *words) {
   int n = 0;
   for (const char *p = text; p && (p = strstr(p, words)); p += strlen(words)) n++;
@@ -181,7 +161,7 @@ static void bounded_log(void) {
   o += (size_t)snprintf(doc + o, sizeof(doc) - o, "</cpu></system>\n");
   buf_arg_t arg = {doc, o};
   xcclResult_t r = xcclInternalError;
-  char *log = stderr_of(load_buf, &arg, &r);
+  char *log = fixture_stderr_of(load_buf, &arg, &r);
   CHECK(r == xcclSuccess, "twenty self NVLinks refused: %s", err_last());
   CHECK(log && count_lines(log, "has an NVLink to itself: ignored") == TOPO_WARN_KEPT,
         "the log has %d warning lines, want %d:\n%s", log ? count_lines(log, "has an NVLink to itself") : -1,
@@ -193,11 +173,11 @@ static void bounded_log(void) {
   /* XCCL_TOPO_FILE, loaded twice as a communicator does: warned once. */
   setenv("XCCL_TOPO_FILE", path_of("lenient", "nccl-dev-gaps.xml"), 1);
   config_reset_for_test();
-  log = stderr_of(load_env, NULL, &r);
+  log = fixture_stderr_of(load_env, NULL, &r);
   CHECK(r == xcclSuccess && log && count_lines(log, "GPU dev numbers 0 2 5") == 1,
         "first load of XCCL_TOPO_FILE: %d, log:\n%s", (int)r, log ? log : "");
   free(log);
-  log = stderr_of(load_env, NULL, &r);
+  log = fixture_stderr_of(load_env, NULL, &r);
   CHECK(r == xcclSuccess && log && count_lines(log, "GPU dev numbers") == 0,
         "second load of XCCL_TOPO_FILE warned again: %d, log:\n%s", (int)r, log ? log : "");
   free(log);

@@ -85,6 +85,12 @@ set_tests_properties(topo_tool_virtual PROPERTIES LABELS "topo;unit" TIMEOUT 60)
 xccl_add_test(NAME topo_plan SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_plan.c
   LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
 target_include_directories(topo_plan PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+# Channels over every NIC (issue 45): on every saved machine as 2 hosts, rails
+# NIC i to NIC i; where the GPUs have NICs beside them every one carries a
+# channel; host-buffer ranks alike; cross-NIC hops of hosts planned apart said.
+xccl_add_test(NAME topo_rails SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_topo_rails.c
+  LABELS topo unit TIMEOUT 120 ARGS ${XCCL_TOPO_DATA})
+target_include_directories(topo_rails PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 add_test(NAME topo_tool_job COMMAND ${XCCL_SH_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_job_tool.sh
   $<TARGET_FILE:xccl-topo> ${XCCL_TOPO_DATA})
 set_tests_properties(topo_tool_job PROPERTIES LABELS "topo;unit" TIMEOUT 120)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "topo.h"
@@ -56,6 +57,29 @@ static inline int fixtures_read(const char *dir, fixture_t **list_p) {
   fclose(f);
   *list_p = list;
   return n;
+}
+
+/* Runs fn(arg) with stderr (where log lines go) in a file; *res_p gets
+ * what fn returned. Returns the text written (caller frees), NULL when no
+ * file could be made. */
+static inline char *fixture_stderr_of(xcclResult_t (*fn)(void *), void *arg, xcclResult_t *res_p) {
+  char tmpl[] = "/tmp/xccl-topo-test-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return NULL;
+  unlink(tmpl);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  *res_p = fn(arg);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  off_t n = lseek(fd, 0, SEEK_END);
+  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (text && pread(fd, text, (size_t)n, 0) != n) n = 0;
+  if (text) text[n] = 0;
+  close(fd);
+  return text;
 }
 
 #endif
