@@ -51,6 +51,7 @@ struct xcclComm;
   X(RD, rd)               \
   X(DIRECT, direct)       \
   X(TREE, tree)           \
+  X(PAT, pat)             \
   X(RAB, rab)             \
   X(HIER, hier)           \
   X(PAIRWISE, pairwise)   \

@@ -93,7 +93,7 @@ static void move(kern_item_t *it, int i, char *slot, size_t n) {
 
 static kern_streams_t streams(bruck_item_t *b) {
   return (kern_streams_t){(char *)b->st, sizeof(b->st[0]), b->nst, b->piece_elems, xcclTypeSize(b->args->type), may,
-                          move};
+                          move, NULL};
 }
 
 static int bruck_step(kern_item_t *it, kern_failure_t *fail) {

@@ -220,7 +220,7 @@ static void move(kern_item_t *it, int i, char *slot, size_t n) {
 
 static kern_streams_t streams(rab_item_t *r) {
   return (kern_streams_t){(char *)r->st, sizeof(r->st[0]), r->nst, r->piece_elems, xcclTypeSize(r->args->type),
-                          may,           move};
+                          may,           move,       NULL};
 }
 
 static int rab_step(kern_item_t *it, kern_failure_t *fail) {

@@ -11,7 +11,7 @@ static int complete(const kern_stream_t *st) { return st->done == st->total; }
 static int piece(kern_item_t *it, const kern_streams_t *s, int i, kern_failure_t *fail) {
   kern_stream_t *st = kern_stream_at(s, i);
   if (complete(st)) return 0;
-  size_t n = kern_stream_next(s, st), bytes = n * s->esize;
+  size_t n = kern_stream_next(it, s, i, st), bytes = n * s->esize;
   if (!s->may(it, i, n)) return 0;
   int gate = kern_fifo_gate(st->f, *st->step, st->is_recv, bytes, st->peer, fail);
   if (gate <= 0) return gate;
@@ -49,7 +49,7 @@ slot_fifo_t *kern_streams_waiting(kern_item_t *it, const kern_streams_t *s, uint
     } else {
       if (complete(st)) continue;
       if (!any) any = st;
-      blocked = s->may(it, i, kern_stream_next(s, st)) &&
+      blocked = s->may(it, i, kern_stream_next(it, s, i, st)) &&
                 (st->is_recv ? !slot_fifo_ready(st->f, *st->step) : !slot_fifo_room(st->f, *st->step));
     }
     if (blocked) {

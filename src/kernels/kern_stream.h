@@ -1,11 +1,12 @@
 /*
  * kern_stream.h — what the items made of streams share (Rabenseifner's,
- * host_rab.h; Bruck's, host_bruck.h): a stream is one direction of one
- * exchange, the slot-sized pieces it sends to or receives from one peer on
- * one fifo. The item keeps its streams in an array, each element starting
- * with its kern_stream_t, and says what a piece is made of (may) and what
- * moving one does (move); the pass over the streams, the wait a dump names
- * and the drain are the same for every such item.
+ * host_rab.h; Bruck's, host_bruck.h; PAT's, host_pat.h): a stream is one
+ * direction of one exchange, the slot-sized pieces it sends to or receives
+ * from one peer on one fifo. The item keeps its streams in an array, each
+ * element starting with its kern_stream_t, and says what a piece is made of
+ * (may), what moving one does (move) and, if it cuts them itself, how long
+ * the next is (next); the pass over the streams, the wait a dump names and
+ * the drain are the same for every such item.
  */
 #ifndef XCCL_KERNELS_KERN_STREAM_H
 #define XCCL_KERNELS_KERN_STREAM_H
@@ -34,6 +35,10 @@ typedef int kern_stream_may_fn(const kern_item_t *it, int i, size_t n);
 /* Moves the next n elements of stream i between the item's buffers and
  * slot, and counts them in its `done`. */
 typedef void kern_stream_move_fn(kern_item_t *it, int i, char *slot, size_t n);
+/* Elements of stream i's next piece, for an item that cuts its pieces
+ * itself (at most piece_elems, and more than 0 while the stream is not
+ * complete). */
+typedef size_t kern_stream_next_fn(const kern_item_t *it, int i);
 
 typedef struct {
   char *streams; /* n elements of stride bytes, each starting with its kern_stream_t */
@@ -42,14 +47,16 @@ typedef struct {
   size_t piece_elems, esize;
   kern_stream_may_fn *may;
   kern_stream_move_fn *move;
+  kern_stream_next_fn *next; /* optional; NULL: piece_elems, or what is left */
 } kern_streams_t;
 
 static inline kern_stream_t *kern_stream_at(const kern_streams_t *s, int i) {
   return (kern_stream_t *)(s->streams + (size_t)i * s->stride);
 }
 
-/* Elements of stream st's next piece. */
-static inline size_t kern_stream_next(const kern_streams_t *s, const kern_stream_t *st) {
+/* Elements of stream i's next piece (st: kern_stream_at(s, i)). */
+static inline size_t kern_stream_next(const kern_item_t *it, const kern_streams_t *s, int i, const kern_stream_t *st) {
+  if (s->next) return s->next(it, i);
   size_t left = st->total - st->done;
   return left < s->piece_elems ? left : s->piece_elems;
 }

@@ -108,6 +108,10 @@ int main(void) {
   expect_forced("reducescatter:rab,allgather:rab", COLL_ALLGATHER, ALGO_RAB);
   expect_forced("rab", COLL_REDUCE, -1); /* rab serves all-reduce, reduce-scatter and all-gather */
   expect_refused("broadcast:rab", "rab does not serve broadcast");
+  expect_forced("pat", COLL_ALLGATHER, ALGO_PAT);
+  expect_forced("reducescatter:pat", COLL_REDUCESCATTER, ALGO_PAT);
+  expect_forced("pat", COLL_ALLREDUCE, -1); /* pat serves all-gather and reduce-scatter */
+  expect_refused("allreduce:pat", "pat does not serve allreduce");
   expect_refused("trie", "'trie' is not an algorithm");
   expect_refused("allgather:tree", "tree does not serve allgather");
   expect_refused("allreduce:ringg", "not an algorithm");
@@ -135,12 +139,13 @@ int main(void) {
     algo_t big = tuning_pick(none, COLL_ALLREDUCE, 64u << 20, k, slot, &net);
     CHECK(big == ALGO_RING || (k > 32 && big == ALGO_TREE) || (k == 64 && big == ALGO_RAB),
           "%d ranks, 64 MiB: %s, not ring", k, algo_name(big));
-    /* A few bytes of all-gather or reduce-scatter: Rabenseifner's half
-     * takes log2(p2) exchanges (+2 for the fold) where the ring takes k-1
-     * hops; on a tie (2 ranks: one each) the ring, the earlier entry. */
-    int p2 = 1, lg = 0;
-    while (p2 * 2 <= k) p2 *= 2, lg++;
-    algo_t few = lg + (p2 != k ? 2 : 0) < k - 1 ? ALGO_RAB : ALGO_RING;
+    /* A few bytes of all-gather or reduce-scatter: PAT takes ceil(log2 k)
+     * steps where the ring takes k-1 hops and Rabenseifner's half log2(p2)
+     * (+2 for the fold), the same bytes; on a tie (2 and 3 ranks) the ring,
+     * the earlier entry, and on a power of two PAT, earlier than rab. */
+    int dims = 0;
+    while ((1 << dims) < k) dims++;
+    algo_t few = dims < k - 1 ? ALGO_PAT : ALGO_RING;
     CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot, &net) == few, "%d ranks all-gather: not %s", k,
           algo_name(few));
     CHECK(tuning_pick(none, COLL_REDUCESCATTER, 8, k, slot, &net) == few, "%d ranks reduce-scatter: not %s", k,
