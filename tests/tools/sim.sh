@@ -45,8 +45,8 @@ print(("" if ok else "FAIL: ") + "8 B on 64 ranks: tree %.2f us, ring %.2f us" %
 sys.exit(0 if ok else 1)' "$tmp/b.json" || fail=1
 
 # Broadcast and reduce replay the ring and the tree (rooted trees of
-# host_tree_links), reduce-scatter and all-gather the ring and rab's halves
-# (host_rab_item for that collective), and nothing else: those serve them
+# host_tree_links), reduce-scatter and all-gather the ring, rab's halves
+# (host_rab_item for that collective) and PAT (host_pat_item), and nothing else: those serve them
 # (algo_serves). On 4 x 8 at 8 B the tree's log2 k hops beat the ring's
 # chain and the tuner picks it. The sizes are the whole buffer, so a
 # reduce-scatter's share is B = bytes / k; the tuner prices that share per
@@ -61,10 +61,10 @@ python3 - "$tmp" <<'PY' || fail=1
 import json, math, sys
 bad = []
 k, H, rails, alpha, beta, alpha_l, beta_l, S = 32, 4, 8, 3e-6, 400e9 / 8, 1e-6, 3600e9 / 8, 512 << 10
-for c, want in (("broadcast", "tree"), ("reduce", "tree"), ("reducescatter", "rab"), ("allgather", "rab")):
+for c, want in (("broadcast", ("tree",)), ("reduce", ("tree",)), ("reducescatter", ("rab", "pat")), ("allgather", ("rab", "pat"))):
     rows = json.load(open("%s/r-%s.json" % (sys.argv[1], c)))
-    if sorted({r["algo"] for r in rows}) != sorted(("ring", want)):
-        bad.append("%s: rows of %s, not ring and %s" % (c, sorted({r["algo"] for r in rows}), want))
+    if sorted({r["algo"] for r in rows}) != sorted(("ring",) + want):
+        bad.append("%s: rows of %s, not ring and %s" % (c, sorted({r["algo"] for r in rows}), " and ".join(want)))
         continue
     for b in sorted({r["bytes"] for r in rows}):
         if sum(r["chosen"] for r in rows if r["bytes"] == b) != 1: bad.append("%s %d B: not one row chosen" % (c, b))
@@ -81,7 +81,7 @@ for c, want in (("broadcast", "tree"), ("reduce", "tree"), ("reducescatter", "ra
         if abs(g["model_us"] - model) > 1e-3 * model:
             bad.append("%s 8 MiB: ring priced at %.2f us, its model for a share of %d B is %.2f" % (c, g["model_us"], B, model))
 for m in bad: print("FAIL:", m)
-print("" if bad else "broadcast, reduce: ring and tree; reduce-scatter, all-gather: ring and rab; tree 8 B under the ring's")
+print("" if bad else "broadcast, reduce: ring and tree; reduce-scatter, all-gather: ring, rab and pat; tree 8 B under the ring's")
 sys.exit(1 if bad else 0)
 PY
 
@@ -91,7 +91,8 @@ PY
 # cross hosts, (k - G) B. The rooted trees deliver each half once to every
 # other rank: (k-1)/k B. And at one piece the replay is the model:
 # tree (ceil(log2 k) + 1 - 1) alpha + 2B / beta, rab (log2 k + 1 - 1) alpha
-# + (k-1)/k T / beta (within 5 %).
+# + (k-1)/k T / beta (within 5 %). PAT moves (k-1) B per rank on any k, and
+# at one piece on 8 ranks takes rab's time.
 for k in 8 6; do
   for c in broadcast reduce reducescatter allgather; do
     "$sim" --hosts $k --gpus 1 $c -b 8K -e 8M -f 1024 --json > "$tmp/n$k-$c.json" || say "xccl-sim $c exited $?"
@@ -117,6 +118,7 @@ for k in (8, 6):
                 B = T / k
                 fold = r * (T + B if c == "reducescatter" else T)
                 near(rows[("rab", T)]["net_bytes"], ((p2 - 1) * T + fold) / k, 1e-3, "%s rab, %d ranks, %d B: bytes per rank" % (c, k, T))
+                near(rows[("pat", T)]["net_bytes"], (k - 1) * (T // 4 // k * 4), 1e-9, "%s pat, %d ranks, %d B: bytes per rank" % (c, k, T))
         if k == 8:
             T = 8 << 10
             if c in ("broadcast", "reduce"):
@@ -125,9 +127,11 @@ for k in (8, 6):
             else:
                 model = 3 * alpha + 7 / 8 * T / beta
                 near(rows[("rab", T)]["time_us"], model * 1e6, 0.05, "%s rab, 8 ranks, 8 KiB: time against the model" % c)
+                near(rows[("pat", T)]["time_us"], model * 1e6, 0.05, "%s pat, 8 ranks, 8 KiB: time against the model" % c)
+                near(rows[("pat", T)]["model_us"], model * 1e6, 1e-3, "%s pat, 8 ranks, 8 KiB: the model" % c)
 near(load("n32.json")[("rab", 8 << 20)]["net_bytes"], (32 - 8) * (8 << 20) / 32, 1e-3, "reduce-scatter rab, 4 x 8, 8 MiB: bytes per rank between hosts")
 for m in bad: print("FAIL:", m)
-print("" if bad else "rab's halves and the rooted trees move the model's bytes, and its time at one piece")
+print("" if bad else "rab's halves, pat and the rooted trees move the model's bytes, and their time at one piece")
 sys.exit(1 if bad else 0)
 PY
 
@@ -325,6 +329,29 @@ for b in (16384, 64 << 20):
 for m in bad: print("FAIL: alltoall:", m)
 sys.exit(1 if bad else 0)' "$tmp/a2a.json" || fail=1
 [ $fail = 0 ] && echo "alltoall: Bruck for small blocks, pairwise for large, bytes as their formulas"
+
+# PAT at 65,536 hosts of one rank (issue 45): the all-gather and the
+# reduce-scatter of 8-byte shares (512 KiB in all) replay, each in
+# ceil(log2 k) = 16 hops: far under the ring's 65,535 hops, the tuner's
+# pick, each rank sending (k-1) shares between hosts; under a minute.
+for c in allgather reducescatter; do
+  "$sim" --hosts 65536 --gpus 1 $c -b 512K -e 512K --algo ring,pat --json >"$tmp/pat-$c.json" ||
+    say "xccl-sim $c on 65536 ranks exited $?"
+done
+python3 -c '
+import json, sys
+bad = []
+k, B = 65536, 8
+for f in sys.argv[1:]:
+    t = {r["algo"]: r for r in json.load(open(f))}
+    p, g = t.get("pat"), t.get("ring")
+    if not p or not g: bad.append("%s: rows %s" % (f, sorted(t))); continue
+    if not (p["time_us"] * 100 < g["time_us"] and p["chosen"]): bad.append("%s: pat %.1f us (chosen %s), ring %.1f us" % (f, p["time_us"], p["chosen"], g["time_us"]))
+    if p["net_bytes"] != (k - 1) * B: bad.append("%s: pat net_bytes %s, want %d" % (f, p["net_bytes"], (k - 1) * B))
+    if p["sim_ms"] > 60e3: bad.append("%s: pat took %.0f s to replay" % (f, p["sim_ms"] / 1e3))
+    print("65536 ranks, 8-byte shares, %s: pat %.1f us, ring %.1f us (replayed in %.1f s)" % (f.split("pat-")[1][:-5], p["time_us"], g["time_us"], p["sim_ms"] / 1e3))
+for m in bad: print("FAIL: pat:", m)
+sys.exit(1 if bad else 0)' "$tmp/pat-allgather.json" "$tmp/pat-reducescatter.json" || fail=1
 
 # --cores: 2 hosts of 1 GPU with half a core each (f = 2): the ring's two
 # 8-byte steps each wait one hand-over more (tuning.h's 8 us), and 64 MiB

@@ -40,6 +40,7 @@
   X(rd)                   \
   X(tree)                 \
   X(rab)                  \
+  X(pat)                  \
   X(hier)                 \
   X(pairwise)             \
   X(bruck)
