@@ -71,24 +71,45 @@ xccl_add_test(NAME mp_allreduce_rab_repeat TARGET test_allreduce SOURCES ${mp}/t
 # not run here until one fails again or enough pass.
 xccl_add_test(NAME mp_allreduce_rab_socket TARGET test_allreduce SOURCES ${mp}/test_allreduce.c RANKS 4
               ARGS matrix LABELS multiproc TIMEOUT 600 ENV "XCCL_TIMEOUT=120;XCCL_ALGO=allreduce:rab;XCCL_TRANSPORT=socket")
-# Its halves alone: reduce-scatter by halving and all-gather by doubling,
-# the collectives suite's matrix of each (every type and op, in place and
-# out, NCCL's share order) on a power of two and not (3, 6: the fold),
-# once over sockets, and the bytes each rank sends each peer against the
-# formula (test_rab_colls.c) on a power of two and not.
-foreach(n 3 6 8)
-  foreach(coll allgather reducescatter)
-    xccl_add_test(NAME mp_collectives_rab_${coll} TARGET test_collectives SOURCES ${mp}/test_collectives.c
-                  RANKS ${n} ARGS matrix ${coll} LABELS multiproc TIMEOUT 600
-                  ENV "XCCL_TIMEOUT=120;XCCL_ALGO=reducescatter:rab,allgather:rab")
+# The reduce-scatter and all-gather algorithms of few steps, each forced:
+# rab's halves alone (reduce-scatter by halving, all-gather by doubling;
+# 3 and 6 ranks fold) and PAT (issue 45: ceil(log2 k) steps with the ring's
+# bytes on any rank count; counts of 300001 run its 4-byte reduce-scatter in
+# chunks from 3 ranks on). The collectives suite's matrix of each (every
+# type and op, counts 0, 1, 7 and 300001, in place and out, NCCL's share
+# order), once over sockets, and the bytes each rank sends each peer against
+# the formula (test_scatter_gather.c; PAT's also against the cost model's
+# work).
+set(ranks_rab 3 6 8)
+set(ranks_pat 2 3 5 6 7 8)
+set(socket_rab 3)
+set(socket_pat 4)
+set(bytes_rab 4 6 7)
+set(bytes_pat 1 2 3 4 5 6 7 8)
+foreach(algo rab pat)
+  set(env "XCCL_TIMEOUT=120;XCCL_ALGO=reducescatter:${algo},allgather:${algo}")
+  foreach(n ${ranks_${algo}})
+    foreach(coll allgather reducescatter)
+      xccl_add_test(NAME mp_collectives_${algo}_${coll} TARGET test_collectives SOURCES ${mp}/test_collectives.c
+                    RANKS ${n} ARGS matrix ${coll} LABELS multiproc TIMEOUT 600 ENV "${env}")
+    endforeach()
+  endforeach()
+  xccl_add_test(NAME mp_collectives_${algo}_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c
+                RANKS ${socket_${algo}} ARGS matrix LABELS multiproc TIMEOUT 600 ENV "${env};XCCL_TRANSPORT=socket")
+  set(name mp_${algo}_bytes)
+  if(algo STREQUAL "rab")
+    set(name mp_rab_colls_bytes)
+  endif()
+  foreach(n ${bytes_${algo}})
+    xccl_add_test(NAME ${name} TARGET test_scatter_gather SOURCES ${mp}/test_scatter_gather.c RANKS ${n}
+                  ARGS bytes ${algo} LABELS multiproc TIMEOUT 120
+                  ENV "XCCL_TIMEOUT=60;XCCL_ALGO=reducescatter:${algo},allgather:${algo}")
   endforeach()
 endforeach()
-xccl_add_test(NAME mp_collectives_rab_socket TARGET test_collectives SOURCES ${mp}/test_collectives.c RANKS 3
-              ARGS matrix LABELS multiproc TIMEOUT 600
-              ENV "XCCL_TIMEOUT=120;XCCL_ALGO=reducescatter:rab,allgather:rab;XCCL_TRANSPORT=socket")
-foreach(n 4 6 7)
-  xccl_add_test(NAME mp_rab_colls_bytes TARGET test_rab_colls SOURCES ${mp}/test_rab_colls.c RANKS ${n}
-                ARGS bytes LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=reducescatter:rab,allgather:rab")
+# Unforced, the tuner takes pat for small shares from 4 ranks on.
+foreach(n 4 6)
+  xccl_add_test(NAME mp_pat_pick TARGET test_scatter_gather SOURCES ${mp}/test_scatter_gather.c RANKS ${n} ARGS pick
+                LABELS multiproc TIMEOUT 60)
 endforeach()
 
 # Bruck's all-to-all (issue 25): test_p2p.c's all-to-all mode with it

@@ -38,3 +38,11 @@ set_tests_properties(netns_rails PROPERTIES LABELS "netns;multiproc" TIMEOUT 300
 add_test(NAME netns_hier COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_hier.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(netns_hier PROPERTIES LABELS "netns;multiproc" TIMEOUT 300 SKIP_RETURN_CODE 77
   ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
+
+# PAT (issue 45) at one rank per node, over sockets between 5 and 8
+# namespace nodes: bytes per peer against its formula and the cost model,
+# the tuner's pick, and on 5 the all-gather and reduce-scatter matrices.
+# Needs root (skipped otherwise).
+add_test(NAME netns_pat COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_pat.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(netns_pat PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 SKIP_RETURN_CODE 77
+  ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
