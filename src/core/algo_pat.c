@@ -21,11 +21,17 @@
  * floor((k-1)/2) bytes of each share, at least one byte). A dimension's
  * pieces go as soon as what they are made of is in, so the dimensions
  * overlap as rab's levels do: one pipeline over the longest stream's
- * pieces, behind the other dimensions' first ones:
- *   steps = ceil(log2 k) - 1 + max_s pieces_s,  bytes = (k - 1) B
+ * pieces, behind the other dimensions' first ones; and a chunk's
+ * accumulators are taken again only once the chunk before has gone through
+ * every dimension, so each chunk after the first waits one chain of
+ * ceil(log2 k) steps (xccl-sim: 36 us per chunk on 1,024 ranks of 3 us
+ * links, 46 on 8,192):
+ *   steps = ceil(log2 k) - 1 + max_s pieces_s + (chunks - 1) ceil(log2 k),
+ *   bytes = (k - 1) B
  * on the site's flat link, where pieces_s = sum over chunks of
- * ceil(n_s W_chunk / S). On k a power of two that is rab's half exactly
- * (n_0 B = T/2); otherwise rab adds its fold's 2 steps and T bytes.
+ * ceil(n_s W_chunk / S). On k a power of two and one chunk (every
+ * all-gather) that is rab's half exactly (n_0 B = T/2); otherwise rab adds
+ * its fold's 2 steps and T bytes, and pat its chunks' chains.
  */
 static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                      algo_work_t *work_p) {
@@ -38,7 +44,7 @@ static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
     double pieces = (chunks - 1) * ceil(n * w / s) + ceil(n * last / s);
     if (pieces > longest) longest = pieces;
   }
-  algo_work_flat(work_p, site, dims - 1 + longest, (nranks - 1.0) * b);
+  algo_work_flat(work_p, site, dims - 1 + longest + (chunks - 1) * dims, (nranks - 1.0) * b);
 }
 
 /* The item and its working memory (host_pat_item). */
