@@ -378,7 +378,7 @@ xcclResult_t xcclCommGetPeerCounters(xcclComm_t comm, int peer, xcclPeerCounters
 /*
  * The algorithm comm runs for one collective of count elements of datatype
  * on host buffers (device buffers run the ring): its name in XCCL_ALGO's
- * words ("ring", "rd", "tree", "direct", "rab"), a static string, into
+ * words ("ring", "rd", "tree", "direct", "pat", "rab"...), a static string, into
  * *algorithm.
  * collective is "allreduce", "allgather", "reducescatter", "broadcast" or
  * "reduce"; count is per rank as the collective takes it (all-gather's
