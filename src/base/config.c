@@ -240,10 +240,12 @@ static int xlate_subsys(const char *const v[2], char *out, size_t len, char *why
 /*
  * NCCL_ALGO: a list of algorithms NCCL may use ("Tree,Ring"; "^Tree": all but
  * these), for every collective or per collective ("allreduce:tree,ring;
- * broadcast:ring"). xccl's algorithms NCCL knows are ring and, for
- * all-reduce, tree: a list that allows Ring forces ring; one that allows Tree
- * and not Ring forces all-reduce's tree; one that excludes algorithms other
- * than Ring changes nothing; any other has no equivalent.
+ * broadcast:ring"). xccl's algorithms NCCL knows are ring, for all-reduce
+ * tree, and for all-gather and reduce-scatter PAT: a list that allows Ring
+ * forces ring; one that allows Tree or PAT and not Ring forces all-reduce's
+ * tree or all-gather's and reduce-scatter's PAT where the collective has
+ * one; one that excludes algorithms other than Ring changes nothing; any
+ * other has no equivalent.
  */
 static int xlate_algo(const char *const v[2], char *out, size_t len, char *why, size_t wl) {
   static const char *colls[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce"};
@@ -264,24 +266,37 @@ static int xlate_algo(const char *const v[2], char *out, size_t len, char *why, 
         continue;
       }
     }
-    int neg = list[0] == '^', ring = 0, tree = 0;
+    int neg = list[0] == '^', ring = 0, tree = 0, pat = 0;
     char algos[CONFIG_TEXT];
     snprintf(algos, sizeof(algos), "%s", list + neg);
     for (char *as = NULL, *a = strtok_r(algos, ",", &as); a; a = strtok_r(NULL, ",", &as)) {
       ring |= strcasecmp(a, "ring") == 0;
       tree |= strcasecmp(a, "tree") == 0;
+      pat |= strcasecmp(a, "pat") == 0;
     }
     if (neg && !ring) continue; /* excludes only algorithms xccl does not have */
-    /* Tree without Ring: xccl's tree, which like NCCL's serves all-reduce. */
+    /* Tree or PAT without Ring: xccl's tree, which like NCCL's serves
+     * all-reduce, and its PAT, which like NCCL's serves all-gather and
+     * reduce-scatter. */
     int as_tree = !neg && !ring && tree && (!coll || strcmp(coll, "allreduce") == 0);
-    if (!as_tree && (neg || !ring)) {
-      why_add(why, wl, "%s has no xccl equivalent (xccl's algorithms NCCL names: ring; tree for allreduce)", list,
-              "");
+    int as_pat = !neg && !ring && pat && (!coll || strcmp(coll, "allgather") == 0 || strcmp(coll, "reducescatter") == 0);
+    if (!as_tree && !as_pat && (neg || !ring)) {
+      why_add(why, wl,
+              "%s has no xccl equivalent (xccl's algorithms NCCL names: ring; tree for allreduce; PAT for allgather "
+              "and reducescatter)",
+              list, "");
       continue;
     }
-    if (n < len)
-      n += (size_t)snprintf(out + n, len - n, "%s%s%s", n ? "," : "", as_tree ? "allreduce:" : coll ? coll : "",
-                            as_tree ? "tree" : coll ? ":ring" : "ring");
+    if (!as_tree && !as_pat) {
+      if (n < len)
+        n += (size_t)snprintf(out + n, len - n, "%s%s%s", n ? "," : "", coll ? coll : "", coll ? ":ring" : "ring");
+      continue;
+    }
+    if (as_tree && n < len) n += (size_t)snprintf(out + n, len - n, "%sallreduce:tree", n ? "," : "");
+    for (int g = 0; as_pat && g < 2; g++) {
+      const char *c = g ? "reducescatter" : "allgather";
+      if ((!coll || strcmp(coll, c) == 0) && n < len) n += (size_t)snprintf(out + n, len - n, "%s%s:pat", n ? "," : "", c);
+    }
   }
   if (n) return CONFIG_XLATE_OK;
   return why[0] ? CONFIG_XLATE_NONE : CONFIG_XLATE_DEFAULT;

@@ -51,8 +51,8 @@ struct xcclComm;
   X(RD, rd)               \
   X(DIRECT, direct)       \
   X(TREE, tree)           \
-  X(PAT, pat)             \
   X(RAB, rab)             \
+  X(PAT, pat)             \
   X(HIER, hier)           \
   X(PAIRWISE, pairwise)   \
   X(BRUCK, bruck)         \

@@ -142,10 +142,10 @@ int main(void) {
     /* A few bytes of all-gather or reduce-scatter: PAT takes ceil(log2 k)
      * steps where the ring takes k-1 hops and Rabenseifner's half log2(p2)
      * (+2 for the fold), the same bytes; on a tie (2 and 3 ranks) the ring,
-     * the earlier entry, and on a power of two PAT, earlier than rab. */
+     * the earlier entry, and on a power of two rab, earlier than PAT. */
     int dims = 0;
     while ((1 << dims) < k) dims++;
-    algo_t few = dims < k - 1 ? ALGO_PAT : ALGO_RING;
+    algo_t few = dims >= k - 1 ? ALGO_RING : (1 << dims) == k ? ALGO_RAB : ALGO_PAT;
     CHECK(tuning_pick(none, COLL_ALLGATHER, 8, k, slot, &net) == few, "%d ranks all-gather: not %s", k,
           algo_name(few));
     CHECK(tuning_pick(none, COLL_REDUCESCATTER, 8, k, slot, &net) == few, "%d ranks reduce-scatter: not %s", k,
