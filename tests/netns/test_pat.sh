@@ -2,7 +2,8 @@
 # PAT (issue 45) where it is meant to run: one rank per node, over sockets
 # between namespace nodes. On 5 nodes (not a power of two) and 8: the bytes
 # every rank sends every peer against the schedule's formula and the cost
-# model's work, and the tuner's pick (pat for small shares); on 5, the
+# model's work, and the tuner's pick (small shares: pat on 5, rab's equal
+# half on 8); on 5, the
 # all-gather and reduce-scatter matrices (every type and op, in place and
 # out, results bit for bit) with pat forced. Needs root (skipped otherwise).
 #   test_pat.sh BUILD_DIR
