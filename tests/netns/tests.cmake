@@ -46,3 +46,23 @@ set_tests_properties(netns_hier PROPERTIES LABELS "netns;multiproc" TIMEOUT 300 
 add_test(NAME netns_pat COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_pat.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(netns_pat PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 SKIP_RETURN_CODE 77
   ENVIRONMENT "XCCL_DUMP_DIR=${CMAKE_BINARY_DIR}/dumps")
+
+# xccl-sim against measured xccl-perf (issue 45): 2 namespace hosts x 1 rank
+# (no core shared between ranks; sockets over veth and a bridge). The link is
+# measured with a 2-rank sendrecv (8 B: latency; 16 MiB: bandwidth), never
+# fitted to the all-reduce; ring, tree, rab and hier all-reduce from 8 B to
+# 64 MiB (x4 apart) must be replayed within 25 % of their measured time, the
+# least of 3 passes (up to 5 where a row is outside: other work on the
+# machine only adds time). Allowed outside, where this machine's socket link
+# is CPU-bound and its speed depends on how an algorithm feeds it, which
+# xccl-sim's link (a latency and one bandwidth) cannot hold
+# (docs/DESIGN.md, "The simulator"): the ring from 2 MiB (it streams its
+# 512 KiB slots faster than the sendrecv that measures the link, but a lone
+# exchange of them slower), rab from 2 MiB (its 64 KiB pieces each pay a
+# fixed cost, which its pipeline partly hides) and the tree at every size
+# (the same cost, and two messages per step on each rank, one per tree).
+# Times things: RUN_SERIAL, so no other test runs beside it. Needs root.
+add_test(NAME netns_sim_validate_2x1 COMMAND bash ${PROJECT_SOURCE_DIR}/bench/sim_validate.sh ${PROJECT_BINARY_DIR} 2)
+set_tests_properties(netns_sim_validate_2x1 PROPERTIES LABELS "netns;tools" TIMEOUT 300 SKIP_RETURN_CODE 77
+  RUN_SERIAL TRUE
+  ENVIRONMENT "PER=1;FACTOR=4;REPEAT=3;MAX_REPEAT=5;ITERS=5;WARM=2;ITERS_SMALL=100;TOLERANCE=0.25;ALLOW=ring:2M,tree:8,rab:2M")
