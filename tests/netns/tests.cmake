@@ -52,7 +52,7 @@ set_tests_properties(netns_pat PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 S
 # measured with a 2-rank sendrecv (8 B: latency; 16 MiB: bandwidth), never
 # fitted to the all-reduce; ring, tree, rab and hier all-reduce from 8 B to
 # 64 MiB (x4 apart) must be replayed within 25 % of their measured time, the
-# least of 3 passes (up to 5 where a row is outside: other work on the
+# least of 3 passes (up to 7 where a row is outside: other work on the
 # machine only adds time). Allowed outside, where this machine's socket link
 # is CPU-bound and its speed depends on how an algorithm feeds it, which
 # xccl-sim's link (a latency and one bandwidth) cannot hold
@@ -65,4 +65,4 @@ set_tests_properties(netns_pat PROPERTIES LABELS "netns;multiproc" TIMEOUT 600 S
 add_test(NAME netns_sim_validate_2x1 COMMAND bash ${PROJECT_SOURCE_DIR}/bench/sim_validate.sh ${PROJECT_BINARY_DIR} 2)
 set_tests_properties(netns_sim_validate_2x1 PROPERTIES LABELS "netns;tools" TIMEOUT 300 SKIP_RETURN_CODE 77
   RUN_SERIAL TRUE
-  ENVIRONMENT "PER=1;FACTOR=4;REPEAT=3;MAX_REPEAT=5;ITERS=5;WARM=2;ITERS_SMALL=100;TOLERANCE=0.25;ALLOW=ring:2M,tree:8,rab:2M")
+  ENVIRONMENT "PER=1;FACTOR=4;REPEAT=3;MAX_REPEAT=7;ITERS=5;WARM=2;ITERS_SMALL=100;TOLERANCE=0.25;ALLOW=ring:2M,tree:8,rab:2M")
