@@ -14,6 +14,14 @@ ratio passes --tolerance, then a table per shape, and exits 1 if any did.
 The tuner and xccl-sim price with one cost model (src/core/cost.c) but
 xccl-sim replays the schedules message by message, so where they disagree
 the model's work statement is wrong for that shape, not the replay.
+
+Both see one machine: xccl-sim's default links (NVLink 1 us, NIC 3 us), each
+latency split as the tuner splits it (ALGO_MSG_ISSUE, src/core/algo.h: a
+message sent beside others costs 1/8 of a step, its sender's issue) into the
+wire's part and the sender's own time per message (--msg-frac; xccl-sim's
+--msg-us and --local-msg-us). Without the split the replay issues a
+thousand messages at once for free, and pairwise all-to-all on 128 x 8 looks
+7x faster than Bruck's where the tuner prices it 12x slower.
 """
 import argparse
 import json
@@ -30,9 +38,19 @@ def size(s):
     return int(float(s[:-1] if m > 1 else s) * m)
 
 
-def run(sim, hosts, gpus, coll, lo, hi, factor, max_msgs, timeout_s):
-    cmd = [sim, "--hosts", str(hosts), "--gpus", str(gpus), coll, "-b", str(lo), "-e", str(hi), "-f", str(factor),
-           "--json"] + (["--max-msgs", str(max_msgs)] if max_msgs else [])
+NVLINK_US, NIC_US = 1.0, 3.0  # xccl-sim's defaults: a message's latency inside a host and between hosts
+
+
+def links(frac):
+    """xccl-sim's latency flags with `frac` of each latency the sender's issue."""
+    return ["--nvlink-us", repr(NVLINK_US * (1 - frac)), "--local-msg-us", repr(NVLINK_US * frac),
+            "--nic-us", repr(NIC_US * (1 - frac)), "--msg-us", repr(NIC_US * frac)]
+
+
+def run(sim, hosts, gpus, coll, lo, hi, factor, max_msgs, timeout_s, frac):
+    cmd = [sim, "--hosts", str(hosts), "--gpus", str(gpus)] + links(frac) + [
+        coll, "-b", str(lo), "-e", str(hi), "-f", str(factor), "--json"] + (
+        ["--max-msgs", str(max_msgs)] if max_msgs else [])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr.strip()[-400:]}")
@@ -51,15 +69,20 @@ def main():
     ap.add_argument("--max-msgs", help="xccl-sim's --max-msgs (its default when not given: fewer extrapolates "
                     "more rows, less exactly)")
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--msg-frac", type=float, default=1 / 8,
+                    help="the share of each latency that is the sender's own time per message (ALGO_MSG_ISSUE)")
+    ap.add_argument("--allow", default="",
+                    help="cells known apart, SHAPE:COLL:BYTES comma-separated: printed, not failed")
     ap.add_argument("--json", help="write every cell here")
     a = ap.parse_args()
     sim = a.build if os.path.isfile(a.build) else a.build.rstrip("/") + "/tools/sim/xccl-sim"
     cells, bad = [], 0
+    allowed = set(x for x in a.allow.split(",") if x)
     for shape in a.shapes.split(","):
         hosts, gpus = (int(x) for x in shape.split("x"))
         for coll in a.colls.split(","):
             try:
-                rows = run(sim, hosts, gpus, coll, size(a.min), size(a.max), a.factor, a.max_msgs, a.timeout)
+                rows = run(sim, hosts, gpus, coll, size(a.min), size(a.max), a.factor, a.max_msgs, a.timeout, a.msg_frac)
             except subprocess.TimeoutExpired:
                 print(f"{shape:>8} {coll:<13}: xccl-sim took over {a.timeout:.0f} s; not compared", file=sys.stderr)
                 bad += 1
@@ -79,9 +102,10 @@ def main():
                               "chosen_us": chosen["time_us"], "model_us": chosen.get("model_us"),
                               "best": best["algo"], "best_us": best["time_us"], "ratio": ratio})
                 if ratio > a.tolerance:
-                    bad += 1
+                    known = f"{shape}:{coll}:{b}" in allowed
+                    bad += 0 if known else 1
                     print(f"{shape:>8} {coll:<13} {b:>11}: tuner {chosen['algo']} {chosen['time_us']:.1f} us, "
-                          f"fastest {best['algo']} {best['time_us']:.1f} us (x{ratio:.2f})")
+                          f"fastest {best['algo']} {best['time_us']:.1f} us (x{ratio:.2f})" + (" allowed" if known else ""))
     print()
     print(f"{'shape':>8} {'collective':<13} {'cells':>5} {'agree':>5} {'worst':>7}")
     for shape in a.shapes.split(","):
@@ -90,7 +114,9 @@ def main():
             ok = [c for c in cs if c.get("ratio") is not None and c["ratio"] <= a.tolerance]
             worst = max((c.get("ratio") or 0 for c in cs), default=0)
             print(f"{shape:>8} {coll:<13} {len(cs):>5} {len(ok):>5} {worst:>7.2f}")
-    print(f"\n{len(cells) - bad} of {len(cells)} cells: the tuner's pick within x{a.tolerance:.2f} of the fastest")
+    apart = sum(1 for c in cells if c.get("ratio") is None or c["ratio"] > a.tolerance)
+    print(f"\n{len(cells) - apart} of {len(cells)} cells: the tuner's pick within x{a.tolerance:.2f} of the fastest"
+          + (f"; {apart - bad} apart where --allow knows it" if apart > bad else ""))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(cells, f, indent=1)
