@@ -31,6 +31,13 @@
 # then shares its core). The CTest netns_sim_validate_2x1
 # (tests/netns/tests.cmake) runs it as a check on 2 nodes x 1 rank.
 set -u
+# QUIET=VAR: run only where the environment variable VAR is 1 (a machine
+# known quiet, with a core per rank), else exit 77 saying so: the check
+# times things, and on a shared 2-core machine its ratios move by 30 %.
+if [ -n "${QUIET:-}" ] && [ "$(printenv "$QUIET")" != 1 ]; then
+  echo "sim_validate: skipped: it times sockets against a model; set $QUIET=1 on a quiet machine with a core per rank"
+  exit 77
+fi
 build=$(cd "${1:?usage: sim_validate.sh BUILD_DIR [NODES...]}" && pwd)
 shift
 [ $# -gt 0 ] || set -- 2 4
