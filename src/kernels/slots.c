@@ -102,7 +102,10 @@ slot_fifo_t *slot_fifo_create(size_t slot_size) {
 void slot_fifo_destroy(slot_fifo_t *f) { free(f); }
 
 void slot_fifo_fail(slot_fifo_t *f, int result, const char *msg) {
-  if (atomic_load_explicit(&f->error, memory_order_acquire)) return;
+  /* Both processes of a shared fifo, and threads of one (a revoke beside a
+   * call that fails), may fail it at once: one claims the message. */
+  int unclaimed = 0;
+  if (!atomic_compare_exchange_strong(&f->error_claim, &unclaimed, 1)) return;
   snprintf(f->error_msg, sizeof(f->error_msg), "%s", msg);
   atomic_store_explicit(&f->error, result, memory_order_release);
 }

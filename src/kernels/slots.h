@@ -67,6 +67,7 @@ typedef struct {
   _Alignas(64) _Atomic uint64_t head; /* slots freed, written by the consumer */
   _Alignas(64) _Atomic int error;     /* xcclResult_t of a failure, 0 while fine */
   _Atomic uint32_t sleepers;          /* threads in slot_fifo_wait on this fifo */
+  _Atomic int error_claim; /* 1 once a failure writes error_msg: the first writer of either process wins */
   size_t slot_size;                   /* data bytes a slot holds */
   size_t slot_stride;                 /* from one slot's header to the next */
   size_t data_off;                    /* from the fifo's first byte to slot 0's header */
