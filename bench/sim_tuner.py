@@ -28,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 COLLS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"]
 UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
@@ -73,16 +74,20 @@ def main():
                     help="the share of each latency that is the sender's own time per message (ALGO_MSG_ISSUE)")
     ap.add_argument("--allow", default="",
                     help="cells known apart, SHAPE:COLL:BYTES comma-separated: printed, not failed")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="replays run at once (each xccl-sim is one thread; default: the machine's cores)")
     ap.add_argument("--json", help="write every cell here")
     a = ap.parse_args()
     sim = a.build if os.path.isfile(a.build) else a.build.rstrip("/") + "/tools/sim/xccl-sim"
     cells, bad = [], 0
     allowed = set(x for x in a.allow.split(",") if x)
-    for shape in a.shapes.split(","):
-        hosts, gpus = (int(x) for x in shape.split("x"))
-        for coll in a.colls.split(","):
+    jobs = [(shape, coll) for shape in a.shapes.split(",") for coll in a.colls.split(",")]
+    with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        futures = [pool.submit(run, sim, *(int(x) for x in shape.split("x")), coll, size(a.min), size(a.max),
+                               a.factor, a.max_msgs, a.timeout, a.msg_frac) for shape, coll in jobs]
+        for (shape, coll), fut in zip(jobs, futures):
             try:
-                rows = run(sim, hosts, gpus, coll, size(a.min), size(a.max), a.factor, a.max_msgs, a.timeout, a.msg_frac)
+                rows = fut.result()
             except subprocess.TimeoutExpired:
                 print(f"{shape:>8} {coll:<13}: xccl-sim took over {a.timeout:.0f} s; not compared", file=sys.stderr)
                 bad += 1
