@@ -63,6 +63,23 @@ else()
   message(STATUS "xccl: NVIDIA's nccl.h (and cuda_runtime.h) not found under NCCL_HOME or the CUDA directory: "
                  "the nccl_abi_* tests will be skipped")
 endif()
+# NCCL 2.32.3's header, the API served (issue 48): NCCL232_HOME, else where
+# scripts/nccl-reference.sh put the 2.32.3 wheel. Its cuda_runtime.h is the
+# one found above.
+set(_xccl_nccl232_hints ${PROJECT_SOURCE_DIR}/build/nccl-ref-2.32/nvidia/nccl)
+if(DEFINED ENV{NCCL232_HOME})
+  list(PREPEND _xccl_nccl232_hints $ENV{NCCL232_HOME})
+endif()
+find_path(XCCL_REAL_NCCL232_INCLUDE nccl.h HINTS ${_xccl_nccl232_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+find_library(XCCL_REAL_NCCL232_LIB NAMES libnccl.so.2 nccl HINTS ${_xccl_nccl232_hints} PATH_SUFFIXES lib lib64
+  NO_DEFAULT_PATH)
+if(XCCL_REAL_NCCL232_INCLUDE)
+  message(STATUS "xccl: libnccl.so.2's 2.32 API is checked against ${XCCL_REAL_NCCL232_INCLUDE}/nccl.h")
+else()
+  message(STATUS "xccl: NVIDIA's NCCL 2.32.3 nccl.h not found (scripts/nccl-reference.sh fetches it): "
+                 "the nccl_*_232 tests will be skipped")
+endif()
+unset(_xccl_nccl232_hints)
 unset(_xccl_nccl_hints)
 unset(_xccl_cuda_dir)
 

@@ -92,6 +92,16 @@ else()
   endforeach()
 endif()
 
+# NCCL 2.32.3's API (issue 48): every function of its nccl.h exported.
+if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
+  find_package(Python3 COMPONENTS Interpreter)
+  add_test(NAME nccl_abi_symbols_232 COMMAND ${Python3_EXECUTABLE} ${nd}/abi_symbols.py
+    ${XCCL_REAL_NCCL232_INCLUDE}/nccl.h $<TARGET_FILE:xccl_nccl> ${XCCL_REAL_NCCL232_LIB})
+else()
+  set(_why "NVIDIA's NCCL 2.32.3 nccl.h or cuda_runtime.h not found (scripts/nccl-reference.sh, NCCL232_HOME)")
+  xccl_nccl_skip(nccl_abi_symbols_232 "${_why}")
+endif()
+
 get_property(_nccl_tests DIRECTORY PROPERTY TESTS)
 foreach(t ${_nccl_tests})
   if(t MATCHES "^nccl_")
