@@ -743,6 +743,12 @@ static void mode_device(int n, int rank, ncclUniqueId id) {
 }
 #endif
 
+#ifdef NCCL_PROG_232
+#include "nccl_prog_232.c"
+#else
+#define NCCL_PROG_232_MODES
+#endif
+
 typedef void (*mode_fn)(int n, int rank, ncclUniqueId id);
 static const struct {
   const char *name;
@@ -764,6 +770,7 @@ static const struct {
     {"finalize", mode_finalize, 0},
     {"errors", mode_errors, 0},
     {"commid", mode_commid, 0},
+    NCCL_PROG_232_MODES
 #ifdef NCCL_PROG_CUDA
     {"device", mode_device, 0},
 #endif
