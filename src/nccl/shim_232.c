@@ -24,6 +24,7 @@
 #include "error.h"
 #include "log.h"
 #include "nccl_232.h"
+#include "op_record.h"
 #include "reg.h"
 
 static xcclComm_t X(ncclComm_t c) { return (xcclComm_t)(void *)c; }
@@ -177,13 +178,11 @@ static void coll_config_note(const char *fn, const ncclCollConfig_t *c) {
   int gpu = c->minCTAs != NCCL_CONFIG_UNDEF_INT || c->maxCTAs != NCCL_CONFIG_UNDEF_INT ||
             c->nvlsCTAs != NCCL_CONFIG_UNDEF_INT || c->cgaClusterSize != NCCL_CONFIG_UNDEF_INT ||
             c->CTAPolicy != NCCL_CONFIG_UNDEF_INT || (HAS(launchCompletionEvent) && c->launchCompletionEvent);
-  int tagged = HAS(userProfilerTag) && c->userProfilerTag != 0;
 #undef HAS
-  if ((gpu || tagged || c->ext) && !atomic_exchange(&said, 1))
+  if ((gpu || c->ext) && !atomic_exchange(&said, 1))
     INFO(COLL,
          "%s: ncclCollConfig_t: CTA counts, cluster size, CTA policy and the launch-completion event steer NCCL's "
-         "kernels and have no effect in xccl; vendor extensions are ignored, as NCCL does; userProfilerTag goes to "
-         "no profiler (xccl has no profiler plugins). Said once.",
+         "kernels and have no effect in xccl; vendor extensions are ignored, as NCCL does. Said once.",
          fn);
 }
 
@@ -218,54 +217,59 @@ static ncclResult_t coll_config_check(const char *fn, ncclComm_t comm, const ncc
 #define T(t) ((xcclDataType_t)(t))
 #define O(o) ((xcclRedOp_t)(o))
 #define S(s) ((void *)(s))
-#define CHECK_CONFIG(fn)                                      \
+/* The config's userProfilerTag, carried into the call's record (the trace
+ * shows it as the event's "tag"); 0 when none. */
+static uint64_t coll_config_tag(const ncclCollConfig_t *c) {
+  if (!c || c->size < offsetof(ncclCollConfig_t, userProfilerTag) + sizeof(c->userProfilerTag)) return 0;
+  return c->userProfilerTag;
+}
+
+/* Checks the config, then runs call with its tag set for this thread. */
+#define RUN_CONFIG(fn, call)                                  \
   do {                                                        \
     ncclResult_t cr_ = coll_config_check(fn, comm, config); \
     if (cr_ != ncclSuccess) return cr_;                       \
+    op_user_tag = coll_config_tag(config);                    \
+    xcclResult_t xr_ = (call);                                \
+    op_user_tag = 0;                                          \
+    return shim_res(xr_);                                     \
   } while (0)
 
 ncclResult_t pncclAllReduceConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                                   const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclAllReduceConfig");
-  return shim_res(xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
+  RUN_CONFIG("ncclAllReduceConfig", xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclBroadcastConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclBroadcastConfig");
-  return shim_res(xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+  RUN_CONFIG("ncclBroadcastConfig", xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclReduceConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
                                const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclReduceConfig");
-  return shim_res(xcclReduce(sendbuff, recvbuff, count, T(datatype), O(op), root, X(comm), S(stream)));
+  RUN_CONFIG("ncclReduceConfig", xcclReduce(sendbuff, recvbuff, count, T(datatype), O(op), root, X(comm), S(stream)));
 }
 ncclResult_t pncclAllGatherConfig(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclAllGatherConfig");
-  return shim_res(xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
+  RUN_CONFIG("ncclAllGatherConfig", xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclReduceScatterConfig(const void *sendbuff, void *recvbuff, size_t recvcount,
                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                                       const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclReduceScatterConfig");
-  return shim_res(xcclReduceScatter(sendbuff, recvbuff, recvcount, T(datatype), O(op), X(comm), S(stream)));
+  RUN_CONFIG("ncclReduceScatterConfig",
+             xcclReduceScatter(sendbuff, recvbuff, recvcount, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclAlltoAllConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclAlltoAllConfig");
-  return shim_res(xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
+  RUN_CONFIG("ncclAlltoAllConfig", xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclGatherConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclGatherConfig");
-  return shim_res(xcclGather(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+  RUN_CONFIG("ncclGatherConfig", xcclGather(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
-  CHECK_CONFIG("ncclScatterConfig");
-  return shim_res(xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+  RUN_CONFIG("ncclScatterConfig", xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 
 /* ---- What xccl does not serve ----------------------------------------- */

@@ -4,8 +4,8 @@
  * nccl_prog_232 (NCCL_PROG_232, against NVIDIA's 2.32.3 header), so these
  * modes share its launcher and checks.
  */
+#include <dirent.h>
 #include <stdint.h>
-#include <sys/stat.h>
 
 /* ---- param: ncclParam* read xccl's configuration table ---- */
 
@@ -137,11 +137,61 @@ static void mode_suspend(int n, int rank, ncclUniqueId id) {
 
 /* ---- collconfig: every nccl*Config collective, with and without a config ---- */
 
+/* With XCCL_TRACE=DIR: this rank's trace file names, "-r<rank>.json", in *n_p. */
+static char **trace_files(const char *dir, int rank, int *n_p) {
+  char suffix[32], **out = NULL;
+  int n = 0;
+  snprintf(suffix, sizeof(suffix), "-r%d.json", rank);
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t len = strlen(e->d_name), sl = strlen(suffix);
+    if (strncmp(e->d_name, "xccl-trace-", 11) != 0 || len < sl || strcmp(e->d_name + len - sl, suffix) != 0) continue;
+    out = realloc(out, sizeof(*out) * (size_t)(n + 1));
+    out[n] = xmalloc(strlen(dir) + len + 2);
+    sprintf(out[n++], "%s/%s", dir, e->d_name);
+  }
+  if (d) closedir(d);
+  *n_p = n;
+  return out;
+}
+
+/* In this rank's trace: the calls (into *calls_p) and how many carry tag want. */
+static int trace_tags(const char *dir, int rank, unsigned long long want, int *calls_p) {
+  int n = 0, hits = 0, calls = 0;
+  char **files = trace_files(dir, rank, &n);
+  for (int f = 0; f < n; f++) {
+    FILE *fp = fopen(files[f], "rb");
+    static char text[1 << 20];
+    size_t len = fp ? fread(text, 1, sizeof(text) - 1, fp) : 0;
+    if (fp) fclose(fp);
+    text[len] = 0;
+    for (char *p = text; (p = strstr(p, "\"tag\"")); p += 5) {
+      char *q = p + 5;
+      while (*q == ':' || *q == ' ') q++;
+      hits += strtoull(q, NULL, 10) == want;
+    }
+    for (char *p = text; (p = strstr(p, "\"datatype\"")); p += 10) calls++;
+    free(files[f]);
+  }
+  free(files);
+  *calls_p = calls;
+  return hits;
+}
+
+static void trace_clear(const char *dir, int rank) {
+  int n = 0;
+  char **files = trace_files(dir, rank, &n);
+  for (int f = 0; f < n; f++) unlink(files[f]), free(files[f]);
+  free(files);
+}
+
 static void fill_int(int *b, size_t count, int v) {
   for (size_t i = 0; i < count; i++) b[i] = v + (int)i;
 }
 
 static void mode_collconfig(int n, int rank, ncclUniqueId id) {
+  const char *trace = getenv("XCCL_TRACE");
+  if (trace) trace_clear(trace, rank);
   ncclComm_t comm = init(n, id, rank);
   enum { C = 8 };
   int *send = xmalloc(sizeof(int) * C * n), *recv = xmalloc(sizeof(int) * C * n);
@@ -201,6 +251,14 @@ static void mode_collconfig(int n, int rank, ncclUniqueId id) {
   free(send);
   free(recv);
   NCHECK(ncclCommDestroy(comm));
+  /* The tag reached the trace: the 8 calls of the second pass and the
+   * unforced one, at least (gather and scatter are a send or receive per
+   * peer, each its own event); the first pass's calls carry none. */
+  if (trace) {
+    int calls = 0, hits = trace_tags(trace, rank, 0x1234, &calls);
+    EXPECT(hits >= 9 && calls > hits, "%d of %d calls in %s's trace carry tag 0x1234, expected 9 or more and not all",
+           hits, calls, trace);
+  }
 }
 
 /* ---- grow: NCCL's way, the id on the rank that made it only ---- */

@@ -121,6 +121,11 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
       add_test(NAME nccl_232_${mode}_n${n} COMMAND nccl_prog_232 ${mode} ${n})
     endforeach()
   endforeach()
+  # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
+  add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
+  set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};XCCL_TRACE=${CMAKE_CURRENT_BINARY_DIR}/nccl_232_trace")
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/nccl_232_trace)
 else()
   set(_why "NVIDIA's NCCL 2.32.3 nccl.h or cuda_runtime.h not found (scripts/nccl-reference.sh, NCCL232_HOME)")
   foreach(t nccl_abi_symbols_232 nccl_abi_layout_232 nccl_232_param_n1 nccl_232_collconfig_n2)
