@@ -79,7 +79,8 @@ ncclResult_t shim_check_active(const char *fn, ncclComm_t comm) {
 
 void shim_suspend_forget(ncclComm_t comm) { suspended_drop(comm); }
 
-/* comm's connections and their receive slots, comm held; -1 if not live. */
+/* comm's connections and their receive slots' bytes (taken holding comm);
+ * comm_acquire's refusal if comm is not a live communicator. */
 static xcclResult_t conn_bytes(const char *fn, ncclComm_t comm, int *nconns, uint64_t *bytes) {
   xcclResult_t r = comm_acquire(X(comm));
   if (r != xcclSuccess) return err_prefix(r, "%s", fn);
