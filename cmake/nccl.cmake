@@ -13,7 +13,8 @@ if(NOT XCCL_WITH_NCCL)
 endif()
 
 set(XCCL_NCCL_DIR ${CMAKE_BINARY_DIR}/lib/xccl-nccl)
-add_library(xccl_nccl SHARED ${PROJECT_SOURCE_DIR}/src/nccl/shim.c ${XCCL_OBJECTS})
+add_library(xccl_nccl SHARED ${PROJECT_SOURCE_DIR}/src/nccl/shim.c ${PROJECT_SOURCE_DIR}/src/nccl/shim_232.c
+  ${PROJECT_SOURCE_DIR}/src/nccl/shim_param.c ${XCCL_OBJECTS})
 target_include_directories(xccl_nccl PRIVATE ${PROJECT_SOURCE_DIR}/include/xccl-nccl ${PROJECT_SOURCE_DIR}/include)
 foreach(layer ${XCCL_LAYERS})
   target_include_directories(xccl_nccl PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
@@ -23,8 +24,9 @@ target_link_libraries(xccl_nccl PRIVATE OpenSSL::Crypto Threads::Threads m ${XCC
 if(XCCL_HAVE_CUDA)
   target_link_libraries(xccl_nccl PRIVATE CUDA::cudart_static)
 endif()
-# NCCL's version, as NVIDIA's library is named: libnccl.so.2 -> libnccl.so.2.28.9.
-set_target_properties(xccl_nccl PROPERTIES OUTPUT_NAME nccl VERSION 2.28.9 SOVERSION 2
+# NCCL's version, as NVIDIA's library is named: libnccl.so.2 -> libnccl.so.2.32.3
+# (XCCL_NCCL_SERVED_VERSION, src/nccl/nccl_232.h).
+set_target_properties(xccl_nccl PROPERTIES OUTPUT_NAME nccl VERSION 2.32.3 SOVERSION 2
   LIBRARY_OUTPUT_DIRECTORY ${XCCL_NCCL_DIR} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/src/nccl/nccl.map)
 target_link_options(xccl_nccl PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/src/nccl/nccl.map
   -Wl,--no-undefined)
@@ -63,6 +65,23 @@ else()
   message(STATUS "xccl: NVIDIA's nccl.h (and cuda_runtime.h) not found under NCCL_HOME or the CUDA directory: "
                  "the nccl_abi_* tests will be skipped")
 endif()
+# NCCL 2.32.3's header, the API served (issue 48): NCCL232_HOME, else where
+# scripts/nccl-reference.sh put the 2.32.3 wheel. Its cuda_runtime.h is the
+# one found above.
+set(_xccl_nccl232_hints ${PROJECT_SOURCE_DIR}/build/nccl-ref-2.32/nvidia/nccl)
+if(DEFINED ENV{NCCL232_HOME})
+  list(PREPEND _xccl_nccl232_hints $ENV{NCCL232_HOME})
+endif()
+find_path(XCCL_REAL_NCCL232_INCLUDE nccl.h HINTS ${_xccl_nccl232_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+find_library(XCCL_REAL_NCCL232_LIB NAMES libnccl.so.2 nccl HINTS ${_xccl_nccl232_hints} PATH_SUFFIXES lib lib64
+  NO_DEFAULT_PATH)
+if(XCCL_REAL_NCCL232_INCLUDE)
+  message(STATUS "xccl: libnccl.so.2's 2.32 API is checked against ${XCCL_REAL_NCCL232_INCLUDE}/nccl.h")
+else()
+  message(STATUS "xccl: NVIDIA's NCCL 2.32.3 nccl.h not found (scripts/nccl-reference.sh fetches it): "
+                 "the nccl_*_232 tests will be skipped")
+endif()
+unset(_xccl_nccl232_hints)
 unset(_xccl_nccl_hints)
 unset(_xccl_cuda_dir)
 

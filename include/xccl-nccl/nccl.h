@@ -31,8 +31,10 @@
 typedef struct CUstream_st *cudaStream_t;
 #endif
 
-/* The version of NCCL's API this library implements (docs/NCCL.md says
- * what it serves of it). */
+/* The version of NCCL's API this header declares (docs/NCCL.md says what
+ * is served of it). The library serves NCCL 2.32.3's, which only appends to
+ * it, and ncclGetVersion says 2.32.3: a program built with NVIDIA's 2.32
+ * header reaches the additions (src/nccl/nccl_232.h). */
 #define NCCL_MAJOR 2
 #define NCCL_MINOR 28
 #define NCCL_PATCH 9

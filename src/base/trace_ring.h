@@ -35,6 +35,7 @@ typedef struct {
   uint64_t seq;
   uint64_t count;
   const char *name, *algo, *dtype; /* TRACE_COLL */
+  uint64_t user_tag;               /* TRACE_COLL: the caller's tag (op_record.h), 0: none */
   int32_t peer;                    /* -1: the ring neighbour (previous for a receive, next for a send) */
   int16_t channel;
   uint8_t kind;
@@ -75,6 +76,7 @@ static inline void trace_ring_add(trace_ring_t *r, trace_kind_t kind, uint64_t t
   e->bytes = bytes;
   e->is_recv = (uint8_t)is_recv;
   e->name = e->algo = e->dtype = 0;
+  e->user_tag = 0;
   trace_ring_commit(e, i);
 }
 

@@ -109,6 +109,7 @@ void comm_trace_ops(struct xcclComm *comm, const group_op_t *ops, int n, uint64_
     e->peer = op->kind == GROUP_COLL ? -1 : op->peer;
     e->channel = -1;
     e->is_recv = op->kind == GROUP_RECV;
+    e->user_tag = op->user_tag;
     trace_ring_commit(e, idx);
   }
 }

@@ -21,6 +21,8 @@
 #include "enqueue_cuda.h" /* device buffers: enqueued on the stream */
 #endif
 
+_Thread_local uint64_t op_user_tag;
+
 /* One rank: what the collective leaves in recvbuff is sendbuff (or nothing). */
 static void coll_single_rank(const coll_args_t *a) {
   size_t bytes = a->recv_elems * a->esize;
@@ -109,6 +111,7 @@ static inline xcclResult_t coll_call(const char *name, coll_kind_t kind, const v
                                      size_t count, xcclDataType_t type, xcclRedOp_t op, int root, xcclComm_t comm,
                                      void *stream) {
   group_op_t o;
+  o.user_tag = op_user_tag;
   coll_args_t *a = &o.coll;
   a->name = name, a->coll = kind, a->sendbuff = sendbuff, a->recvbuff = recvbuff, a->count = count;
   a->type = type, a->op = op, a->root = root;
@@ -151,7 +154,7 @@ xcclResult_t xcclReduce(const void *sendbuff, void *recvbuff, size_t count, xccl
  * its number, esize its element size). */
 static xcclResult_t p2p_add(xcclComm_t comm, const char *name, uint64_t seq, group_kind_t kind, void *buf,
                             size_t count, xcclDataType_t type, size_t esize, int peer, void *stream) {
-  group_op_t op = {.kind = kind, .peer = peer, .buf = buf};
+  group_op_t op = {.kind = kind, .peer = peer, .buf = buf, .user_tag = op_user_tag};
   op.coll.name = name, op.coll.count = count, op.coll.type = type, op.coll.esize = esize;
   int on_device = 0;
   TRY(op_prepare_p2p(comm, &op, stream, seq, &on_device));
@@ -259,7 +262,7 @@ static xcclResult_t alltoall_bruck(xcclComm_t comm, const void *sendbuff, void *
   *done = 0;
   if (stream || comm->nranks < 2) return xcclSuccess; /* device buffers: their sends and receives */
   size_t total = count * (size_t)comm->nranks;
-  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .seq = seq, .peer = -1};
+  group_op_t op = {.kind = GROUP_COLL, .comm = comm, .seq = seq, .peer = -1, .user_tag = op_user_tag};
   op.coll = (coll_args_t){.name = "alltoall", .coll = COLL_ALLTOALL, .sendbuff = sendbuff, .recvbuff = recvbuff,
                           .count = count, .send_elems = total, .recv_elems = total, .type = type, .op = xcclNumOps,
                           .root = -1, .algo = ALGO_BRUCK};

@@ -29,7 +29,14 @@ typedef struct group_op {
   size_t bytes;     /* SEND/RECV */
   redop_premul_t premul; /* GROUP_COLL with a PreMulSum op: its scalar (redop.h) */
   size_t scratch;        /* GROUP_COLL, during a launch: its algorithm's scratch_bytes, asked once (group.c) */
+  uint64_t user_tag;     /* the caller's tag for observers (op_user_tag when the call was made), 0: none */
 } group_op_t;
+
+/* The tag this thread's next calls carry into their records (group_op_t's
+ * user_tag; the trace shows it): set around one call by libnccl.so.2's
+ * nccl*Config (NCCL's userProfilerTag) and back to 0 after. Defined in
+ * enqueue.c. */
+extern _Thread_local uint64_t op_user_tag;
 
 /* What a call is, as xccl_operations_total's collective label: the
  * collectives of coll_kind_t, then those made of sends and receives and the

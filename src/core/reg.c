@@ -211,6 +211,21 @@ out:
   return res == xcclSuccess ? res : comm_record(comm, res);
 }
 
+xcclResult_t reg_window_buff(struct xcclComm *comm, const struct xcclWindow *win, void **buff_p) {
+  void *buff = NULL;
+  int found = 0;
+  pthread_mutex_lock(&reg_lock);
+  for (const struct xcclWindow *w = comm->windows; w && !found; w = w->next)
+    if (w == win) found = 1, buff = w->buff;
+  pthread_mutex_unlock(&reg_lock);
+  if (!found)
+    return err_set(xcclInvalidArgument, LOG_INIT,
+                   "%p is not a window of this communicator (NULL, deregistered already, or another communicator's)",
+                   (const void *)win);
+  *buff_p = buff;
+  return xcclSuccess;
+}
+
 xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win) {
   TRY(comm_acquire(comm));
   struct xcclWindow *found = NULL;

@@ -42,6 +42,10 @@ const comm_reg_t *reg_find(struct xcclComm *comm, const void *p, size_t len);
 /* The same for windows. */
 const struct xcclWindow *reg_find_window(struct xcclComm *comm, const void *p, size_t len);
 
+/* The buffer win was registered with, into *buff_p, if win is one of comm's
+ * windows (the caller holds comm); xcclInvalidArgument naming it if not. */
+xcclResult_t reg_window_buff(struct xcclComm *comm, const struct xcclWindow *win, void **buff_p);
+
 /* registrations (issue 16): comm_free's, once nothing runs on comm: its
  * registrations and windows go (reg.c; its PreMulSum ops: redop_comm_free). */
 void comm_ops_free(struct xcclComm *comm);

@@ -14,6 +14,7 @@
  * profiler can interpose on ncclX and call pncclX (NCCL's convention).
  */
 #include "nccl.h"
+#include "nccl_232.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ static ncclResult_t res(xcclResult_t r) {
   return r == xcclTimeout ? ncclRemoteError : (ncclResult_t)r;
 }
 
+ncclResult_t shim_res(xcclResult_t r) { return res(r); }
+
 static xcclComm_t X(ncclComm_t c) { return (xcclComm_t)(void *)c; }
 
 /* ---- Config --------------------------------------------------------- */
@@ -69,22 +72,34 @@ static xcclResult_t config_from_nccl(const char *fn, const ncclConfig_t *in, xcc
     out->blocking = in->blocking;
   }
   if (HAS(commName)) out->commName = in->commName;
-  char unused[256] = "";
+  char unused[512] = "";
   size_t n = 0;
-#define UNUSED_INT(field)                                                     \
-  if (HAS(field) && in->field != NCCL_CONFIG_UNDEF_INT && n < sizeof(unused)) \
-  n += (size_t)snprintf(unused + n, sizeof(unused) - n, "%s" #field "=%d", n ? ", " : "", in->field)
-  UNUSED_INT(cgaClusterSize);
-  UNUSED_INT(minCTAs);
-  UNUSED_INT(maxCTAs);
-  UNUSED_INT(splitShare);
-  UNUSED_INT(trafficClass);
-  UNUSED_INT(collnetEnable);
-  UNUSED_INT(CTAPolicy);
-  UNUSED_INT(shrinkShare);
-  UNUSED_INT(nvlsCTAs);
-  UNUSED_INT(nChannelsPerNetPeer);
-  UNUSED_INT(nvlinkCentricSched);
+  /* 2.29 .. 2.32 appended fields: read where the caller's header had them. */
+  const ncclConfig_232_t *in232 = (const ncclConfig_232_t *)(const void *)in;
+#define UNUSED_INT(type, p, field)                                                             \
+  if (in->size >= offsetof(type, field) + sizeof(int) && p->field != NCCL_CONFIG_UNDEF_INT && \
+      n < sizeof(unused))                                                                      \
+  n += (size_t)snprintf(unused + n, sizeof(unused) - n, "%s" #field "=%d", n ? ", " : "", p->field)
+  UNUSED_INT(ncclConfig_t, in, cgaClusterSize);
+  UNUSED_INT(ncclConfig_t, in, minCTAs);
+  UNUSED_INT(ncclConfig_t, in, maxCTAs);
+  UNUSED_INT(ncclConfig_t, in, splitShare);
+  UNUSED_INT(ncclConfig_t, in, trafficClass);
+  UNUSED_INT(ncclConfig_t, in, collnetEnable);
+  UNUSED_INT(ncclConfig_t, in, CTAPolicy);
+  UNUSED_INT(ncclConfig_t, in, shrinkShare);
+  UNUSED_INT(ncclConfig_t, in, nvlsCTAs);
+  UNUSED_INT(ncclConfig_t, in, nChannelsPerNetPeer);
+  UNUSED_INT(ncclConfig_t, in, nvlinkCentricSched);
+  UNUSED_INT(ncclConfig_232_t, in232, graphUsageMode);
+  UNUSED_INT(ncclConfig_232_t, in232, numRmaCtx);
+  UNUSED_INT(ncclConfig_232_t, in232, maxP2pPeers);
+  UNUSED_INT(ncclConfig_232_t, in232, graphStreamOrdering);
+  UNUSED_INT(ncclConfig_232_t, in232, launchOrderImplicit);
+  UNUSED_INT(ncclConfig_232_t, in232, numRmaSig);
+  UNUSED_INT(ncclConfig_232_t, in232, rmaEagerInit);
+  UNUSED_INT(ncclConfig_232_t, in232, hostCftMode);
+  UNUSED_INT(ncclConfig_232_t, in232, nvlsHostMode);
   if (HAS(netName) && in->netName && n < sizeof(unused))
     n += (size_t)snprintf(unused + n, sizeof(unused) - n, "%snetName=%s", n ? ", " : "", in->netName);
   if (n)
@@ -103,12 +118,14 @@ static const xcclConfig_t *config_or_null(const ncclConfig_t *in, const xcclConf
 
 ncclResult_t pncclGetVersion(int *version) {
   if (!version) return res(err_set(xcclInvalidArgument, LOG_INIT, "ncclGetVersion: version is NULL"));
-  *version = NCCL_VERSION_CODE;
+  *version = XCCL_NCCL_SERVED_VERSION;
   return ncclSuccess;
 }
 
 const char *pncclGetErrorString(ncclResult_t result) {
-  if (result == ncclNumResults || (int)result < 0 || result > ncclNumResults) return "unknown result code";
+  /* 8 is NCCL 2.32's ncclTimeout (and xcclTimeout); the calls here report
+   * timeouts as ncclRemoteError, which 2.28-era programs know. */
+  if ((int)result < 0 || (int)result >= (int)xcclNumResults) return "unknown result code";
   return xcclGetErrorString((xcclResult_t)result);
 }
 
@@ -128,8 +145,8 @@ static void say_version_once(void) {
   if (atomic_exchange(&said, 1)) return;
   int v = 0;
   xcclGetVersion(&v);
-  INFO(INIT, "libnccl.so.2 of xccl: NCCL %d.%d.%d's API over xccl %d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
-       v / 10000, v / 100 % 100, v % 100);
+  INFO(INIT, "libnccl.so.2 of xccl: NCCL %d.%d.%d's API over xccl %d.%d.%d", XCCL_NCCL_SERVED_VERSION / 10000,
+       XCCL_NCCL_SERVED_VERSION / 100 % 100, XCCL_NCCL_SERVED_VERSION % 100, v / 10000, v / 100 % 100, v % 100);
 }
 
 static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
@@ -169,9 +186,14 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist) {
 }
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) { return res(xcclCommFinalize(X(comm))); }
-ncclResult_t pncclCommDestroy(ncclComm_t comm) { return res(xcclCommDestroy(X(comm))); }
+ncclResult_t pncclCommDestroy(ncclComm_t comm) {
+  xcclResult_t r = xcclCommDestroy(X(comm));
+  if (r == xcclSuccess) shim_suspend_forget(comm);
+  return res(r);
+}
 ncclResult_t pncclCommAbort(ncclComm_t comm) {
   if (!comm) return ncclSuccess; /* NCCL: aborting NULL is allowed */
+  shim_suspend_forget(comm);
   return res(xcclCommAbort(X(comm)));
 }
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) { return res(xcclCommRevoke(X(comm), revokeFlags)); }
@@ -209,13 +231,55 @@ ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId *uniqueId) {
   return res(xcclCommGetUniqueId(X(comm), (xcclUniqueId *)(void *)uniqueId));
 }
 
+/* NCCL (2.29) gives the grow id to the rank of comm that made it only, the
+ * others pass NULL; xccl's grow wants it on every rank of comm. So the ranks
+ * of comm first gather what each holds, and take the one id among them. */
+static xcclResult_t grow_id_share(ncclComm_t comm, const ncclUniqueId *mine, xcclUniqueId *id_p) {
+  int n = 0;
+  TRY(xcclCommCount(X(comm), &n));
+  xcclUniqueId own, *all = calloc((size_t)n, sizeof(*all));
+  if (!all) return err_set(xcclSystemError, LOG_INIT, "ncclCommGrow: out of memory for %d ids", n);
+  memset(&own, 0, sizeof(own));
+  if (mine) memcpy(&own, mine, sizeof(own));
+  xcclResult_t r = xcclAllGather(&own, all, sizeof(own), xcclUint8, X(comm), NULL);
+  int found = -1;
+  for (int i = 0; r == xcclSuccess && i < n; i++) {
+    static const xcclUniqueId zero;
+    if (memcmp(&all[i], &zero, sizeof(zero)) == 0) continue;
+    if (found >= 0 && memcmp(&all[i], &all[found], sizeof(zero)) != 0)
+      r = err_set(xcclInvalidUsage, LOG_INIT,
+                  "ncclCommGrow: ranks %d and %d of the communicator pass different ids; pass the one "
+                  "ncclCommGetUniqueId made, or NULL",
+                  found, i);
+    else if (found < 0)
+      found = i;
+  }
+  if (r == xcclSuccess && found < 0)
+    r = err_set(xcclInvalidUsage, LOG_INIT,
+                "ncclCommGrow: no rank of the communicator passes an id: the rank that called ncclCommGetUniqueId "
+                "must pass it");
+  if (r == xcclSuccess) *id_p = all[found];
+  memset(all, 0, (size_t)n * sizeof(*all)); /* the ids are secrets */
+  memset(&own, 0, sizeof(own));
+  free(all);
+  return r;
+}
+
 ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId, int rank, ncclComm_t *newcomm,
                            ncclConfig_t *config) {
   xcclConfig_t c;
   xcclResult_t r = config_from_nccl("ncclCommGrow", config, &c);
   if (r != xcclSuccess) return res(comm ? comm_record(X(comm), r) : r);
-  return res(xcclCommGrow(X(comm), nRanks, (const xcclUniqueId *)(const void *)uniqueId, rank,
-                          (xcclComm_t *)(void *)newcomm, config_or_null(config, &c)));
+  xcclUniqueId shared;
+  const xcclUniqueId *id = (const xcclUniqueId *)(const void *)uniqueId;
+  if (comm && rank == -1) {
+    r = grow_id_share(comm, uniqueId, &shared);
+    if (r != xcclSuccess) return res(comm_record(X(comm), r));
+    id = &shared;
+  }
+  r = xcclCommGrow(X(comm), nRanks, id, rank, (xcclComm_t *)(void *)newcomm, config_or_null(config, &c));
+  memset(&shared, 0, sizeof(shared)); /* its secret */
+  return res(r);
 }
 
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
@@ -264,49 +328,66 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 #define T(t) ((xcclDataType_t)(t))
 #define O(o) ((xcclRedOp_t)(o))
 #define S(s) ((void *)(s))
+/* A suspended communicator runs nothing (shim_232.c). */
+#define ACTIVE(fn)                                        \
+  do {                                                    \
+    ncclResult_t ar_ = shim_check_active(fn, comm);       \
+    if (ar_ != ncclSuccess) return ar_;                   \
+  } while (0)
 
 ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                          int root, ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclReduce");
   return res(xcclReduce(sendbuff, recvbuff, count, T(datatype), O(op), root, X(comm), S(stream)));
 }
 ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream) {
+  ACTIVE("ncclBcast");
   return res(xcclBcast(buff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                             ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclBroadcast");
   return res(xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                             ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclAllReduce");
   return res(xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclReduceScatter");
   return res(xcclReduceScatter(sendbuff, recvbuff, recvcount, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                             ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclAllGather");
   return res(xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                            cudaStream_t stream) {
+  ACTIVE("ncclAlltoAll");
   return res(xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclGather");
   return res(xcclGather(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream) {
+  ACTIVE("ncclScatter");
   return res(xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream) {
+  ACTIVE("ncclSend");
   return res(xcclSend(sendbuff, count, T(datatype), peer, X(comm), S(stream)));
 }
 ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream) {
+  ACTIVE("ncclRecv");
   return res(xcclRecv(recvbuff, count, T(datatype), peer, X(comm), S(stream)));
 }
 
@@ -351,7 +432,7 @@ ncclResult_t pncclLLA2ACreateRequirement(void) { return device_api("ncclLLA2ACre
 
 /* ---- The public names: weak aliases of the p-names ------------------- */
 
-#define ALIAS(name) extern __typeof__(p##name) name __attribute__((weak, alias("p" #name)))
+#define ALIAS XCCL_NCCL_ALIAS
 ALIAS(ncclMemAlloc);
 ALIAS(ncclMemFree);
 ALIAS(ncclGetVersion);

@@ -59,6 +59,7 @@ static json_t *event_json(const trace_meta_t *m, const trace_event_t *e) {
       args = json_pack("{s:I, s:s, s:I, s:I, s:s}", "seq", (json_int_t)e->seq, "algorithm", e->algo ? e->algo : "",
                        "count", (json_int_t)e->count, "bytes", (json_int_t)e->bytes, "datatype",
                        e->dtype ? e->dtype : "");
+      if (args && e->user_tag) json_object_set_new(args, "tag", json_integer((json_int_t)e->user_tag));
       break;
     case TRACE_WAIT:
       name = "wait";

@@ -11,7 +11,8 @@
  * complete events ("ph": "X", "ts"/"dur" in microseconds of this rank's
  * CLOCK_MONOTONIC), "pid" the rank, "tid" a lane:
  *   0 calls     one per collective or send/receive: name the collective,
- *               args seq, algorithm, count, bytes, datatype
+ *               args seq, algorithm, count, bytes, datatype, and tag where
+ *               the call had one (NCCL's userProfilerTag, op_record.h)
  *   1 waits     the caller stalled on a peer: args peer, direction
  *               ("recv": data from it, "send": room at it), channel
  *   2 net send, 3 net recv   the proxy's network requests: args peer, step, bytes

@@ -92,6 +92,47 @@ else()
   endforeach()
 endif()
 
+# NCCL 2.32.3's API (issue 48): every function of its nccl.h exported, and a
+# program built against it calling the functions 2.29 .. 2.32 added.
+if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
+  find_package(Python3 COMPONENTS Interpreter)
+  add_test(NAME nccl_abi_symbols_232 COMMAND ${Python3_EXECUTABLE} ${nd}/abi_symbols.py
+    ${XCCL_REAL_NCCL232_INCLUDE}/nccl.h $<TARGET_FILE:xccl_nccl> ${XCCL_REAL_NCCL232_LIB})
+  add_executable(nccl_layout_232_nv ${nd}/layout_232.c)
+  target_include_directories(nccl_layout_232_nv PRIVATE ${XCCL_REAL_NCCL232_INCLUDE} ${XCCL_REAL_CUDART_INCLUDE})
+  add_executable(nccl_layout_232_xccl ${nd}/layout_232.c)
+  target_compile_definitions(nccl_layout_232_xccl PRIVATE XCCL_SIDE)
+  target_include_directories(nccl_layout_232_xccl PRIVATE ${PROJECT_SOURCE_DIR}/src/nccl
+    ${PROJECT_SOURCE_DIR}/include/xccl-nccl ${PROJECT_SOURCE_DIR}/include)
+  add_test(NAME nccl_abi_layout_232 COMMAND sh ${nd}/same_output.sh $<TARGET_FILE:nccl_layout_232_nv>
+    $<TARGET_FILE:nccl_layout_232_xccl>)
+  add_executable(nccl_prog_232 ${nd}/nccl_prog.c)
+  target_compile_definitions(nccl_prog_232 PRIVATE NCCL_PROG_232)
+  target_include_directories(nccl_prog_232 PRIVATE ${XCCL_REAL_NCCL232_INCLUDE} ${XCCL_REAL_CUDART_INCLUDE})
+  target_link_libraries(nccl_prog_232 PRIVATE xccl_nccl)
+  # mode:ranks, each run on 1 to 4 ranks (grow: the last rank joins the others).
+  foreach(run param:1 colls:1,2,3,4 collconfig:1,2,3,4 suspend:1,2,4 window:2,4 errors:2,4 grow:2,3,4
+      split:3 nonblocking:2)
+    string(REPLACE ":" ";" run ${run})
+    list(GET run 0 mode)
+    list(GET run 1 ranks)
+    string(REPLACE "," ";" ranks ${ranks})
+    foreach(n ${ranks})
+      add_test(NAME nccl_232_${mode}_n${n} COMMAND nccl_prog_232 ${mode} ${n})
+    endforeach()
+  endforeach()
+  # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
+  add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
+  set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};XCCL_TRACE=${CMAKE_CURRENT_BINARY_DIR}/nccl_232_trace")
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/nccl_232_trace)
+else()
+  set(_why "NVIDIA's NCCL 2.32.3 nccl.h or cuda_runtime.h not found (scripts/nccl-reference.sh, NCCL232_HOME)")
+  foreach(t nccl_abi_symbols_232 nccl_abi_layout_232 nccl_232_param_n1 nccl_232_collconfig_n2)
+    xccl_nccl_skip(${t} "${_why}")
+  endforeach()
+endif()
+
 get_property(_nccl_tests DIRECTORY PROPERTY TESTS)
 foreach(t ${_nccl_tests})
   if(t MATCHES "^nccl_")

@@ -15,5 +15,6 @@ int main(void) {
   }
   ncclCommDestroy(comm);
   printf("nccl consumer: NCCL API %d on xccl, all-reduce %d\n", version, v);
-  return v == 21 && version == NCCL_VERSION_CODE ? 0 : 1;
+  /* The library serves a newer NCCL (2.32.3) than this header declares (2.28.9). */
+  return v == 21 && version >= NCCL_VERSION_CODE ? 0 : 1;
 }

@@ -1,0 +1,330 @@
+/*
+ * shim_232.c — the calls NCCL 2.29 .. 2.32.3 added, over xccl (the
+ * parameter API is in shim_param.c):
+ *   - ncclCommSuspend / ncclCommResume / ncclCommMemStats: a suspended
+ *     communicator refuses operations (ncclInvalidUsage) until resumed.
+ *     xccl's connections cannot be released and remade on a live
+ *     communicator yet, so NCCL_SUSPEND_MEM keeps their memory and says so
+ *     at INFO; the statistics are xccl's own accounting (comm_conn_memory:
+ *     the receive slots of every connection, host memory on a host build);
+ *   - nccl*Config: the same collective; the per-call fields that steer GPU
+ *     resources are ignored (INFO once), an algorithm selection xccl cannot
+ *     honour per call is refused when forced;
+ *   - ncclWinGetUserPtr over xccl's windows;
+ *   - the one-sided calls and socket encryption, which xccl lacks: NCCL's
+ *     ncclInvalidUsage and a WARN saying what to use instead.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "connect.h"
+#include "error.h"
+#include "log.h"
+#include "nccl_232.h"
+#include "op_record.h"
+#include "reg.h"
+
+static xcclComm_t X(ncclComm_t c) { return (xcclComm_t)(void *)c; }
+
+/* ---- Suspend and resume ---------------------------------------------- */
+
+/* The suspended communicators: few, so a list under one lock; the count
+ * lets every operation skip the lock while none is suspended. */
+typedef struct suspended {
+  ncclComm_t comm;
+  struct suspended *next;
+} suspended_t;
+
+static suspended_t *suspended_list;
+static _Atomic int suspended_count;
+static pthread_mutex_t suspended_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int suspended_has(ncclComm_t comm) {
+  if (atomic_load_explicit(&suspended_count, memory_order_acquire) == 0) return 0;
+  int hit = 0;
+  pthread_mutex_lock(&suspended_lock);
+  for (suspended_t *s = suspended_list; s && !hit; s = s->next) hit = s->comm == comm;
+  pthread_mutex_unlock(&suspended_lock);
+  return hit;
+}
+
+/* Removes comm; 1 if it was there. */
+static int suspended_drop(ncclComm_t comm) {
+  if (atomic_load_explicit(&suspended_count, memory_order_acquire) == 0) return 0;
+  suspended_t *found = NULL;
+  pthread_mutex_lock(&suspended_lock);
+  for (suspended_t **pp = &suspended_list; *pp; pp = &(*pp)->next)
+    if ((*pp)->comm == comm) {
+      found = *pp;
+      *pp = found->next;
+      atomic_fetch_sub(&suspended_count, 1);
+      break;
+    }
+  pthread_mutex_unlock(&suspended_lock);
+  free(found);
+  return found != NULL;
+}
+
+/* r, recorded on comm too, so that ncclGetLastError(comm) tells it. */
+static ncclResult_t refuse(ncclComm_t comm, xcclResult_t r) { return shim_res(comm ? comm_record(X(comm), r) : r); }
+
+ncclResult_t shim_check_active(const char *fn, ncclComm_t comm) {
+  if (!suspended_has(comm)) return ncclSuccess;
+  return refuse(comm, err_set(xcclInvalidUsage, LOG_COLL,
+                              "%s: the communicator is suspended (ncclCommSuspend); call ncclCommResume first", fn));
+}
+
+void shim_suspend_forget(ncclComm_t comm) { suspended_drop(comm); }
+
+/* comm's connections and their receive slots' bytes (taken holding comm);
+ * comm_acquire's refusal if comm is not a live communicator. */
+static xcclResult_t conn_bytes(const char *fn, ncclComm_t comm, int *nconns, uint64_t *bytes) {
+  xcclResult_t r = comm_acquire(X(comm));
+  if (r != xcclSuccess) return err_prefix(r, "%s", fn);
+  comm_conn_memory(X(comm), nconns, bytes);
+  comm_release(X(comm));
+  return xcclSuccess;
+}
+
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags) {
+  if (flags & ~NCCL_SUSPEND_MEM)
+    return shim_res(err_set(xcclInvalidArgument, LOG_INIT,
+                            "ncclCommSuspend: flags 0x%x has bits other than NCCL_SUSPEND_MEM", (unsigned)flags));
+  int nconns = 0;
+  uint64_t bytes = 0;
+  xcclResult_t r = conn_bytes("ncclCommSuspend", comm, &nconns, &bytes);
+  if (r != xcclSuccess) return shim_res(r);
+  suspended_t *s = calloc(1, sizeof(*s));
+  if (!s) return shim_res(err_set(xcclSystemError, LOG_INIT, "ncclCommSuspend: out of memory"));
+  s->comm = comm;
+  int again = 0;
+  pthread_mutex_lock(&suspended_lock);
+  for (suspended_t *t = suspended_list; t && !again; t = t->next) again = t->comm == comm;
+  if (!again) {
+    s->next = suspended_list;
+    suspended_list = s;
+    atomic_fetch_add(&suspended_count, 1);
+  }
+  pthread_mutex_unlock(&suspended_lock);
+  if (again) {
+    free(s);
+    return refuse(comm, err_set(xcclInvalidUsage, LOG_INIT, "ncclCommSuspend: the communicator is suspended already"));
+  }
+  if (flags & NCCL_SUSPEND_MEM)
+    INFO(INIT,
+         "ncclCommSuspend: NCCL_SUSPEND_MEM: xccl keeps this communicator's %d connection(s) and their %.1f MiB of "
+         "receive slots (it cannot release and remake them yet); operations are refused until ncclCommResume",
+         nconns, (double)bytes / (1 << 20));
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommResume(ncclComm_t comm) {
+  int nconns;
+  uint64_t bytes;
+  xcclResult_t r = conn_bytes("ncclCommResume", comm, &nconns, &bytes);
+  if (r != xcclSuccess) return shim_res(r);
+  if (!suspended_drop(comm))
+    return refuse(comm, err_set(xcclInvalidUsage, LOG_INIT, "ncclCommResume: the communicator is not suspended"));
+  return ncclSuccess;
+}
+
+/* NCCL's "GPU memory" is, in xccl, the memory its connections hold: the
+ * receive slots, host memory on a host build. They are what suspension
+ * would release; xccl counts nothing else per communicator, so the
+ * persistent part is 0. */
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t *value) {
+  if (!value) return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclCommMemStats: value is NULL"));
+  int nconns;
+  uint64_t bytes;
+  xcclResult_t r = conn_bytes("ncclCommMemStats", comm, &nconns, &bytes);
+  if (r != xcclSuccess) return shim_res(r);
+  switch (stat) {
+    case ncclStatGpuMemSuspend:
+    case ncclStatGpuMemTotal:
+      *value = bytes;
+      return ncclSuccess;
+    case ncclStatGpuMemSuspended:
+      *value = suspended_has(comm) ? 1 : 0;
+      return ncclSuccess;
+    case ncclStatGpuMemPersist:
+      *value = 0;
+      return ncclSuccess;
+  }
+  return refuse(comm, err_set(xcclInvalidArgument, LOG_INIT, "ncclCommMemStats: stat %d is not an ncclCommMemStat_t",
+                              (int)stat));
+}
+
+/* ---- Windows ---------------------------------------------------------- */
+
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr) {
+  if (!outUserPtr) return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclWinGetUserPtr: outUserPtr is NULL"));
+  xcclResult_t r = comm_acquire(X(comm));
+  if (r != xcclSuccess) return shim_res(err_prefix(r, "ncclWinGetUserPtr"));
+  r = reg_window_buff(X(comm), (const struct xcclWindow *)(const void *)win, outUserPtr);
+  comm_release(X(comm));
+  return shim_res(r == xcclSuccess ? r : comm_record(X(comm), err_prefix(r, "ncclWinGetUserPtr")));
+}
+
+/* ---- Per-collective configuration ------------------------------------ */
+
+#define COLL_CONFIG_MIN_SIZE (offsetof(ncclCollConfig_t, CTAPolicy) + sizeof(int))
+
+/* Fields that steer GPU resources: said once per process, at INFO. */
+static void coll_config_note(const char *fn, const ncclCollConfig_t *c) {
+  static _Atomic int said;
+#define HAS(f) (c->size >= offsetof(ncclCollConfig_t, f) + sizeof(c->f))
+  int gpu = c->minCTAs != NCCL_CONFIG_UNDEF_INT || c->maxCTAs != NCCL_CONFIG_UNDEF_INT ||
+            c->nvlsCTAs != NCCL_CONFIG_UNDEF_INT || c->cgaClusterSize != NCCL_CONFIG_UNDEF_INT ||
+            c->CTAPolicy != NCCL_CONFIG_UNDEF_INT || (HAS(launchCompletionEvent) && c->launchCompletionEvent);
+#undef HAS
+  if ((gpu || c->ext) && !atomic_exchange(&said, 1))
+    INFO(COLL,
+         "%s: ncclCollConfig_t: CTA counts, cluster size, CTA policy and the launch-completion event steer NCCL's "
+         "kernels and have no effect in xccl; vendor extensions are ignored, as NCCL does. Said once.",
+         fn);
+}
+
+/* NULL or a valid config: ncclSuccess; else the reason. */
+static ncclResult_t coll_config_check(const char *fn, ncclComm_t comm, const ncclCollConfig_t *c) {
+  ncclResult_t r = shim_check_active(fn, comm);
+  if (r != ncclSuccess || !c) return r;
+  if (c->magic != XCCL_NCCL_API_MAGIC || c->size < COLL_CONFIG_MIN_SIZE)
+    return refuse(comm, err_set(xcclInvalidArgument, LOG_COLL,
+                                "%s: config was not initialized with NCCL_COLLCONFIG_INITIALIZER "
+                                "(magic 0x%x, size %zu)",
+                                fn, c->magic, c->size));
+  int n = 0;
+  for (const ncclConfigExt_t *e = c->ext; e; e = e->next)
+    if (++n > 1024)
+      return refuse(comm, err_set(xcclInvalidArgument, LOG_COLL,
+                                  "%s: config's ext list has more than 1024 options: is it circular?", fn));
+  if (c->algSelection && *c->algSelection) { /* NULL or "": automatic */
+    if (c->forceAlgSelection != 0)
+      return refuse(comm, err_set(xcclInvalidUsage, LOG_COLL,
+                                  "%s: algSelection \"%s\": xccl chooses algorithms per communicator, not per "
+                                  "call; set XCCL_ALGO (or NCCL_ALGO) for the job, or forceAlgSelection = 0 to let "
+                                  "this call run with the communicator's choice",
+                                  fn, c->algSelection));
+    INFO(COLL, "%s: algSelection \"%s\" ignored (forceAlgSelection = 0): the communicator's algorithm choice runs",
+         fn, c->algSelection);
+  }
+  coll_config_note(fn, c);
+  return ncclSuccess;
+}
+
+#define T(t) ((xcclDataType_t)(t))
+#define O(o) ((xcclRedOp_t)(o))
+#define S(s) ((void *)(s))
+/* The config's userProfilerTag, carried into the call's record (the trace
+ * shows it as the event's "tag"); 0 when none. */
+static uint64_t coll_config_tag(const ncclCollConfig_t *c) {
+  if (!c || c->size < offsetof(ncclCollConfig_t, userProfilerTag) + sizeof(c->userProfilerTag)) return 0;
+  return c->userProfilerTag;
+}
+
+/* Checks the config, then runs call with its tag set for this thread. */
+#define RUN_CONFIG(fn, call)                                  \
+  do {                                                        \
+    ncclResult_t cr_ = coll_config_check(fn, comm, config); \
+    if (cr_ != ncclSuccess) return cr_;                       \
+    op_user_tag = coll_config_tag(config);                    \
+    xcclResult_t xr_ = (call);                                \
+    op_user_tag = 0;                                          \
+    return shim_res(xr_);                                     \
+  } while (0)
+
+ncclResult_t pncclAllReduceConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                                  const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclAllReduceConfig", xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
+}
+ncclResult_t pncclBroadcastConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclBroadcastConfig", xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+}
+ncclResult_t pncclReduceConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream,
+                               const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclReduceConfig", xcclReduce(sendbuff, recvbuff, count, T(datatype), O(op), root, X(comm), S(stream)));
+}
+ncclResult_t pncclAllGatherConfig(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                  ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclAllGatherConfig", xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
+}
+ncclResult_t pncclReduceScatterConfig(const void *sendbuff, void *recvbuff, size_t recvcount,
+                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                                      const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclReduceScatterConfig",
+             xcclReduceScatter(sendbuff, recvbuff, recvcount, T(datatype), O(op), X(comm), S(stream)));
+}
+ncclResult_t pncclAlltoAllConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclAlltoAllConfig", xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
+}
+ncclResult_t pncclGatherConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                               ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclGatherConfig", xcclGather(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+}
+ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t *config) {
+  RUN_CONFIG("ncclScatterConfig", xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
+}
+
+/* ---- What xccl does not serve ----------------------------------------- */
+
+static ncclResult_t one_sided(const char *fn) {
+  return shim_res(err_set(xcclInvalidUsage, LOG_COLL,
+                          "%s: NCCL's one-sided operations (ncclPutSignal, ncclSignal, ncclWaitSignal) are not "
+                          "served by xccl, whose windows carry collectives only; move the data with ncclSend and "
+                          "ncclRecv in a group, the receiver posting the matching ncclRecv",
+                          fn));
+}
+
+ncclResult_t pncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                            ncclComm_t comm, cudaStream_t stream) {
+  return one_sided("ncclPutSignal");
+}
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
+  return one_sided("ncclSignal");
+}
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *signalDescs, ncclComm_t comm, cudaStream_t stream) {
+  return one_sided("ncclWaitSignal");
+}
+
+/* Plaintext is what xccl's sockets carry: asking for it succeeds. */
+ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t *config) {
+  if (!config || config->magic != XCCL_NCCL_API_MAGIC ||
+      config->size < offsetof(ncclEncryptionConfig_t, mode) + sizeof(int))
+    return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclSetEncryption: %s",
+                            config ? "config was not initialized with NCCL_ENCRYPTION_CONFIG_INITIALIZER"
+                                   : "config is NULL"));
+  if (config->mode == XCCL_NCCL_ENCRYPTION_NONE) return ncclSuccess;
+  if (config->mode != XCCL_NCCL_ENCRYPTION_PSK)
+    return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclSetEncryption: mode %d is not an encryption mode",
+                            config->mode));
+  return shim_res(err_set(xcclInvalidUsage, LOG_INIT,
+                          "ncclSetEncryption: xccl does not encrypt its sockets; its bootstrap authenticates every "
+                          "message (the unique id's secret, or XCCL_SECRET) but data travels in the clear: run on a "
+                          "network you trust, or under IPsec or WireGuard"));
+}
+
+XCCL_NCCL_ALIAS(ncclCommSuspend);
+XCCL_NCCL_ALIAS(ncclCommResume);
+XCCL_NCCL_ALIAS(ncclCommMemStats);
+XCCL_NCCL_ALIAS(ncclWinGetUserPtr);
+XCCL_NCCL_ALIAS(ncclAllReduceConfig);
+XCCL_NCCL_ALIAS(ncclBroadcastConfig);
+XCCL_NCCL_ALIAS(ncclReduceConfig);
+XCCL_NCCL_ALIAS(ncclAllGatherConfig);
+XCCL_NCCL_ALIAS(ncclReduceScatterConfig);
+XCCL_NCCL_ALIAS(ncclAlltoAllConfig);
+XCCL_NCCL_ALIAS(ncclGatherConfig);
+XCCL_NCCL_ALIAS(ncclScatterConfig);
+XCCL_NCCL_ALIAS(ncclPutSignal);
+XCCL_NCCL_ALIAS(ncclSignal);
+XCCL_NCCL_ALIAS(ncclWaitSignal);
+XCCL_NCCL_ALIAS(ncclSetEncryption);
