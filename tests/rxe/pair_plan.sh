@@ -36,33 +36,36 @@ j sendrecv_ib "$B/tests/test_p2p" sendrecv
 j alltoall_ib "$B/tests/test_p2p" alltoall
 j gatherscatter_ib "$B/tests/test_p2p" gatherscatter
 j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" repeat
-# The all-reduce matrix (every type x op x size to 1M elements) takes minutes under emulation.
-if [ "${PAIR_LONG:-0}" = 1 ]; then
-  T_LIMIT=400 j allreduce_matrix_ib "$B/tests/test_allreduce" matrix
-  j allreduce_large_ib "$B/tests/test_allreduce" large
-fi
+# A 64 MiB all-reduce. (Not the all-reduce matrix, every type x op x size to 1M elements:
+# it ran past 400 s here, over a link of a few MB/s.)
+[ "${PAIR_LONG:-0}" = 1 ] && j allreduce_large_ib "$B/tests/test_allreduce" large
 
 # 3. Figures: perftest between the guests, then xccl-perf over the same link.
 # figure NAME VALUE: a number for rxe_pair.sh's table ("XCCL-RXE figure ...").
 figure() { [ -n "$2" ] && say "figure $1 $2"; }
-# pt NAME TOOL ARGS...: perftest's server in guest A, its client in guest B; the
-# client tries again only while the server is not listening yet. Soft (T_SOFT):
-# the figures are not what the rig judges, and rxe under emulation now and then
-# fails a perftest run (a completion with status 9, remote invalid request).
+# pt NAME TOOL ARGS...: perftest's server in guest A, its client in guest B. The
+# client tries again while the server is not listening yet; a run that fails is
+# run once more on both sides (rxe under emulation now and then fails a
+# bidirectional run: status 9, remote invalid request, at one end). Soft
+# (T_SOFT): the figures are not what the rig judges.
 pt() {
   name=$1
   shift
   port=$((port + 1))
   if [ "$NODE" = 0 ]; then
-    T_SOFT=1 T_LIMIT=90 t "$name" "$@" -p "$port"
+    T_SOFT=1 T_LIMIT=90 t "$name" sh -c '"$@" || timeout 40 "$@"' pt "$@" -p "$port"
   else
-    T_SOFT=1 T_LIMIT=90 t "$name" sh -c 'i=0
+    T_SOFT=1 T_LIMIT=90 t "$name" sh -c 'waits=0 runs=0
       while :; do
         "$@" >/tmp/pt.out 2>&1
         rc=$?
         cat /tmp/pt.out
-        grep -q "Couldn.t connect" /tmp/pt.out && [ $i -lt 40 ] || exit $rc
-        i=$((i + 1))
+        [ $rc = 0 ] && exit 0
+        if grep -q "Couldn.t connect" /tmp/pt.out; then
+          waits=$((waits + 1)) && [ $waits -lt 40 ] || exit $rc
+        else
+          runs=$((runs + 1)) && [ $runs -lt 2 ] || exit $rc
+        fi
         sleep 1
       done' pt "$@" -p "$port" "$ROOT_IP"
   fi
@@ -72,15 +75,21 @@ if [ -z "$GIDX" ]; then
 elif ! command -v ib_write_bw >/dev/null; then
   say "perftest skipped: the host had no perftest to copy in"
 else
-  if [ "${PAIR_LONG:-0}" = 1 ]; then bw_iters=400 lat_iters=5000; else bw_iters=20 lat_iters=100; fi
-  pt ib_write_bw_bidir ib_write_bw -d rxe0 -x "$GIDX" -F -b -s 1048576 -n $bw_iters --report_gbits
+  if [ "${PAIR_LONG:-0}" = 1 ]; then bw_iters=1000 lat_iters=1000; else bw_iters=300 lat_iters=100; fi
+  pt ib_write_bw_bidir ib_write_bw -d rxe0 -x "$GIDX" -F -b -s 65536 -n $bw_iters --report_gbits
   # The result row starts with the message size; column 4 is the average in Gb/s.
-  figure ib_write_bw_bidir_gbps "$(awk '$1 == 1048576 {print $4}' /tmp/out | tail -n 1)"
+  bidir=$(awk '$1 == 65536 {print $4}' /tmp/out | tail -n 1)
+  figure ib_write_bw_bidir_gbps "$bidir"
+  # Here rxe has failed most bidirectional runs (see pt): then one way, an upper bound.
+  if [ -z "$bidir" ]; then
+    pt ib_write_bw_oneway ib_write_bw -d rxe0 -x "$GIDX" -F -s 65536 -n $bw_iters --report_gbits
+    figure ib_write_bw_oneway_gbps "$(awk '$1 == 65536 {print $4}' /tmp/out | tail -n 1)"
+  fi
   pt ib_write_lat_8B ib_write_lat -d rxe0 -x "$GIDX" -F -s 8 -n $lat_iters
   # Columns: bytes, iterations, t_min, t_max, t_typical (half a round trip, us).
   figure ib_write_lat_typical_us "$(awk '$1 == 8 {print $5}' /tmp/out | tail -n 1)"
 fi
-if [ "${PAIR_LONG:-0}" = 1 ]; then perf_max=32M perf_iters=10 lat_iters=1000; else perf_max=4M perf_iters=4 lat_iters=50; fi
+if [ "${PAIR_LONG:-0}" = 1 ]; then perf_max=16M perf_iters=5 lat_iters=200; else perf_max=4M perf_iters=4 lat_iters=50; fi
 T_TAIL=20 j perf_allreduce_bw_ib "$B/tools/xccl-perf" allreduce -b 256K -e $perf_max -f 4 -n $perf_iters -w 1
 # Rank 0 prints the rows: size, count, type, op, root, time (us), algbw, busbw. At 2
 # ranks busbw is size / time; from the time, as its 3 decimals of GB/s are too few here.

@@ -22,7 +22,7 @@
 #
 # Environment:
 #   XCCL_RXE_CACHE    where the kernel package is kept (BUILD_DIR/rxe-cache)
-#   XCCL_RXE_TIMEOUT  seconds the guests may run (default 240; 540 with --long)
+#   XCCL_RXE_TIMEOUT  seconds the guests may run (default 240; 900 with --long)
 #   XCCL_RXE_PAIR_LONG=1  same as --long
 #   XCCL_RXE_SMP      virtual CPUs per guest (default 2; 1 makes a rank and its
 #                     proxy share one, and the jobs about twice as slow)
@@ -34,7 +34,7 @@ me=rxe_pair
 long=${XCCL_RXE_PAIR_LONG:-0}
 [ "${2:-}" = --long ] && long=1
 vm_begin "$1"
-vm_timeout=${XCCL_RXE_TIMEOUT:-$([ "$long" = 1 ] && echo 540 || echo 240)}
+vm_timeout=${XCCL_RXE_TIMEOUT:-$([ "$long" = 1 ] && echo 900 || echo 240)}
 vm_host_packages
 # perftest is for the figures only: without it (and no way to install it) the rig still runs.
 if ! command -v ib_write_bw >/dev/null && [ "$(id -u)" -eq 0 ]; then
@@ -87,18 +87,20 @@ vm_results "$work/console.b.log" "$qrc_b" "$vm_timeout" "B: " || st=1
 
 # The figures, from guest A's console (rank 0 prints xccl-perf's rows).
 fig() { grep -a "^XCCL-RXE figure $1 " "$work/console.a.log" | awk '{print $4}' | tail -n 1; }
-bw=$(fig ib_write_bw_bidir_gbps) lat=$(fig ib_write_lat_typical_us)
+bw=$(fig ib_write_bw_bidir_gbps) oneway=$(fig ib_write_bw_oneway_gbps) lat=$(fig ib_write_lat_typical_us)
 busbw=$(fig xccl_allreduce_busbw_gbytes) size=$(fig xccl_allreduce_size) t8=$(fig xccl_allreduce_8B_us)
-awk -v bw="$bw" -v lat="$lat" -v busbw="$busbw" -v size="$size" -v t8="$t8" '
+awk -v bw="$bw" -v oneway="$oneway" -v lat="$lat" -v busbw="$busbw" -v size="$size" -v t8="$t8" '
   function row(what, x, y) {
-    printf "rxe_pair: %-46s %12s %12s %8s\n", what, x == "" ? "-" : x, y == "" ? "-" : y,
+    printf "rxe_pair: %-50s %12s %12s %8s\n", what, x == "" ? "-" : x, y == "" ? "-" : y,
       (x != "" && y + 0 > 0) ? sprintf("%.2f", x / y) : "-"
   }
   BEGIN {
-    printf "rxe_pair: %-46s %12s %12s %8s\n", "figure (emulated: reported, not judged)", "xccl", "bound", "ratio"
+    printf "rxe_pair: %-50s %12s %12s %8s\n", "figure (emulated: reported, not judged)", "xccl", "bound", "ratio"
     # ib_write_bw -b counts both directions; a 2-rank ring all-reduce moves its
     # busbw each way at once, so its bound is half of that (Gb/s to GB/s: / 8).
-    row("all-reduce busbw at " size " B (GB/s)", busbw, bw == "" ? "" : sprintf("%.4f", bw / 16))
+    # Without it, one direction alone (an upper bound: nothing comes the other way).
+    if (bw != "") row("all-reduce busbw at " size " B / write_bw -b (GB/s)", busbw, sprintf("%.5f", bw / 16))
+    else row("all-reduce busbw at " size " B / write_bw 1-way (GB/s)", busbw, oneway == "" ? "" : sprintf("%.5f", oneway / 8))
     row("all-reduce 8 B time / write round trip (us)", t8, lat == "" ? "" : sprintf("%.1f", 2 * lat))
   }'
 [ $st = 0 ] || exit 1
