@@ -85,8 +85,9 @@ st=0
 vm_results "$work/console.a.log" "$qrc_a" "$vm_timeout" "A: " || st=1
 vm_results "$work/console.b.log" "$qrc_b" "$vm_timeout" "B: " || st=1
 
-# The figures, from guest A's console (rank 0 prints xccl-perf's rows).
-fig() { grep -a "^XCCL-RXE figure $1 " "$work/console.a.log" | awk '{print $4}' | tail -n 1; }
+# The figures: the larger of the two guests' (rank 0 alone prints xccl-perf's rows, and
+# perftest's one-way server can print zeros where its client has the figure).
+fig() { cat "$work"/console.[ab].log | grep -a "^XCCL-RXE figure $1 " | awk '$4 > m {m = $4} END {if (m > 0) print m}'; }
 bw=$(fig ib_write_bw_bidir_gbps) oneway=$(fig ib_write_bw_oneway_gbps) lat=$(fig ib_write_lat_typical_us)
 busbw=$(fig xccl_allreduce_busbw_gbytes) size=$(fig xccl_allreduce_size) t8=$(fig xccl_allreduce_8B_us)
 awk -v bw="$bw" -v oneway="$oneway" -v lat="$lat" -v busbw="$busbw" -v size="$size" -v t8="$t8" '
