@@ -10,6 +10,8 @@
 #   libjansson-dev — jansson, which writes xccl's JSON (xccl-topo, xccl-perf and xccl-sim --json)
 #   libibverbs-dev, librdmacm-dev — the ib transport (verbs + rdma_cm); the rxe VM test
 #                  installs its own (qemu, busybox-static, ...) when run as root
+#   perftest     — ib_write_bw and ib_write_lat, which the two-guest rxe rig (rxe_pair) runs
+#                  between its guests for the figures it sets beside xccl-perf's
 #   libpmix-dev  — pmix.h for xcclCommInitFromEnv under mpirun and srun --mpi=pmix (libpmix is loaded at run time)
 #   openmpi-bin, slurm-wlm, munge, python3-torch — the launchers the launch tests start (mpirun, srun, torchrun)
 #   python3-numpy, python3-pytest — the Python package's tests (tests/python), and from_env.py's arrays
@@ -37,7 +39,7 @@ need=()
 for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang "$clang_rt" libibverbs-dev librdmacm-dev libisal-dev \
   libjansson-dev python3-prometheus-client jq \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
-  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables dpkg-dev file debootstrap; do
+  python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables dpkg-dev file debootstrap perftest; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

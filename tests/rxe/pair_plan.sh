@@ -1,0 +1,101 @@
+# What each guest of the two-guest rig (rxe_pair.sh) runs, sourced by its /init
+# (vm_init.sh defines t and tx, and NODE: 0 in guest A, 1 in guest B). Both
+# guests run the same list in the same order: each job is one rank per guest
+# (rank = NODE), rendezvous at guest A, over the ib transport on rxe0, which
+# rides the guests' virtual NIC eth0 (10.47.0.1 and 10.47.0.2).
+# PAIR_LONG=1 (rxe_pair.sh --long) adds larger sizes and more iterations.
+ROOT_IP=10.47.0.1
+T_LIMIT=90 # per job: a stuck job fails alone, within the rig's limit
+port=31000
+# j NAME CMD...: this guest's rank of a 2-rank job. Each job takes a port of its
+# own, so a rank whose peer gave up early never joins the next job.
+j() {
+  name=$1
+  shift
+  port=$((port + 1))
+  t "$name" env XCCL_RANK="$NODE" XCCL_NRANKS=2 XCCL_LOCAL_RANK=0 XCCL_ROOT="$ROOT_IP:$port" \
+    XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 XCCL_NET=ib XCCL_TIMEOUT=60 "$@"
+}
+# The GID of rxe0 that carries this guest's IPv4 address (RoCE v2), for perftest.
+GIDX=$(for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+  grep -q 'ffff:0a2f:' "$g" 2>/dev/null && echo "${g##*/}"
+done | head -n 1)
+say "node $NODE: $(ip -4 -o addr show eth0 2>/dev/null | awk '{print $4}'), rxe0 IPv4 GID index ${GIDX:-none}"
+
+# 1. The transport must be ib, with no shared memory between the guests (two hosts).
+j allreduce_bytes_ib env XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=INIT,NET XCCL_DEBUG_FILE=/tmp/net-%p.log \
+  "$B/tests/test_allreduce" bytes
+t transport_is_ib sh -c 'grep -h "using network transport" /tmp/net-*.log &&
+  grep -q "using network transport .ib." /tmp/net-*.log && ! grep -q "through shared memory" /tmp/net-*.log'
+# 2. Every collective, bit-exact, one rank per guest. (Not test_barrier: it compares
+# CLOCK_MONOTONIC readings of its ranks, which only one host shares.)
+j allreduce_repeat_ib "$B/tests/test_allreduce" repeat
+j collectives_matrix_ib "$B/tests/test_collectives" matrix
+j collectives_bytes_ib "$B/tests/test_collectives" bytes
+j sendrecv_ib "$B/tests/test_p2p" sendrecv
+j alltoall_ib "$B/tests/test_p2p" alltoall
+j gatherscatter_ib "$B/tests/test_p2p" gatherscatter
+j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" repeat
+# A 64 MiB all-reduce. (Not the all-reduce matrix, every type x op x size to 1M elements:
+# it ran past 400 s here, over a link of a few MB/s.)
+[ "${PAIR_LONG:-0}" = 1 ] && j allreduce_large_ib "$B/tests/test_allreduce" large
+
+# 3. Figures: perftest between the guests, then xccl-perf over the same link.
+# figure NAME VALUE: a number for rxe_pair.sh's table ("XCCL-RXE figure ...").
+figure() { [ -n "$2" ] && say "figure $1 $2"; }
+# pt NAME TOOL ARGS...: perftest's server in guest A, its client in guest B. The
+# client tries again while the server is not listening yet; a run that fails is
+# run once more on both sides (rxe under emulation now and then fails a
+# bidirectional run: status 9, remote invalid request, at one end). Soft
+# (T_SOFT): the figures are not what the rig judges.
+pt() {
+  name=$1
+  shift
+  port=$((port + 1))
+  if [ "$NODE" = 0 ]; then
+    T_SOFT=1 T_LIMIT=90 t "$name" sh -c '"$@" || timeout 40 "$@"' pt "$@" -p "$port"
+  else
+    T_SOFT=1 T_LIMIT=90 t "$name" sh -c 'waits=0 runs=0
+      while :; do
+        "$@" >/tmp/pt.out 2>&1
+        rc=$?
+        cat /tmp/pt.out
+        [ $rc = 0 ] && exit 0
+        if grep -q "Couldn.t connect" /tmp/pt.out; then
+          waits=$((waits + 1)) && [ $waits -lt 40 ] || exit $rc
+        else
+          runs=$((runs + 1)) && [ $runs -lt 2 ] || exit $rc
+        fi
+        sleep 1
+      done' pt "$@" -p "$port" "$ROOT_IP"
+  fi
+}
+if [ -z "$GIDX" ]; then
+  say "perftest skipped: rxe0 has no IPv4 GID"
+elif ! command -v ib_write_bw >/dev/null; then
+  say "perftest skipped: the host had no perftest to copy in"
+else
+  if [ "${PAIR_LONG:-0}" = 1 ]; then bw_iters=1000 lat_iters=1000; else bw_iters=300 lat_iters=100; fi
+  pt ib_write_bw_bidir ib_write_bw -d rxe0 -x "$GIDX" -F -b -s 65536 -n $bw_iters --report_gbits
+  # The result row starts with the message size; column 4 is the average in Gb/s.
+  bidir=$(awk '$1 == 65536 {print $4}' /tmp/out | tail -n 1)
+  figure ib_write_bw_bidir_gbps "$bidir"
+  # Here rxe has failed most bidirectional runs (see pt): then one way, an upper bound.
+  if [ -z "$bidir" ]; then
+    pt ib_write_bw_oneway ib_write_bw -d rxe0 -x "$GIDX" -F -s 65536 -n $bw_iters --report_gbits
+    figure ib_write_bw_oneway_gbps "$(awk '$1 == 65536 {print $4}' /tmp/out | tail -n 1)"
+  fi
+  pt ib_write_lat_8B ib_write_lat -d rxe0 -x "$GIDX" -F -s 8 -n $lat_iters
+  # Columns: bytes, iterations, t_min, t_max, t_typical (half a round trip, us).
+  figure ib_write_lat_typical_us "$(awk '$1 == 8 {print $5}' /tmp/out | tail -n 1)"
+fi
+if [ "${PAIR_LONG:-0}" = 1 ]; then perf_max=16M perf_iters=5 lat_iters=200; else perf_max=4M perf_iters=4 lat_iters=50; fi
+T_TAIL=20 j perf_allreduce_bw_ib "$B/tools/xccl-perf" allreduce -b 256K -e $perf_max -f 4 -n $perf_iters -w 1
+# Rank 0 prints the rows: size, count, type, op, root, time (us), algbw, busbw. At 2
+# ranks busbw is size / time; from the time, as its 3 decimals of GB/s are too few here.
+[ "$NODE" = 0 ] && figure xccl_allreduce_busbw_gbytes \
+  "$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 && $6 > 0 {b = sprintf("%.5f", $1 / $6 / 1000)} END {print b}' /tmp/out)" &&
+  figure xccl_allreduce_size "$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 {s = $1} END {print s}' /tmp/out)"
+T_TAIL=20 j perf_allreduce_8B_ib "$B/tools/xccl-perf" allreduce -L -b 8 -e 8 -n $lat_iters -w 10
+[ "$NODE" = 0 ] && figure xccl_allreduce_8B_us "$(awk '$1 == 8 && NF >= 8 {print $6}' /tmp/out | tail -n 1)"
+true
