@@ -165,6 +165,7 @@ static const char *tls_cause(const sock_tls_t *t, int reason) {
   switch (reason) {
   case SSL_R_BINDER_DOES_NOT_VERIFY:
   case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+  case SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER: /* what OpenSSL sends when the binder fails */
   case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
   case SSL_R_NO_SHARED_CIPHER:
     return "the peer holds another key: it is not a rank of this communicator (another unique id or XCCL_SECRET)";
