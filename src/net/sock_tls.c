@@ -17,6 +17,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,7 @@ static int tls_want(sock_tls_t *t, int ret) {
   return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
 }
 
-xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p) {
+static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
   ERR_clear_error();
   int r = t->is_server ? SSL_accept(t->ssl) : SSL_connect(t->ssl);
   if (r == 1) {
@@ -228,7 +229,7 @@ xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p) {
   return tls_fail(t, "handshake", r);
 }
 
-xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
+static xcclResult_t tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
   while (*off_p < len) {
     size_t n = 0;
     ERR_clear_error();
@@ -243,7 +244,7 @@ xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size
   return xcclSuccess;
 }
 
-xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
+static xcclResult_t tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
   while (*off_p < len) {
     size_t n = 0;
     ERR_clear_error();
@@ -256,4 +257,59 @@ xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *of
     return tls_fail(t, "receive", r);
   }
   return xcclSuccess;
+}
+
+/* OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer
+ * that died would raise SIGPIPE and kill the rank instead of failing the
+ * stream. SIGPIPE from a socket write goes to the writing thread, so each
+ * call blocks it in this thread and discards one it raised (not one that
+ * was already pending). */
+typedef struct {
+  sigset_t old;
+  int was_pending;
+} sigpipe_guard_t;
+
+static void sigpipe_block(sigpipe_guard_t *g) {
+  sigset_t pipe_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &g->old);
+}
+
+static void sigpipe_restore(sigpipe_guard_t *g) {
+  int saved = errno;
+  sigset_t pipe_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&pipe_set, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+  errno = saved;
+}
+
+xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p) {
+  sigpipe_guard_t g;
+  sigpipe_block(&g);
+  xcclResult_t res = tls_handshake(t, done_p);
+  sigpipe_restore(&g);
+  return res;
+}
+
+xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
+  sigpipe_guard_t g;
+  sigpipe_block(&g);
+  xcclResult_t res = tls_send_some(t, buf, len, off_p);
+  sigpipe_restore(&g);
+  return res;
+}
+
+xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
+  sigpipe_guard_t g;
+  sigpipe_block(&g);
+  xcclResult_t res = tls_recv_some(t, buf, len, off_p);
+  sigpipe_restore(&g);
+  return res;
 }
