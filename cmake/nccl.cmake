@@ -19,7 +19,7 @@ target_include_directories(xccl_nccl PRIVATE ${PROJECT_SOURCE_DIR}/include/xccl-
 foreach(layer ${XCCL_LAYERS})
   target_include_directories(xccl_nccl PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
 endforeach()
-target_link_libraries(xccl_nccl PRIVATE OpenSSL::Crypto Threads::Threads m ${XCCL_IB_LIBS} ${XCCL_ISAL_LIBS}
+target_link_libraries(xccl_nccl PRIVATE OpenSSL::SSL OpenSSL::Crypto Threads::Threads m ${XCCL_IB_LIBS} ${XCCL_ISAL_LIBS}
   ${XCCL_TOPO_LIBS})
 if(XCCL_HAVE_CUDA)
   target_link_libraries(xccl_nccl PRIVATE CUDA::cudart_static)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what xccl needs to build and test, from Debian's archive.
 #   cmake, make, gcc, pkg-config — the build (pkg-config also for the install test)
-#   libssl-dev   — OpenSSL's libcrypto: HMAC-SHA256 and random bytes for the bootstrap
+#   libssl-dev   — OpenSSL: HMAC-SHA256 and random bytes for the bootstrap, TLS 1.3 for XCCL_TLS (libssl)
+#   tcpdump      — tests/netns/test_tls.sh captures the veth to show XCCL_TLS leaves no clear bytes
 #   iproute2     — `ip`, for the tests that build network namespaces
 #   libhwloc-dev, libxml2-dev — topology: hwloc (machine, hwloc XML), libxml2 (NCCL XML)
 #   graphviz     — xccl-topo --png; clang, libclang-rt-N-dev — the topo libFuzzer runs
@@ -36,7 +37,7 @@ case "$debian" in
      clang_rt=${clang_rt:-libclang-rt-dev} ;;
 esac
 need=()
-for pkg in cmake make gcc pkg-config libssl-dev iproute2 libhwloc-dev libxml2-dev graphviz clang "$clang_rt" libibverbs-dev librdmacm-dev libisal-dev \
+for pkg in cmake make gcc pkg-config libssl-dev iproute2 tcpdump libhwloc-dev libxml2-dev graphviz clang "$clang_rt" libibverbs-dev librdmacm-dev libisal-dev \
   libjansson-dev python3-prometheus-client jq \
   libpmix-dev openmpi-bin slurm-wlm munge python3-torch python3-numpy python3-pytest python3-pip python3-setuptools \
   python3-wheel libtorch-dev pybind11-dev python3-dev python3-matplotlib nftables dpkg-dev file debootstrap perftest; do

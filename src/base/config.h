@@ -74,6 +74,10 @@
     "not loopback or a container bridge, else loopback.")                                          \
   X(SOCKET_FAMILY, STR, "", 0, 0, "Restrict interfaces to AF_INET or AF_INET6.")                   \
   S(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
+  S(TLS, BOOL, "0", 0, 1,                                                                          \
+    "1: the socket transport's streams run TLS 1.3 (OpenSSL; kernel offload where the tls ULP is " \
+    "loaded), the peer authenticated by a key derived from the bootstrap secret. Every rank must " \
+    "set it; the bootstrap and the ib transport stay as they are (authenticated, not encrypted).") \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \

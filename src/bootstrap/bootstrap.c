@@ -240,6 +240,10 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
 
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
 
+int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]) {
+  return bs_hkdf(bs->id.secret, BS_SECRET_BYTES, label, key, 32);
+}
+
 void bootstrap_close(bootstrap_t *bs) {
   if (!bs) return;
   bootstrap_p2p_close(bs);

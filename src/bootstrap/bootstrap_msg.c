@@ -4,6 +4,7 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,4 +385,20 @@ void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]) {
   EVP_DigestUpdate(ctx, text, strlen(text));
   EVP_DigestFinal_ex(ctx, key, &dl);
   EVP_MD_CTX_free(ctx);
+}
+
+int bs_hkdf(const uint8_t *ikm, size_t ikm_len, const char *info, uint8_t *out, size_t out_len) {
+  EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+  EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, strlen(info)),
+      OSSL_PARAM_construct_end(),
+  };
+  int ok = ctx && EVP_KDF_derive(ctx, out, out_len, params) == 1;
+  EVP_KDF_CTX_free(ctx);
+  EVP_KDF_free(kdf);
+  if (!ok) memset(out, 0, out_len);
+  return ok ? 0 : -1;
 }

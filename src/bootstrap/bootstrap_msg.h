@@ -163,5 +163,10 @@ size_t bs_name_missing(char *buf, size_t len, size_t keep, int n, int (*missing)
 int bs_random(void *buf, size_t len);
 /* key = SHA-256(label || text): the secret for jobs started without an id. */
 void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]);
+/* HKDF-SHA256 (RFC 5869) with no salt: out_len bytes of key material for the
+ * purpose `info` names, from ikm. 0, or -1 when OpenSSL fails (out is then
+ * zeroed). Keys for other uses are drawn from the secret this way, so none
+ * of them reveals the secret or another. */
+int bs_hkdf(const uint8_t *ikm, size_t ikm_len, const char *info, uint8_t *out, size_t out_len);
 
 #endif

@@ -393,6 +393,10 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   uint64_t t0 = clock_ns();
   TRY_GOTO(bootstrap_init(id, rank, nranks, comm->timeout_s, &comm->abort_flag, &comm->bs), fail);
   comm->job = id->job;
+  if (bootstrap_derive_key(comm->bs, "xccl socket tls psk v1", comm->net_key) != 0) {
+    res = err_set(xcclSystemError, LOG_INIT, "OpenSSL could not derive the network transport's key (HKDF)");
+    goto fail;
+  }
   if (nranks > 1) {
     TRY_GOTO(comm_setup_rings(comm, refused), fail);
   } else {

@@ -126,6 +126,7 @@ struct xcclComm {
   bootstrap_t *bs;
   uint64_t job; /* the bootstrap id's job: names this communicator in dumps, stats and grow ids */
   const xccl_net_ops_v1_t *net;
+  uint8_t net_key[NET_KEY_BYTES]; /* the network transport's key (XCCL_TLS), from the bootstrap secret */
   proxy_t *proxy;
   int nchannels;
   int rails; /* the NICs each host's channels go through (the plan's, the fewest over hosts; 0: none known) */

@@ -47,6 +47,7 @@ static transport_peer_t req_peer(struct xcclComm *comm, const conn_req_t *r) {
                             .slot_size = r->slot_size,
                             .net_dev = r->dev,
                             .net = comm->net,
+                            .net_key = comm->net_key,
                             .proxy = comm->proxy,
                             .bell = &comm->bell,
                             .peer_desc = r->desc};

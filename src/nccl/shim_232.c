@@ -307,9 +307,9 @@ ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t *config) {
     return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclSetEncryption: mode %d is not an encryption mode",
                             config->mode));
   return shim_res(err_set(xcclInvalidUsage, LOG_INIT,
-                          "ncclSetEncryption: xccl does not encrypt its sockets; its bootstrap authenticates every "
-                          "message (the unique id's secret, or XCCL_SECRET) but data travels in the clear: run on a "
-                          "network you trust, or under IPsec or WireGuard"));
+                          "ncclSetEncryption: xccl takes no key from the program: set XCCL_TLS=1 on every rank and "
+                          "its socket transport runs TLS 1.3 with a key derived from the job's secret (the unique "
+                          "id's, or XCCL_SECRET); the bootstrap is authenticated, and ib data is not encrypted"));
 }
 
 XCCL_NCCL_ALIAS(ncclCommSuspend);

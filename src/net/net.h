@@ -119,6 +119,16 @@ const xccl_net_ops_v1_t *net_fault_wrap(const xccl_net_ops_v1_t *inner);
  * and for a NULL send_comm, nothing. */
 void net_fault_bind(const xccl_net_ops_v1_t *ops, void *send_comm, const fault_ctx_t *ctx);
 
+/*
+ * The communicator's key for encrypted transports (XCCL_TLS=1): derived from
+ * its bootstrap secret, NET_KEY_BYTES bytes. listen() and connect() take
+ * the key the calling thread last set here (copied); NULL clears it. The
+ * caller sets it just before those calls (net_transport.c), so each
+ * connection is keyed by the communicator it belongs to.
+ */
+#define NET_KEY_BYTES 32
+void net_session_key(const uint8_t *key);
+
 /* The tables of the transports built in. */
 extern const xccl_net_ops_v1_t net_socket_ops;
 extern const xccl_net_ops_v1_t net_ib_ops; /* verbs + rdma_cm, when built (XCCL_HAVE_IB) */

@@ -14,6 +14,12 @@
  * opens the streams to the handle's address (routing picks the interface)
  * and sends each a small header {magic, id, index, count}; accept() admits
  * streams whose header carries the id and drops anything else (logged).
+ *
+ * XCCL_TLS=1: after its header, each stream runs a TLS 1.3 handshake keyed
+ * by the communicator's secret (sock_tls.h), and every byte after it,
+ * lengths included, is encrypted. accept() admits a stream only once its
+ * handshake completed; a stream whose handshake fails is refused like one
+ * with a wrong header, and connect() fails with the handshake's sentence.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +36,7 @@
 #include "log.h"
 #include "net.h"
 #include "sock.h"
+#include "sock_tls.h"
 
 #define SOCKET_MAGIC 0x58534f43u /* "XSOC" */
 #define SOCKET_MAX_STREAMS 16
@@ -66,6 +73,10 @@ typedef struct socket_connect {
   int connected[SOCKET_MAX_STREAMS];
   size_t hdr_sent[SOCKET_MAX_STREAMS];
   socket_stream_hdr_t hdr[SOCKET_MAX_STREAMS];
+  int use_tls;
+  uint8_t key[NET_KEY_BYTES];
+  sock_tls_t *tls[SOCKET_MAX_STREAMS];
+  int tls_done[SOCKET_MAX_STREAMS];
 } socket_connect_t;
 
 typedef struct {
@@ -73,6 +84,7 @@ typedef struct {
   size_t got;
   socket_stream_hdr_t hdr;
   sock_addr_t from;
+  sock_tls_t *tls; /* XCCL_TLS: its handshake, once the header is read */
 } socket_pending_t;
 
 typedef struct {
@@ -81,6 +93,9 @@ typedef struct {
   sock_addr_t addr;
   int nstreams; /* learned from the first valid header */
   int fds[SOCKET_MAX_STREAMS];
+  sock_tls_t *tls[SOCKET_MAX_STREAMS]; /* XCCL_TLS: the admitted streams' */
+  int use_tls;
+  uint8_t key[NET_KEY_BYTES];
   socket_pending_t pending[SOCKET_MAX_PENDING];
   int npending;
 } socket_listen_t;
@@ -103,6 +118,7 @@ typedef struct socket_comm {
   int is_send;
   int nstreams;
   int fds[SOCKET_MAX_STREAMS];
+  sock_tls_t *tls[SOCKET_MAX_STREAMS]; /* XCCL_TLS; else NULL */
   uint64_t posted;                  /* requests posted so far */
   uint64_t cur[SOCKET_MAX_STREAMS]; /* the request each stream works on */
   size_t off[SOCKET_MAX_STREAMS];   /* progress of that stream in its slice */
@@ -172,12 +188,21 @@ static xcclResult_t socket_get_properties(int dev, net_props_t *props_p) {
   return xcclSuccess;
 }
 
+/* XCCL_TLS: the communicator's key, which the caller set (net_session_key). */
+static xcclResult_t socket_tls_key(int *use_p, uint8_t key[NET_KEY_BYTES]) {
+  *use_p = sock_tls_wanted();
+  if (*use_p && !sock_tls_session_key(key))
+    return err_set(xcclInternalError, LOG_NET, "XCCL_TLS=1 but the socket transport was given no key to use");
+  return xcclSuccess;
+}
+
 static xcclResult_t socket_listen(int dev, net_handle_t *handle_p, void **listen_comm_p) {
   TRY(socket_check_dev(dev));
   socket_listen_t *l = calloc(1, sizeof(*l));
   if (!l) return err_set(xcclSystemError, LOG_NET, "out of memory for a socket listener");
   l->addr = socket_devs.ifaces[dev].addr;
-  xcclResult_t res = sock_listen(&l->addr, &l->fd);
+  xcclResult_t res = socket_tls_key(&l->use_tls, l->key);
+  if (res == xcclSuccess) res = sock_listen(&l->addr, &l->fd);
   if (res != xcclSuccess) {
     free(l);
     return res;
@@ -195,18 +220,24 @@ static xcclResult_t socket_listen(int dev, net_handle_t *handle_p, void **listen
   return xcclSuccess;
 }
 
-static socket_comm_t *socket_comm_new(int is_send, int nstreams, const int *fds) {
+/* Takes the streams' fds and TLS state (tls may be NULL: plaintext). */
+static socket_comm_t *socket_comm_new(int is_send, int nstreams, const int *fds, sock_tls_t *const *tls) {
   socket_comm_t *c = calloc(1, sizeof(*c));
   if (!c) return NULL;
   c->is_send = is_send;
   c->nstreams = nstreams;
   memcpy(c->fds, fds, sizeof(int) * (size_t)nstreams);
+  if (tls) memcpy(c->tls, tls, sizeof(tls[0]) * (size_t)nstreams);
   for (int i = 0; i < NET_MAX_REQUESTS; i++) c->reqs[i].comm = c;
   return c;
 }
 
 static void socket_connect_free(socket_connect_t *sc) {
-  for (int i = 0; i < sc->nstreams; i++) sock_close(&sc->fds[i]);
+  for (int i = 0; i < sc->nstreams; i++) {
+    sock_tls_free(&sc->tls[i]);
+    sock_close(&sc->fds[i]);
+  }
+  memset(sc->key, 0, sizeof(sc->key));
   free(sc);
 }
 
@@ -221,6 +252,11 @@ static xcclResult_t socket_connect(int dev, net_handle_t *handle, void **send_co
     sc = calloc(1, sizeof(*sc));
     if (!sc) return err_set(xcclSystemError, LOG_NET, "out of memory for a socket connection");
     sc->nstreams = (int)config_int(CFG_NSOCKS);
+    xcclResult_t res = socket_tls_key(&sc->use_tls, sc->key);
+    if (res != xcclSuccess) {
+      free(sc);
+      return res;
+    }
     for (int i = 0; i < sc->nstreams; i++) {
       sc->fds[i] = -1;
       sc->hdr[i] = (socket_stream_hdr_t){
@@ -233,14 +269,25 @@ static xcclResult_t socket_connect(int dev, net_handle_t *handle, void **send_co
     if (sc->fds[i] < 0) TRY(sock_connect_start(&h.addr, &sc->fds[i]));
     if (!sc->connected[i]) TRY(sock_connect_poll(sc->fds[i], &h.addr, &sc->connected[i]));
     if (sc->connected[i]) TRY(sock_send_some(sc->fds[i], &sc->hdr[i], sizeof(sc->hdr[i]), &sc->hdr_sent[i]));
-    ready += sc->connected[i] && sc->hdr_sent[i] == sizeof(sc->hdr[i]);
+    int sent = sc->connected[i] && sc->hdr_sent[i] == sizeof(sc->hdr[i]);
+    if (sent && sc->use_tls && !sc->tls_done[i]) {
+      if (!sc->tls[i]) {
+        char a[SOCK_ADDR_STRLEN], desc[SOCK_ADDR_STRLEN + 32];
+        snprintf(desc, sizeof(desc), "%s (stream %d of %d)", sock_addr_str(&h.addr, a, sizeof(a)), i + 1,
+                 sc->nstreams);
+        TRY(sock_tls_new(sc->fds[i], 0, sc->key, desc, &sc->tls[i]));
+      }
+      TRY(sock_tls_handshake(sc->tls[i], &sc->tls_done[i]));
+    }
+    ready += sent && (!sc->use_tls || sc->tls_done[i]);
   }
   if (ready < sc->nstreams) {
     *send_comm_p = NULL;
     return xcclSuccess;
   }
-  socket_comm_t *c = socket_comm_new(1, sc->nstreams, sc->fds);
+  socket_comm_t *c = socket_comm_new(1, sc->nstreams, sc->fds, sc->tls);
   if (!c) return err_set(xcclSystemError, LOG_NET, "out of memory for a socket comm");
+  memset(sc->key, 0, sizeof(sc->key));
   free(sc);
   st->conn = NULL;
   *send_comm_p = c;
@@ -271,6 +318,21 @@ static void socket_pending_progress(socket_listen_t *l, int k) {
   } else if (p->hdr.nstreams < 1 || p->hdr.nstreams > SOCKET_MAX_STREAMS || p->hdr.index >= p->hdr.nstreams ||
              (l->nstreams && (int)p->hdr.nstreams != l->nstreams) || l->fds[p->hdr.index] >= 0) {
     why = "its stream index or count is inconsistent";
+  } else if (l->use_tls) {
+    int done = 0;
+    err_quiet(1);
+    if (!p->tls) {
+      char a[SOCK_ADDR_STRLEN], desc[SOCK_ADDR_STRLEN + 32];
+      snprintf(desc, sizeof(desc), "%s (stream %u of %u)", sock_addr_str(&p->from, a, sizeof(a)), p->hdr.index + 1,
+               p->hdr.nstreams);
+      res = sock_tls_new(p->fd, 1, l->key, desc, &p->tls);
+    }
+    if (res == xcclSuccess) res = sock_tls_handshake(p->tls, &done);
+    err_quiet(0);
+    if (res != xcclSuccess)
+      why = err_last();
+    else if (!done)
+      return;
   }
   if (why) {
     unsigned long nth;
@@ -280,10 +342,12 @@ static void socket_pending_progress(socket_listen_t *l, int k) {
     else
       INFO(NET, "refused a connection from %s to the socket transport's port (#%lu from that host): %s",
            sock_addr_str(&p->from, s, sizeof(s)), nth, why);
+    sock_tls_free(&p->tls);
     close(p->fd);
   } else {
     l->nstreams = (int)p->hdr.nstreams;
     l->fds[p->hdr.index] = p->fd;
+    l->tls[p->hdr.index] = p->tls;
   }
   l->pending[k] = l->pending[--l->npending];
 }
@@ -310,9 +374,9 @@ static xcclResult_t socket_accept(void *listen_comm, void **recv_comm_p) {
     *recv_comm_p = NULL;
     return xcclSuccess;
   }
-  socket_comm_t *c = socket_comm_new(0, l->nstreams, l->fds);
+  socket_comm_t *c = socket_comm_new(0, l->nstreams, l->fds, l->tls);
   if (!c) return err_set(xcclSystemError, LOG_NET, "out of memory for a socket comm");
-  for (int i = 0; i < SOCKET_MAX_STREAMS; i++) l->fds[i] = -1;
+  for (int i = 0; i < SOCKET_MAX_STREAMS; i++) l->fds[i] = -1, l->tls[i] = NULL;
   l->nstreams = 0;
   *recv_comm_p = c;
   return xcclSuccess;
@@ -362,12 +426,20 @@ static xcclResult_t socket_irecv(void *recv_comm, void *data, size_t size, void 
   return socket_post(recv_comm, data, size, req_p);
 }
 
+static xcclResult_t socket_send_some(socket_comm_t *c, int i, const void *buf, size_t len, size_t *off_p) {
+  return c->tls[i] ? sock_tls_send_some(c->tls[i], buf, len, off_p) : sock_send_some(c->fds[i], buf, len, off_p);
+}
+
+static xcclResult_t socket_recv_some(socket_comm_t *c, int i, void *buf, size_t len, size_t *off_p) {
+  return c->tls[i] ? sock_tls_recv_some(c->tls[i], buf, len, off_p) : sock_recv_some(c->fds[i], buf, len, off_p);
+}
+
 /* Moves stream i's bytes of request r; returns with *done_p = 1 when its part
  * of r is complete. */
 static xcclResult_t socket_stream_io(socket_comm_t *c, int i, socket_req_t *r, int *done_p) {
   int fd = c->fds[i];
   *done_p = 0;
-  if (c->is_send && i == 0 && r->hdr_off < sizeof(r->hdr)) {
+  if (c->is_send && i == 0 && r->hdr_off < sizeof(r->hdr) && !c->tls[0]) { /* one sendmsg for both */
     size_t off, len;
     socket_slice(r->size, c->nstreams, 0, &off, &len);
     TRY(sock_send2_some(fd, &r->hdr, sizeof(r->hdr), &r->hdr_off, r->data + off, len, &c->off[0]));
@@ -375,9 +447,9 @@ static xcclResult_t socket_stream_io(socket_comm_t *c, int i, socket_req_t *r, i
   }
   if (i == 0 && r->hdr_off < sizeof(r->hdr)) {
     if (c->is_send)
-      TRY(sock_send_some(fd, &r->hdr, sizeof(r->hdr), &r->hdr_off));
+      TRY(socket_send_some(c, 0, &r->hdr, sizeof(r->hdr), &r->hdr_off));
     else
-      TRY(sock_recv_some(fd, &r->hdr, sizeof(r->hdr), &r->hdr_off));
+      TRY(socket_recv_some(c, 0, &r->hdr, sizeof(r->hdr), &r->hdr_off));
     if (r->hdr_off < sizeof(r->hdr)) return xcclSuccess;
     if (!c->is_send) {
       if (r->hdr > r->capacity)
@@ -393,9 +465,9 @@ static xcclResult_t socket_stream_io(socket_comm_t *c, int i, socket_req_t *r, i
   size_t off, len;
   socket_slice(r->size, c->nstreams, i, &off, &len);
   if (c->is_send)
-    TRY(sock_send_some(fd, r->data + off, len, &c->off[i]));
+    TRY(socket_send_some(c, i, r->data + off, len, &c->off[i]));
   else
-    TRY(sock_recv_some(fd, r->data + off, len, &c->off[i]));
+    TRY(socket_recv_some(c, i, r->data + off, len, &c->off[i]));
   *done_p = c->off[i] == len;
   return xcclSuccess;
 }
@@ -450,7 +522,10 @@ static xcclResult_t socket_test(void *req, int *done_p, size_t *size_p) {
 static xcclResult_t socket_close_comm(void *comm) {
   socket_comm_t *c = comm;
   if (!c) return xcclSuccess;
-  for (int i = 0; i < c->nstreams; i++) sock_close(&c->fds[i]);
+  for (int i = 0; i < c->nstreams; i++) {
+    sock_tls_free(&c->tls[i]);
+    sock_close(&c->fds[i]);
+  }
   free(c);
   return xcclSuccess;
 }
@@ -465,6 +540,9 @@ static xcclResult_t socket_shutdown(void *comm) {
 static int socket_poll_fds(void *comm, int *fds, int max) {
   socket_comm_t *c = comm;
   int n = 0;
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->tls[i] && sock_tls_pending(c->tls[i]) && c->cur[i] < c->posted)
+      return 0; /* bytes already decrypted: poll() would not see them */
   for (int i = 0; i < c->nstreams && n < max; i++)
     if (c->cur[i] < c->posted && (c->is_send || i == 0 || c->reqs[c->cur[i] % NET_MAX_REQUESTS].size_known))
       fds[n++] = c->fds[i]; /* streams that can move bytes now */
@@ -474,8 +552,14 @@ static int socket_poll_fds(void *comm, int *fds, int max) {
 static xcclResult_t socket_close_listen(void *listen_comm) {
   socket_listen_t *l = listen_comm;
   if (!l) return xcclSuccess;
-  for (int k = 0; k < l->npending; k++) close(l->pending[k].fd);
-  for (int i = 0; i < SOCKET_MAX_STREAMS; i++) sock_close(&l->fds[i]);
+  for (int k = 0; k < l->npending; k++) {
+    sock_tls_free(&l->pending[k].tls);
+    close(l->pending[k].fd);
+  }
+  for (int i = 0; i < SOCKET_MAX_STREAMS; i++) {
+    sock_tls_free(&l->tls[i]);
+    sock_close(&l->fds[i]);
+  }
   sock_close(&l->fd);
   free(l);
   return xcclSuccess;

@@ -58,7 +58,9 @@ static xcclResult_t net_recv_setup(const transport_peer_t *tp, transport_conn_t 
   TRY(net_res_new(tp, 0, conn));
   net_conn_res_t *r = conn->res;
   net_handle_t h;
+  net_session_key(tp->net_key);
   xcclResult_t res = tp->net->listen(tp->net_dev, &h, &r->listen);
+  net_session_key(NULL);
   if (res != xcclSuccess) {
     net_free(conn); /* a failed recv_setup holds nothing */
     conn->res = NULL, conn->fifo = NULL, conn->gpu = NULL;
@@ -79,7 +81,10 @@ static xcclResult_t net_send_setup(const transport_peer_t *tp, transport_conn_t 
 static xcclResult_t net_connect(const transport_peer_t *tp, transport_conn_t *conn, int *done_p) {
   net_conn_res_t *r = conn->res;
   if (!r->connected) {
-    TRY(r->net->connect(tp->net_dev, &r->handle, &r->comm));
+    net_session_key(tp->net_key);
+    xcclResult_t res = r->net->connect(tp->net_dev, &r->handle, &r->comm);
+    net_session_key(NULL);
+    TRY(res);
     r->connected = r->comm != NULL;
   }
   *done_p = r->connected;

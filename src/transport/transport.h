@@ -60,6 +60,7 @@ typedef struct {
   size_t slot_size;                   /* data bytes of one slot of the fifo */
   int net_dev;                        /* network device of this connection (net_select.h) */
   const xccl_net_ops_v1_t *net;       /* the network transport */
+  const uint8_t *net_key;             /* the communicator's key for it (net_session_key) */
   proxy_t *proxy;                     /* moves the data of network connections */
   slot_bell_t *bell;                  /* what the proxy rings when data arrives */
   const char *peer_desc;              /* "rank 3 (host h)", for messages */
