@@ -91,6 +91,8 @@ extern ib_dev_t ib_devs[IB_MAX_DEVS];
 /* The ib_ctx_t of a verbs context, made (PD, async thread) on first use. */
 xcclResult_t ib_ctx_get(struct ibv_context *verbs, ib_ctx_t **ctx_p);
 const char *ib_addr_str(const ib_sockaddr_t *a, char *buf, size_t len);
+/* The peer's address and the local NIC (device, port) a connection uses. */
+const char *ib_peer_name(const ib_sockaddr_t *peer, int dev, char *buf, size_t len);
 
 /* ---- registration (net_ib_reg.c) ---- */
 
@@ -194,7 +196,7 @@ typedef struct ib_comm {
   uint64_t next_event_ns; /* when to look at the event channel again */
   int peer_gone;          /* a disconnect event arrived */
   char gone_why[48];
-  char peer[64];
+  char peer[128]; /* ib_peer_name: address, and the local NIC */
 } ib_comm_t;
 
 /* Records the comm's first failure (logs it) and returns it. */

@@ -255,7 +255,7 @@ static xcclResult_t ib_on_request(ib_listen_t *l, struct rdma_cm_event *ev, int 
     l->comm->fault_rkey = config_bool(CFG_IB_FAULT_RKEY);
     ib_sockaddr_t peer;
     memcpy(&peer, rdma_get_peer_addr(ev->id), sizeof(peer));
-    ib_addr_str(&peer, l->comm->peer, sizeof(l->comm->peer));
+    ib_peer_name(&peer, l->dev, l->comm->peer, sizeof(l->comm->peer));
   }
   ib_comm_t *c = l->comm;
   TRY(ib_comm_setup(c, ev->id->verbs));
@@ -358,7 +358,7 @@ static xcclResult_t ib_connect_start(int dev, const ib_handle_t *h, ib_comm_t **
     dst.in6.sin6_port = h->port;
     dst.in6.sin6_scope_id = h->scope_id;
   }
-  ib_addr_str(&dst, c->peer, sizeof(c->peer));
+  ib_peer_name(&dst, dev, c->peer, sizeof(c->peer));
   ib_sockaddr_t src = ib_devs[dev].addr;
   int same_family = src.sa.sa_family == dst.sa.sa_family;
   c->chan = ib_channel();

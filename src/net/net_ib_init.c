@@ -41,6 +41,16 @@ const char *ib_addr_str(const ib_sockaddr_t *a, char *buf, size_t len) {
   return buf;
 }
 
+/* "10.47.0.1:56023 from rxe0 port 1": a connection's messages name the
+ * peer and this host's NIC, so that a fault reads as where it happened. */
+const char *ib_peer_name(const ib_sockaddr_t *peer, int dev, char *buf, size_t len) {
+  char a[INET6_ADDRSTRLEN + 16];
+  ib_addr_str(peer, a, sizeof(a));
+  if (dev < 0 || dev >= ib_ndevs) return snprintf(buf, len, "%s", a), buf;
+  snprintf(buf, len, "%s from %s port %d", a, ib_devs[dev].name, ib_devs[dev].port);
+  return buf;
+}
+
 xcclResult_t ib_ctx_get(struct ibv_context *verbs, ib_ctx_t **ctx_p) {
   xcclResult_t res = xcclSuccess;
   pthread_mutex_lock(&ib_ctx_lock);
