@@ -24,7 +24,9 @@
 #   XCCL_RXE_CACHE    where the kernel package is kept (BUILD_DIR/rxe-cache)
 #   XCCL_RXE_TIMEOUT  seconds the guests may run (default 240; 900 with --long)
 #   XCCL_RXE_PAIR_LONG=1  same as --long
-#   XCCL_RXE_PAIR_ONLY=faults  only the fault cells (the plan's section 4)
+#   XCCL_RXE_PAIR_ONLY=faults  only the fault cell (the plan's section 4)
+#   XCCL_RXE_PAIR_FAULT  link (default: guest B's NIC goes down mid-job) or kill
+#                     (guest A powers off mid-job)
 #   XCCL_RXE_SMP      virtual CPUs per guest (default 2; 1 makes a rank and its
 #                     proxy share one, and the jobs about twice as slow)
 set -u
@@ -55,6 +57,7 @@ done
 cp "$here/pair_plan.sh" "$root/plan.sh" || fail "cannot copy the plan"
 echo "PAIR_LONG=$long" >>"$root/rxe_env"
 echo "PAIR_ONLY=${XCCL_RXE_PAIR_ONLY:-}" >>"$root/rxe_env"
+echo "PAIR_FAULT=${XCCL_RXE_PAIR_FAULT:-link}" >>"$root/rxe_env"
 initrd=$work/initrd.gz
 vm_pack "$root" "$initrd"
 say "initramfs $(du -h "$initrd" | cut -f1), kernel $kv"
