@@ -55,3 +55,39 @@ int ib_hca_match(const ib_hca_filter_t *f, const char *dev, int port) {
   }
   return f->exclude ? !hit : hit;
 }
+
+int ib_speed_mbps(int width_code, unsigned speed_code) {
+  int lanes;
+  switch (width_code) {
+    case 1: lanes = 1; break;
+    case 2: lanes = 4; break;
+    case 4: lanes = 8; break;
+    case 8: lanes = 12; break;
+    case 16: lanes = 2; break;
+    default: return 0;
+  }
+  int rate; /* Mb/s per lane */
+  switch (speed_code) {
+    case 1: rate = 2500; break;     /* SDR */
+    case 2: rate = 5000; break;     /* DDR */
+    case 4: rate = 10000; break;    /* QDR */
+    case 8: rate = 10000; break;    /* FDR10 */
+    case 16: rate = 14000; break;   /* FDR */
+    case 32: rate = 25000; break;   /* EDR */
+    case 64: rate = 50000; break;   /* HDR */
+    case 128: rate = 100000; break; /* NDR */
+    case 256: rate = 200000; break; /* XDR (active_speed_ex only) */
+    default: return 0;
+  }
+  return lanes * rate;
+}
+
+int ib_rate_text_mbps(const char *text) {
+  if (!text) return 0;
+  char *end;
+  double gbps = strtod(text, &end);
+  if (end == text || gbps <= 0 || gbps > 1e6) return 0;
+  while (*end == ' ') end++;
+  if (strncmp(end, "Gb/sec", 6) != 0) return 0;
+  return (int)(gbps * 1000 + 0.5);
+}

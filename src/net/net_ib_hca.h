@@ -33,4 +33,15 @@ int ib_hca_parse(const char *spec, ib_hca_filter_t *f, char *why, size_t whylen)
 /* 1 when device `dev`, port `port` passes the filter. */
 int ib_hca_match(const ib_hca_filter_t *f, const char *dev, int port);
 
+/* A port's link speed in Mb/s from its width code (ibv_port_attr's
+ * active_width) and per-lane speed code (active_speed, or active_speed_ex
+ * where rdma-core has it: XDR's code 256 does not fit active_speed's byte).
+ * 0 for a code this table does not know. */
+int ib_speed_mbps(int width_code, unsigned speed_code);
+
+/* The kernel's own reading of a port's rate, /sys/class/infiniband/DEV/
+ * ports/N/rate ("400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)"), in Mb/s;
+ * 0 when the text is not such a rate. For speed codes newer than the table. */
+int ib_rate_text_mbps(const char *text);
+
 #endif

@@ -83,30 +83,25 @@ unlock:
   return res;
 }
 
-/* Link speed from the port's width code and per-lane rate code. */
-static int ib_port_speed_mbps(const struct ibv_port_attr *pa) {
-  int lanes;
-  switch (pa->active_width) {
-    case 1: lanes = 1; break;
-    case 2: lanes = 4; break;
-    case 4: lanes = 8; break;
-    case 8: lanes = 12; break;
-    case 16: lanes = 2; break;
-    default: lanes = 0;
+/* Link speed: the width and speed codes (active_speed_ex where rdma-core
+ * has it, so XDR reads right), else the kernel's rate text in sysfs for a
+ * code the table does not know. */
+static int ib_port_speed_mbps(const char *name, int port, const struct ibv_port_attr *pa) {
+#ifdef XCCL_HAVE_IBV_ACTIVE_SPEED_EX
+  unsigned code = pa->active_speed_ex ? pa->active_speed_ex : pa->active_speed;
+#else
+  unsigned code = pa->active_speed;
+#endif
+  int mbps = ib_speed_mbps(pa->active_width, code);
+  if (mbps) return mbps;
+  char path[PATH_MAX], text[64] = "";
+  snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/rate", name, port);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    if (!fgets(text, sizeof(text), f)) text[0] = '\0';
+    fclose(f);
   }
-  int rate; /* Mb/s per lane */
-  switch (pa->active_speed) {
-    case 1: rate = 2500; break;    /* SDR */
-    case 2: rate = 5000; break;    /* DDR */
-    case 4: rate = 10000; break;   /* QDR */
-    case 8: rate = 10000; break;   /* FDR10 */
-    case 16: rate = 14000; break;  /* FDR */
-    case 32: rate = 25000; break;  /* EDR */
-    case 64: rate = 50000; break;  /* HDR */
-    case 128: rate = 100000; break; /* NDR */
-    default: rate = 0;
-  }
-  return lanes * rate;
+  return ib_rate_text_mbps(text);
 }
 
 static const char *ib_link_layer_str(int ll) {
@@ -227,7 +222,7 @@ static void ib_add_ports(struct ibv_context *verbs, const ib_hca_filter_t *filte
     d->verbs = verbs;
     d->port = port;
     d->link_layer = pa.link_layer;
-    d->speed_mbps = ib_port_speed_mbps(&pa);
+    d->speed_mbps = ib_port_speed_mbps(name, port, &pa);
     snprintf(d->name, sizeof(d->name), "%s", name);
     INFO(NET, "ib: %s:%d %s, %s, %d Gb/s (width code %d x speed code %d), link layer %s", name, port,
          ibv_port_state_str(pa.state), pa.state == IBV_PORT_ACTIVE ? "usable" : "not active", d->speed_mbps / 1000,
@@ -272,7 +267,16 @@ static xcclResult_t ib_init(void) {
       snprintf(ib_why, sizeof(ib_why), "%d verbs device%s but no active port with an IP address%s", n,
                n > 1 ? "s" : "", *config_str(CFG_IB_HCA) ? " that XCCL_IB_HCA lets through" : "");
   }
-  if (ib_ndevs == 0 && strcasecmp(config_str(CFG_NET), "ib") != 0) INFO(NET, "%s; using socket", ib_why);
+  /* No verbs device at all is the plain case (INFO); a device there but
+   * unusable is something an operator must hear of (WARN), not a quiet
+   * switch to sockets. */
+  if (ib_ndevs == 0 && strcasecmp(config_str(CFG_NET), "ib") != 0) {
+    if (n > 0)
+      WARN(NET, "ib: %s; using the socket transport (see XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET for each port)",
+           ib_why);
+    else
+      INFO(NET, "%s; using socket", ib_why);
+  }
   return xcclSuccess;
 }
 

@@ -44,5 +44,15 @@ int main(void) {
   bad("mlx5_0:0", "port");
   bad("mlx5_0:", "port");
   bad(":1", "no device name");
+  /* Link speeds: the codes, and the kernel's rate text for codes the table lacks. */
+  CHECK(ib_speed_mbps(2, 128) == 400000, "4X NDR: %d", ib_speed_mbps(2, 128));
+  CHECK(ib_speed_mbps(2, 256) == 800000, "4X XDR (active_speed_ex): %d", ib_speed_mbps(2, 256));
+  CHECK(ib_speed_mbps(1, 1) == 2500, "1X SDR: %d", ib_speed_mbps(1, 1));
+  CHECK(ib_speed_mbps(2, 0) == 0 && ib_speed_mbps(3, 64) == 0, "unknown codes read as 0");
+  CHECK(ib_rate_text_mbps("400 Gb/sec (4X NDR)\n") == 400000, "sysfs NDR: %d", ib_rate_text_mbps("400 Gb/sec (4X NDR)"));
+  CHECK(ib_rate_text_mbps("2.5 Gb/sec (1X SDR)") == 2500, "sysfs SDR");
+  CHECK(ib_rate_text_mbps("800 Gb/sec (4X XDR)") == 800000, "sysfs XDR");
+  CHECK(ib_rate_text_mbps("") == 0 && ib_rate_text_mbps("fast") == 0 && ib_rate_text_mbps("10 MB/s") == 0,
+        "not a rate");
   return test_finish("test_ib_hca");
 }
