@@ -174,3 +174,16 @@ set_tests_properties(mp_cpu_bind PROPERTIES LABELS multiproc TIMEOUT 300 SKIP_RE
 add_test(NAME mp_lone_path COMMAND bash ${mp}/lone_path.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>
          $<TARGET_FILE:fault_victim>)
 set_tests_properties(mp_lone_path PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# ---- xcclCommSuspend / xcclCommResume / xcclCommMemStats (issue 48): the
+# connections released and made again, on 2 and 3 ranks, over shared memory
+# and over sockets; a rank that exits while suspended fails the others'
+# resume within XCCL_TIMEOUT ----
+foreach(n 2 3)
+  foreach(tr shm socket)
+    xccl_add_test(NAME mp_suspend_${tr} TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
+                  RANKS ${n} ARGS cycle LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_TRANSPORT=${tr}")
+  endforeach()
+  xccl_add_test(NAME mp_suspend_dies TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
+                RANKS ${n} ARGS dies LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=5;XCCL_TRANSPORT=socket")
+endforeach()
