@@ -282,8 +282,10 @@ typedef struct {
 static void tally_one(void *ctx, transport_conn_t *conn, int producer) {
   conn_tally_t *t = ctx;
   t->conns++;
-  if (conn->fifo && (!producer || !conn->fifo->shared)) t->recv_bytes += slot_fifo_bytes(conn->fifo->slot_size);
+  if (conn->fifo && (!producer || !conn->fifo->shared)) t->recv_bytes += comm_conn_bytes(conn->fifo->slot_size);
 }
+
+uint64_t comm_conn_bytes(size_t slot_size) { return slot_fifo_bytes(slot_size); }
 
 void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes) {
   conn_tally_t t = {0, 0};

@@ -31,6 +31,9 @@ void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_
  * connection memory: the INFO lines at init and connect, xcclCommMemStats
  * and xcclCommSuspend's release all read it. */
 void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes);
+/* The bytes one side's slot fifo of slot_size holds: what comm_conn_memory
+ * adds per fifo, and what xccl-info prints per connection. */
+uint64_t comm_conn_bytes(size_t slot_size);
 
 /* Releases every connection of comm, once the proxy has stopped (teardown,
  * xcclCommSuspend), and leaves comm with none made: ring fifos NULL,
