@@ -12,7 +12,13 @@
  *          destroy while suspended
  *   dies   the last rank exits after XCCL_SUSPEND_MEM: every other rank's
  *          resume fails within XCCL_TIMEOUT instead of hanging
+ *   dies_early  the last rank exits before suspending: the others'
+ *          XCCL_SUSPEND_MEM fails within XCCL_TIMEOUT
+ *   inflight  rank 0 suspends while its all-reduce on another thread waits
+ *          for the late others: the suspend waits for it, which completes
+ *          right, and releases only then
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +85,8 @@ static void expect_refused(xcclResult_t r, xcclResult_t want, xcclComm_t comm, c
         xcclGetLastError(comm));
 }
 
+static double timeout_s(void) { return atof(getenv("XCCL_TIMEOUT") ? getenv("XCCL_TIMEOUT") : "0"); }
+
 static void mode_cycle(xcclComm_t comm) {
   const char *tr = getenv("XCCL_TRANSPORT");
   int over_shm = tr && !strcmp(tr, "shm");
@@ -95,6 +103,9 @@ static void mode_cycle(xcclComm_t comm) {
   CHECK(v == 7, "stat 9 wrote %llu", (unsigned long long)v);
   expect_refused(xcclCommResume(comm), xcclInvalidUsage, comm, "resume without suspend", "not suspended");
   expect_refused(xcclCommSuspend(comm, 0x10), xcclInvalidArgument, comm, "flag 0x10", "0x10");
+  XCHECK(xcclGroupStart());
+  expect_refused(xcclCommSuspend(comm, XCCL_SUSPEND_MEM), xcclInvalidUsage, comm, "in a group", "xcclGroupStart");
+  XCHECK(xcclGroupEnd());
 
   /* Without XCCL_SUSPEND_MEM: refused operations, memory kept. */
   XCHECK(xcclCommSuspend(comm, 0));
@@ -153,7 +164,7 @@ static void mode_dies(xcclComm_t comm) {
     fflush(stdout);
     _exit(0); /* no destroy: as a crash, its sockets close with the process */
   }
-  double timeout = atof(getenv("XCCL_TIMEOUT") ? getenv("XCCL_TIMEOUT") : "0"), t0 = test_now_s();
+  double timeout = timeout_s(), t0 = test_now_s();
   xcclResult_t r = xcclCommResume(comm);
   double took = test_now_s() - t0;
   CHECK(r != xcclSuccess, "resumed with a rank gone");
@@ -165,9 +176,66 @@ static void mode_dies(xcclComm_t comm) {
   free(out);
 }
 
+static void mode_dies_early(xcclComm_t comm) {
+  float *out = malloc(COUNT * sizeof(float));
+  allreduce(comm, out, "before suspend");
+  if (rank == nranks - 1) {
+    printf("rank %d: exits before suspending\n", rank);
+    fflush(stdout);
+    _exit(0);
+  }
+  double t0 = test_now_s();
+  xcclResult_t r = xcclCommSuspend(comm, XCCL_SUSPEND_MEM);
+  double took = test_now_s() - t0;
+  CHECK(r != xcclSuccess, "XCCL_SUSPEND_MEM succeeded with a rank gone");
+  CHECK(took < timeout_s() + 5, "suspend failed after %.1f s, XCCL_TIMEOUT=%g", took, timeout_s());
+  printf("rank %d: suspend without the last rank: %s after %.2f s: %s\n", rank, xcclGetErrorString(r), took,
+         xcclGetLastError(comm));
+  free(out);
+}
+
+typedef struct {
+  xcclComm_t comm;
+  float *out;
+  double done_at;
+} inflight_t;
+
+static void *inflight_thread(void *arg) {
+  inflight_t *f = arg;
+  allreduce(f->comm, f->out, "all-reduce in flight at suspend");
+  f->done_at = test_now_s();
+  return NULL;
+}
+
+static void mode_inflight(xcclComm_t comm) {
+  float *first = malloc(COUNT * sizeof(float)), *again = malloc(COUNT * sizeof(float));
+  inflight_t f = {comm, first, 0};
+  if (rank == 0) {
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, inflight_thread, &f) == 0, "pthread_create");
+    usleep(100000); /* its all-reduce waits for the others, 500 ms late */
+    XCHECK(xcclCommSuspend(comm, XCCL_SUSPEND_MEM));
+    double suspended_at = test_now_s();
+    pthread_join(t, NULL);
+    CHECK(f.done_at > 0 && f.done_at <= suspended_at, "the suspend returned before the all-reduce in flight ended");
+  } else {
+    usleep(600000);
+    inflight_thread(&f);
+    XCHECK(xcclCommSuspend(comm, XCCL_SUSPEND_MEM));
+  }
+  uint64_t held = 1;
+  XCHECK(xcclCommMemStats(comm, xcclStatMemSuspend, &held));
+  CHECK(held == 0, "%llu bytes held after XCCL_SUSPEND_MEM", (unsigned long long)held);
+  XCHECK(xcclCommResume(comm));
+  allreduce(comm, again, "after resume");
+  CHECK(memcmp(first, again, COUNT * sizeof(float)) == 0, "the all-reduce after resume differs in its bits");
+  free(first);
+  free(again);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s cycle|dies\n", argv[0]);
+    fprintf(stderr, "usage: %s cycle|dies|dies_early|inflight\n", argv[0]);
     return 2;
   }
   xcclComm_t comm;
@@ -179,6 +247,10 @@ int main(int argc, char **argv) {
     mode_cycle(comm);
   else if (!strcmp(argv[1], "dies"))
     mode_dies(comm);
+  else if (!strcmp(argv[1], "dies_early"))
+    mode_dies_early(comm);
+  else if (!strcmp(argv[1], "inflight"))
+    mode_inflight(comm);
   else
     return 2;
   XCHECK(xcclCommDestroy(comm));
