@@ -195,9 +195,8 @@ struct xcclComm {
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
   const comm_obs_v1_t *obs;       /* the observers' hooks (above), set by comm_alloc */
   /* xcclCommSuspend with XCCL_SUSPEND_MEM released the connections (and the
-   * proxy) until xcclCommResume makes them again; what they held then. */
+   * proxy) until xcclCommResume makes them again (suspend.c). */
   int conns_released;
-  uint64_t released_bytes;
   unsigned released_algos; /* algo_connected then: resume connects them again */
   _Atomic int resuming; /* a thread is in xcclCommSuspend or xcclCommResume */
 };

@@ -58,21 +58,25 @@ static xcclResult_t suspend_agree(struct xcclComm *comm, int flags) {
   return res;
 }
 
-/* Releases comm's connections and proxy; comm idle on every rank. */
-static void suspend_release(struct xcclComm *comm) {
-  int conns;
-  uint64_t bytes;
-  comm_conn_memory(comm, &conns, &bytes);
+/* Frees the proxy and every connection, in teardown's order (comm_free). */
+static void conns_drop(struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* the fifos leave CUDA before they go; made again at the next device launch */
 #endif
   proxy_destroy(comm->proxy); /* stops the thread, closes the sockets, before the fifos go */
   comm->proxy = NULL;
   comm->env.progress_ctx = NULL;
-  comm->released_algos = comm->algo_connected;
   algo_conns_gone(comm); /* what the algorithms keep of the fifos */
   comm_free_conns(comm);
-  comm->released_bytes = bytes;
+}
+
+/* Releases comm's connections and proxy; comm idle on every rank. */
+static void suspend_release(struct xcclComm *comm) {
+  int conns;
+  uint64_t bytes;
+  comm_conn_memory(comm, &conns, &bytes);
+  comm->released_algos = comm->algo_connected;
+  conns_drop(comm);
   comm->conns_released = 1;
   INFO(INIT, "rank %d of %d: suspended: released %d connection(s), %.1f MiB of slots, and the proxy", comm->rank,
        comm->nranks, conns, (double)bytes / (1 << 20));
@@ -94,11 +98,7 @@ static xcclResult_t resume_remake(struct xcclComm *comm) {
   for (int a = 0; res == xcclSuccess && a < ALGO_COUNT; a++)
     if (comm->released_algos & (1u << a)) res = algo_connect(comm, (algo_t)a, NULL);
   if (res != xcclSuccess) {
-    proxy_destroy(comm->proxy);
-    comm->proxy = NULL;
-    comm->env.progress_ctx = NULL;
-    algo_conns_gone(comm);
-    comm_free_conns(comm);
+    conns_drop(comm);
     return res;
   }
   int conns;
@@ -106,7 +106,6 @@ static xcclResult_t resume_remake(struct xcclComm *comm) {
   comm_conn_memory(comm, &conns, &bytes);
   INFO(INIT, "rank %d of %d: resumed in %.1f ms: %d connection(s), %.1f MiB of slots", comm->rank, comm->nranks,
        (double)(clock_ns() - t0) / 1e6, conns, (double)bytes / (1 << 20));
-  comm->released_bytes = 0;
   return xcclSuccess;
 }
 
