@@ -466,15 +466,17 @@ xcclResult_t xcclCommCuDevice(const xcclComm_t comm, int *device);
  * XCCL_TIMEOUT, for the calls on other threads to end first (xcclTimeout
  * then, comm left as it was). flags is 0 or XCCL_SUSPEND_MEM.
  *
- * XCCL_SUSPEND_MEM is collective: every rank calls it with the same flags
- * (xcclInvalidUsage on every rank when they differ). Once every rank is
- * idle each releases its connections: the slot fifos (shared-memory
- * segments, the network transport's buffers), the sockets and the progress
- * thread with its per-connection state. Registrations and windows stay.
- * A rank that fails or dies meanwhile is an error (xcclRemoteError,
- * xcclTimeout) within XCCL_TIMEOUT; comm stays suspended and can only be
- * destroyed or aborted. Without XCCL_SUSPEND_MEM it is local and nothing is
- * released. Not between xcclGroupStart and xcclGroupEnd.
+ * XCCL_SUSPEND_MEM is collective: every rank calls it with XCCL_SUSPEND_MEM,
+ * each on its own thread (ranks that one thread drives, as after
+ * xcclCommInitAll, cannot). Once every rank is idle each releases its
+ * connections: the slot fifos (shared-memory segments, the network
+ * transport's buffers), the sockets and the progress thread with its
+ * per-connection state. Registrations and windows stay. A rank that does
+ * not take part, fails or dies makes the call fail (xcclRemoteError,
+ * xcclTimeout) within XCCL_TIMEOUT; comm then stays suspended, its
+ * connections released, and a resume makes them again only if every rank
+ * resumes. Without XCCL_SUSPEND_MEM it is local and nothing is released.
+ * Not between xcclGroupStart and xcclGroupEnd.
  */
 xcclResult_t xcclCommSuspend(xcclComm_t comm, int flags);
 
@@ -483,7 +485,7 @@ xcclResult_t xcclCommSuspend(xcclComm_t comm, int flags);
  * connections are made again as init makes them, and operations then give
  * the same results as before. A comm that is not suspended: xcclInvalidUsage.
  * On failure (a peer gone, XCCL_TIMEOUT) comm stays suspended with its
- * connections released; destroy or abort it.
+ * connections released; destroy or abort it. Not in a group.
  */
 xcclResult_t xcclCommResume(xcclComm_t comm);
 

@@ -41,7 +41,8 @@ typedef struct {
   int32_t flags;
 } suspend_word_t;
 
-/* Every rank is idle and passed the same flags: else an error on each. */
+/* Every rank is idle in xcclCommSuspend with the same flags; else (another
+ * bootstrap exchange met this one) an error naming the first that is not. */
 static xcclResult_t suspend_agree(struct xcclComm *comm, int flags) {
   suspend_word_t *all = calloc((size_t)comm->nranks, sizeof(*all));
   if (!all) return err_set(xcclSystemError, LOG_INIT, "out of memory for %d ranks", comm->nranks);
@@ -51,8 +52,9 @@ static xcclResult_t suspend_agree(struct xcclComm *comm, int flags) {
     if (all[r].magic != SUSPEND_MAGIC || all[r].flags != flags) {
       char d[160];
       res = err_set(xcclInvalidUsage, LOG_INIT,
-                    "%s passed flags 0x%x, this rank 0x%x: XCCL_SUSPEND_MEM is collective, every rank passes the same",
-                    comm_peer_desc(comm, r, d, sizeof(d)), (unsigned)all[r].flags, (unsigned)flags);
+                    "%s is not in xcclCommSuspend with this rank's flags 0x%x: XCCL_SUSPEND_MEM is collective, every "
+                    "rank suspends together",
+                    comm_peer_desc(comm, r, d, sizeof(d)), (unsigned)flags);
     }
   free(all);
   return res;
