@@ -8,8 +8,9 @@
  *          before, the process's address space and (shared memory) its
  *          segment mappings shrink by that much; operations, a second
  *          suspend and split are refused; resume; the same all-reduce gives
- *          the same bits; twice over; resume without suspend refused;
- *          destroy while suspended
+ *          the same bits, and so does one in place in a window registered
+ *          before (registrations and windows survive); twice over; resume
+ *          without suspend refused; destroy while suspended
  *   dies   the last rank exits after XCCL_SUSPEND_MEM: every other rank's
  *          resume fails within XCCL_TIMEOUT instead of hanging
  *   dies_early  the last rank exits before suspending: the others'
@@ -79,6 +80,15 @@ static void allreduce(xcclComm_t comm, float *out, const char *what) {
   free(in);
 }
 
+/* The all-reduce of allreduce() in place in win (xcclMemAlloc memory, a
+ * symmetric window: peers may read it directly), its result in out. */
+static void window_allreduce(xcclComm_t comm, float *win, float *out, const char *what) {
+  for (size_t i = 0; i < COUNT; i++) win[i] = (float)(rank + 1) * (1.0f + (float)(i % 97) / 3.0f);
+  xcclResult_t r = xcclAllReduce(win, win, COUNT, xcclFloat32, xcclSum, comm, NULL);
+  CHECK(r == xcclSuccess, "%s: all-reduce in a window -> %s: %s", what, xcclGetErrorString(r), xcclGetLastError(comm));
+  memcpy(out, win, COUNT * sizeof(float));
+}
+
 static void expect_refused(xcclResult_t r, xcclResult_t want, xcclComm_t comm, const char *what, const char *word) {
   CHECK(r == want, "%s: %s, want %s", what, xcclGetErrorString(r), xcclGetErrorString(want));
   CHECK(strstr(xcclGetLastError(comm), word) != NULL, "%s: message without \"%s\": %s", what, word,
@@ -91,7 +101,15 @@ static void mode_cycle(xcclComm_t comm) {
   const char *tr = getenv("XCCL_TRANSPORT");
   int over_shm = tr && !strcmp(tr, "shm");
   float *first = malloc(COUNT * sizeof(float)), *again = malloc(COUNT * sizeof(float));
+  float *wfirst = malloc(COUNT * sizeof(float)), *wbuf = NULL;
   allreduce(comm, first, "before suspend");
+  /* A registration and a window, which suspend leaves alone. */
+  void *reg = NULL;
+  xcclWindow_t win = NULL;
+  XCHECK(xcclCommRegister(comm, first, COUNT * sizeof(float), &reg));
+  XCHECK(xcclMemAlloc((void **)&wbuf, COUNT * sizeof(float)));
+  XCHECK(xcclCommWindowRegister(comm, wbuf, COUNT * sizeof(float), &win, XCCL_WIN_COLL_SYMMETRIC));
+  window_allreduce(comm, wbuf, wfirst, "before suspend");
 
   uint64_t held = stat_of(comm, xcclStatMemSuspend), total = stat_of(comm, xcclStatMemTotal);
   CHECK(held > 0, "no connection memory counted on %d ranks", nranks);
@@ -137,6 +155,9 @@ static void mode_cycle(xcclComm_t comm) {
     expect_refused(xcclSend(&x, 1, xcclInt32, (rank + 1) % nranks, comm, NULL), xcclInvalidUsage, comm,
                    "send while suspended", "suspended");
     expect_refused(xcclCommSuspend(comm, XCCL_SUSPEND_MEM), xcclInvalidUsage, comm, "suspend twice", "suspended");
+    xcclComm_t sub = NULL;
+    expect_refused(xcclCommSplit(comm, 0, rank, &sub, NULL), xcclInvalidUsage, comm, "split while suspended",
+                   "suspended");
     int n = 0;
     XCHECK(xcclCommCount(comm, &n)); /* queries still answer */
     CHECK(n == nranks, "xcclCommCount %d", n);
@@ -148,11 +169,18 @@ static void mode_cycle(xcclComm_t comm) {
     allreduce(comm, again, "after resume");
     CHECK(memcmp(first, again, COUNT * sizeof(float)) == 0, "round %d: the all-reduce after resume differs in its bits",
           round);
+    window_allreduce(comm, wbuf, again, "after resume");
+    CHECK(memcmp(wfirst, again, COUNT * sizeof(float)) == 0,
+          "round %d: the all-reduce in the window after resume differs in its bits", round);
   }
+  XCHECK(xcclCommDeregister(comm, reg));
+  XCHECK(xcclCommWindowDeregister(comm, win));
+  XCHECK(xcclMemFree(wbuf));
   /* Destroyed while suspended: it goes as any other. */
   XCHECK(xcclCommSuspend(comm, XCCL_SUSPEND_MEM));
   free(first);
   free(again);
+  free(wfirst);
 }
 
 static void mode_dies(xcclComm_t comm) {
