@@ -19,6 +19,7 @@
  *          for the late others: the suspend waits for it, which completes
  *          right, and releases only then
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,6 +267,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s cycle|dies|dies_early|inflight\n", argv[0]);
     return 2;
   }
+  /* A fixed threshold: glibc then maps every large block (the network's
+   * fifos) on its own and unmaps it at free, so the address space shows a
+   * release; its default threshold rises with each such free. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   xcclComm_t comm;
   XCHECK(xcclCommInitFromEnv(&comm));
   XCHECK(xcclCommCount(comm, &nranks));
