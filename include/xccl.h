@@ -122,7 +122,8 @@ typedef struct {
 typedef struct xcclComm *xcclComm_t;
 
 /* Bytes moved between the calling rank and one peer since the communicator
- * was created, counted by the transports. */
+ * was created or last resumed (xcclCommResume after XCCL_SUSPEND_MEM),
+ * counted by the transports. */
 typedef struct {
   uint64_t bytesSent;
   uint64_t bytesRecv;
@@ -483,7 +484,8 @@ xcclResult_t xcclCommSuspend(xcclComm_t comm, int flags);
 /*
  * Resumes a suspended comm. After XCCL_SUSPEND_MEM it is collective: the
  * connections are made again as init makes them, and operations then give
- * the same results as before. A comm that is not suspended: xcclInvalidUsage.
+ * the same results as before; xcclCommGetPeerCounters counts from 0 again.
+ * A comm that is not suspended: xcclInvalidUsage.
  * On failure (a peer gone, XCCL_TIMEOUT) comm stays suspended with its
  * connections released; destroy or abort it. Not in a group.
  */

@@ -164,6 +164,10 @@ static void mode_cycle(xcclComm_t comm) {
     CHECK(n == nranks, "xcclCommCount %d", n);
 
     XCHECK(xcclCommResume(comm));
+    xcclPeerCounters_t pc = {1, 1};
+    XCHECK(xcclCommGetPeerCounters(comm, (rank + 1) % nranks, &pc));
+    /* (what it received may be the peer's next all-reduce already) */
+    CHECK(pc.bytesSent == 0, "round %d: %llu bytes sent right after resume", round, (unsigned long long)pc.bytesSent);
     CHECK(stat_of(comm, xcclStatMemSuspended) == 0, "suspended after resume");
     CHECK(stat_of(comm, xcclStatMemSuspend) > 0, "no connection after resume");
     if (over_shm) CHECK(shm_mappings() > 0, "no shared-memory mapping after resume");
