@@ -122,7 +122,8 @@ typedef struct {
 typedef struct xcclComm *xcclComm_t;
 
 /* Bytes moved between the calling rank and one peer since the communicator
- * was created, counted by the transports. */
+ * was created or last resumed (xcclCommResume after XCCL_SUSPEND_MEM),
+ * counted by the transports. */
 typedef struct {
   uint64_t bytesSent;
   uint64_t bytesRecv;
@@ -455,6 +456,53 @@ xcclResult_t xcclCommRevoke(xcclComm_t comm, int flags);
  * device call, else the one current at init; -1 in a build without CUDA or
  * where none was usable. */
 xcclResult_t xcclCommCuDevice(const xcclComm_t comm, int *device);
+
+/* ---- Suspend and resume ------------------------------------------------ */
+
+#define XCCL_SUSPEND_MEM 0x01 /* xcclCommSuspend: release the connections' memory too */
+
+/*
+ * Suspends comm: from here every operation on it (and a second suspend) is
+ * refused with xcclInvalidUsage until xcclCommResume. Waits, at most
+ * XCCL_TIMEOUT, for the calls on other threads to end first (xcclTimeout
+ * then, comm left as it was). flags is 0 or XCCL_SUSPEND_MEM.
+ *
+ * XCCL_SUSPEND_MEM is collective: every rank calls it with XCCL_SUSPEND_MEM,
+ * each on its own thread (ranks that one thread drives, as after
+ * xcclCommInitAll, cannot). Once every rank is idle each releases its
+ * connections: the slot fifos (shared-memory segments, the network
+ * transport's buffers), the sockets and the progress thread with its
+ * per-connection state. Registrations and windows stay. A rank that does
+ * not take part, fails or dies makes the call fail (xcclRemoteError,
+ * xcclTimeout) within XCCL_TIMEOUT; comm then stays suspended, its
+ * connections released, and a resume makes them again only if every rank
+ * resumes. Without XCCL_SUSPEND_MEM it is local and nothing is released.
+ * Not between xcclGroupStart and xcclGroupEnd.
+ */
+xcclResult_t xcclCommSuspend(xcclComm_t comm, int flags);
+
+/*
+ * Resumes a suspended comm. After XCCL_SUSPEND_MEM it is collective: the
+ * connections are made again as init makes them, and operations then give
+ * the same results as before; xcclCommGetPeerCounters counts from 0 again.
+ * A comm that is not suspended: xcclInvalidUsage.
+ * On failure (a peer gone, XCCL_TIMEOUT) comm stays suspended with its
+ * connections released; destroy or abort it. Not in a group.
+ */
+xcclResult_t xcclCommResume(xcclComm_t comm);
+
+/* What xcclCommMemStats reports: the memory xccl holds for a communicator
+ * (host memory in a host build), in bytes, and whether it is released. */
+typedef enum {
+  xcclStatMemSuspend = 0,   /* bytes XCCL_SUSPEND_MEM would release now: its connections' (0 while released) */
+  xcclStatMemSuspended = 1, /* 1 while XCCL_SUSPEND_MEM has released them, else 0 */
+  xcclStatMemPersist = 2,   /* bytes it keeps through a suspend: 0, xccl counts only the connections */
+  xcclStatMemTotal = 3      /* Suspend + Persist */
+} xcclCommMemStat_t;
+
+/* *value = stat of comm (any state but initializing). xcclInvalidArgument
+ * for a NULL value or an unknown stat, *value left alone. */
+xcclResult_t xcclCommMemStats(xcclComm_t comm, xcclCommMemStat_t stat, uint64_t *value);
 
 /* ---- Reduction ops made at run time ------------------------------------ */
 

@@ -1,6 +1,6 @@
 /*
  * xccl-info — what this build of xccl is: its version, the features compiled
- * in, and every configuration knob with its current value and source (XCCL_X,
+ * in, what one connection's fifo holds, and every configuration knob with its current value and source (XCCL_X,
  * an NCCL alias, or the default), the NCCL aliases, and the NCCL_* variables
  * set that xccl ignores.
  */
@@ -9,6 +9,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "connect.h"
 #include "net.h"
 #include "slots.h"
 #include "xccl.h"
@@ -53,6 +54,15 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
     printf("  %-18s %-4s %s\n", features[i].feature, features[i].built ? "yes" : "no",
            features[i].built ? features[i].yes : features[i].no);
+  /* comm_conn_bytes is what a communicator's count adds per fifo. */
+  size_t ring_slot = config_size(CFG_CHUNK_SIZE), algo_slot = config_size(CFG_ALGO_CHUNK_SIZE);
+  printf("\nConnection memory (per fifo: one per receive side, and one per send side through the network;\n"
+         "the sum is the INFO lines' \"MiB of slots\" and xcclCommMemStats' xcclStatMemSuspend, and\n"
+         "xcclCommSuspend with XCCL_SUSPEND_MEM releases it):\n");
+  printf("  %-18s %llu bytes (XCCL_CHUNK_SIZE=%zu)\n", "ring channel", (unsigned long long)comm_conn_bytes(ring_slot),
+         ring_slot);
+  printf("  %-18s %llu bytes (XCCL_ALGO_CHUNK_SIZE=%zu)\n", "algorithm's peer", (unsigned long long)comm_conn_bytes(algo_slot),
+         algo_slot);
   printf("\nConfiguration:\n");
   fflush(stdout);
   config_print(stdout);

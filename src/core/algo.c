@@ -166,6 +166,12 @@ void algo_states_free(struct xcclComm *comm) {
   }
 }
 
+void algo_conns_gone(struct xcclComm *comm) {
+  comm->algo_connected = 0;
+  for (int a = 0; a < ALGO_COUNT; a++)
+    if (comm->algo_state[a] && algo_table[a]->state_conns_gone) algo_table[a]->state_conns_gone(comm->algo_state[a]);
+}
+
 void algo_peer_set_both(algo_peer_set_t *s, int n) {
   memcpy(s->recv, s->send, (size_t)n * sizeof(int));
   s->nsend = s->nrecv = n;

@@ -237,6 +237,10 @@ typedef struct {
    * keeps nothing, and its slot is NULL. */
   size_t state_bytes;
   void (*state_free)(void *state);
+  /* Optional: comm's connections were released (xcclCommSuspend) and will
+   * be made again, elsewhere: drops what the state keeps that points into
+   * them (fifos), keeping the rest. */
+  void (*state_conns_gone)(void *state);
   /* The most bytes (the schedule's count times the element size) one
    * operation may have, 0: any. Forced by XCCL_ALGO, larger operations are
    * the cost model's to place (tuning_pick). */
@@ -337,6 +341,9 @@ static inline void algo_lone_set(partner_args_t *pa, const coll_args_t *a) {
  * frees them all (any made, any NULL). */
 xcclResult_t algo_states_make(struct xcclComm *comm);
 void algo_states_free(struct xcclComm *comm);
+/* comm's connections were released: no algorithm's is made any more
+ * (algo_connected cleared), and each state drops what points into them. */
+void algo_conns_gone(struct xcclComm *comm);
 /* A `peers` set of both directions with each of the n ranks in s->send. */
 void algo_peer_set_both(algo_peer_set_t *s, int n);
 /* The connections a needs on comm for operation op (NULL: for every

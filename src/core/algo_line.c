@@ -90,4 +90,5 @@ const algo_desc_t algo_line = {
     .max_bytes = LINE_MAX_BYTES,
     .state_bytes = sizeof(line_state_t),
     .state_free = line_state_free,
+    .state_conns_gone = line_state_free, /* the lone item's partner arguments name the fifos */
 };

@@ -89,4 +89,5 @@ const algo_desc_t algo_rd = {
     .lone = rd_lone,
     .state_bytes = sizeof(rd_state_t),
     .state_free = rd_state_free,
+    .state_conns_gone = rd_state_free, /* the lone item's partner arguments name the fifos */
 };

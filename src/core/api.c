@@ -25,7 +25,7 @@ const char *xcclGetLastError(xcclComm_t comm) {
 }
 
 xcclResult_t xcclCommCount(const xcclComm_t comm, int *count) {
-  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED | COMM_SUSPENDED));
   xcclResult_t r = count ? xcclSuccess : err_set(xcclInvalidArgument, LOG_COLL, "xcclCommCount: count is NULL");
   if (count) *count = comm->nranks;
   comm_release(comm);
@@ -33,7 +33,7 @@ xcclResult_t xcclCommCount(const xcclComm_t comm, int *count) {
 }
 
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank) {
-  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED | COMM_SUSPENDED));
   xcclResult_t r = rank ? xcclSuccess : err_set(xcclInvalidArgument, LOG_COLL, "xcclCommUserRank: rank is NULL");
   if (rank) *rank = comm->rank;
   comm_release(comm);
@@ -41,7 +41,7 @@ xcclResult_t xcclCommUserRank(const xcclComm_t comm, int *rank) {
 }
 
 xcclResult_t xcclCommSetTimeout(xcclComm_t comm, double seconds) {
-  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED));
+  TRY(comm_acquire_in(comm, COMM_READY | COMM_FINALIZED | COMM_REVOKED | COMM_SUSPENDED));
   xcclResult_t r = xcclSuccess;
   if (!(seconds > 0) || seconds > 1e9) /* also refuses NaN */
     r = err_set(xcclInvalidArgument, LOG_COLL, "xcclCommSetTimeout: %g s is not a timeout (give 0 < seconds <= 1e9)",

@@ -356,7 +356,7 @@ static int comm_shares_process(const struct xcclComm *comm) {
  * their connections lazily, one communicator after the other (each waits
  * for a peer that the same thread drives): the algorithms' own connections
  * are made now, while every rank has its init thread. */
-static xcclResult_t comm_connect_algos(struct xcclComm *comm) {
+xcclResult_t comm_connect_algos(struct xcclComm *comm) {
   comm->shares_process = comm_shares_process(comm);
   if (!comm->shares_process) return xcclSuccess;
   /* NULL: every operation's connections, every root's for the tree. */
@@ -424,7 +424,7 @@ static xcclResult_t comm_connect(struct xcclComm *comm, const bs_id_t *id) {
   comm_conn_memory(comm, &conns, &slot_bytes);
   INFO(INIT,
        "rank %d of %d ready in %.1f ms%s%s%s: %d channel(s), ring %d -> %d -> %d, transport %s; %d connection(s), "
-       "%.1f MiB of receive slots",
+       "%.1f MiB of slots",
        rank, nranks, (double)(clock_ns() - t0) / 1e6, comm->name[0] ? " (comm \"" : "", comm->name,
        comm->name[0] ? "\")" : "", comm->nchannels, comm->prev, rank, comm->next,
        comm->net ? comm->net->name : "(none)", conns, (double)slot_bytes / (1 << 20));

@@ -194,6 +194,11 @@ struct xcclComm {
   struct comm_stats *stats;       /* XCCL_STATS_FILE's counters (comm_stats.h); NULL when it is unset */
   struct comm_trace *trace;       /* XCCL_TRACE's ring and clock offset (comm_trace.h); NULL when it is unset */
   const comm_obs_v1_t *obs;       /* the observers' hooks (above), set by comm_alloc */
+  /* xcclCommSuspend with XCCL_SUSPEND_MEM released the connections (and the
+   * proxy) until xcclCommResume makes them again (suspend.c). */
+  int conns_released;
+  unsigned released_algos; /* algo_connected then: resume connects them again */
+  _Atomic int resuming; /* a thread is in xcclCommSuspend or xcclCommResume */
 };
 
 /* comm's site, to change: the tuner's kept answer (op.c's op_pick) was
@@ -224,7 +229,8 @@ typedef enum {
   COMM_INIT_FAILED = 4,  /* that init failed: init_result and last_error say why */
   COMM_FINALIZED = 8,
   COMM_REVOKED = 16,
-  COMM_ANY = 31
+  COMM_SUSPENDED = 32, /* xcclCommSuspend until xcclCommResume (suspend.c) */
+  COMM_ANY = 63
 } comm_life_t;
 
 /* Finds comm among the live communicators and marks a call in progress.

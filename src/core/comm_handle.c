@@ -126,6 +126,10 @@ static xcclResult_t life_refuse(struct xcclComm *comm, int life) {
                      "communicator %p%s%s (rank %d of %d) was revoked (xcclCommRevoke): it takes no further "
                      "operation; shrink, split or destroy it",
                      (void *)comm, n, name, comm->rank, comm->nranks);
+    case COMM_SUSPENDED:
+      return err_set(xcclInvalidUsage, LOG_COLL,
+                     "communicator %p%s%s (rank %d of %d) is suspended (xcclCommSuspend): call xcclCommResume first",
+                     (void *)comm, n, name, comm->rank, comm->nranks);
     default:
       return err_set(xcclInvalidUsage, LOG_COLL, "communicator %p is not ready for this call", (void *)comm);
   }
@@ -157,6 +161,13 @@ xcclResult_t comm_acquire_in(xcclComm_t comm, unsigned states) {
   if (ok) atomic_fetch_add(&comm->busy, 1);
   if (found) registry_seen.comm = comm, registry_seen.gen = atomic_load(&registry_gen);
   xcclResult_t r = ok ? xcclSuccess : found ? life_refuse(comm, life) : registry_refuse(comm);
+  /* The refusal is comm's last error too (xcclGetLastError(comm)), as
+   * comm_record would make it; an init's own error stays. */
+  if (!ok && found && life != COMM_INITIALIZING && life != COMM_INIT_FAILED) {
+    pthread_mutex_lock(&comm->err_lock);
+    snprintf(comm->last_error, sizeof(comm->last_error), "%s", err_last());
+    pthread_mutex_unlock(&comm->err_lock);
+  }
   pthread_mutex_unlock(&registry_lock);
   return r;
 }

@@ -71,7 +71,9 @@ static void comm_stats_fill(void *ctx, stats_comm_t *snap) {
       uint64_t n = atomic_load_explicit(&s->ops[op][a], memory_order_relaxed);
       if (n) snap->ops[snap->nops++] = (stats_ops_t){op_label(op), algo_label(a), n};
     }
-  for (int peer = 0; peer < comm->nranks; peer++) {
+  /* Suspended, the connections may be going or gone (xcclCommSuspend). */
+  int conns = atomic_load(&comm->life) != COMM_SUSPENDED;
+  for (int peer = 0; conns && peer < comm->nranks; peer++) {
     if (peer == comm->rank) continue;
     for (int t = 0; t < transport_count() && snap->nlinks < snap->max_links; t++) {
       uint64_t sent = 0, recv = 0;
@@ -95,7 +97,11 @@ void comm_stats_start(struct xcclComm *comm, uint64_t comm_id) {
   }
   comm->stats = s;
   comm->env.wait_ns = &s->wait_ns;
-  if (comm->proxy) proxy_set_tick(comm->proxy, stats_tick, NULL);
+  comm_stats_proxy(comm);
+}
+
+void comm_stats_proxy(struct xcclComm *comm) {
+  if (comm->stats && comm->proxy) proxy_set_tick(comm->proxy, stats_tick, NULL);
 }
 
 void comm_stats_stop(struct xcclComm *comm) {

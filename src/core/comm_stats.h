@@ -43,6 +43,9 @@ void comm_stats_start(struct xcclComm *comm, uint64_t comm_id);
 /* At destroy or abort, before anything it reads goes: its last numbers
  * stay in the file. Safe when comm_stats_start never ran. */
 void comm_stats_stop(struct xcclComm *comm);
+/* Hooks the file's periodic rewrite to comm->proxy, a new one
+ * (xcclCommResume); nothing when the counters are off. */
+void comm_stats_proxy(struct xcclComm *comm);
 /* A call on comm returned res (not success): counted. */
 void comm_stats_error(struct xcclComm *comm);
 /* What the engine saw when an operation on comm failed (peer: whom the

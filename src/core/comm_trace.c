@@ -87,7 +87,11 @@ void comm_trace_start(struct xcclComm *comm, uint64_t comm_id) {
   else t->offset_known = 1;
   comm->trace = t;
   comm->env.trace = t->ring;
-  if (comm->proxy) proxy_set_trace(comm->proxy, t->ring);
+  comm_trace_proxy(comm);
+}
+
+void comm_trace_proxy(struct xcclComm *comm) {
+  if (comm->trace && comm->proxy) proxy_set_trace(comm->proxy, comm->trace->ring);
 }
 
 void comm_trace_ops(struct xcclComm *comm, const group_op_t *ops, int n, uint64_t t0) {

@@ -49,5 +49,8 @@ void comm_trace_failed(struct xcclComm *comm);
 /* At destroy or abort, after the proxy stopped: the file, then the ring
  * goes. Safe when comm_trace_start never ran. */
 void comm_trace_stop(struct xcclComm *comm);
+/* Points comm->proxy, a new one (xcclCommResume), at the timeline; nothing
+ * when XCCL_TRACE is unset. */
+void comm_trace_proxy(struct xcclComm *comm);
 
 #endif

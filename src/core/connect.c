@@ -250,7 +250,7 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
     int conns;
     uint64_t bytes;
     comm_conn_memory(comm, &conns, &bytes);
-    INFO(INIT, "rank %d: %d more connection(s) of set %d; now %d, %.1f MiB of receive slots", comm->rank, n, set,
+    INFO(INIT, "rank %d: %d more connection(s) of set %d; now %d, %.1f MiB of slots", comm->rank, n, set,
          conns, (double)bytes / (1 << 20));
   }
   return res;
@@ -276,11 +276,16 @@ typedef struct {
   uint64_t recv_bytes;
 } conn_tally_t;
 
+/* A receive side's fifo is this rank's memory; so is a send side's that is
+ * not shared (the network transport's, which the proxy sends from). A
+ * shared-memory sender maps its receiver's segment: the receiver counts it. */
 static void tally_one(void *ctx, transport_conn_t *conn, int producer) {
   conn_tally_t *t = ctx;
   t->conns++;
-  if (!producer && conn->fifo) t->recv_bytes += slot_fifo_bytes(conn->fifo->slot_size);
+  if (conn->fifo && (!producer || !conn->fifo->shared)) t->recv_bytes += comm_conn_bytes(conn->fifo->slot_size);
 }
+
+uint64_t comm_conn_bytes(size_t slot_size) { return slot_fifo_bytes(slot_size); }
 
 void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes) {
   conn_tally_t t = {0, 0};
@@ -295,16 +300,25 @@ static void break_one(void *msg, transport_conn_t *conn, int producer) {
 
 void comm_break_shm(struct xcclComm *comm, const char *msg) { comm_each_conn(comm, break_one, (void *)msg); }
 
-/* Releases every connection of comm (teardown, after the proxy stopped). */
+static void p2p_forget(comm_p2p_t *d) {
+  atomic_store(&d->ready, 0);
+  transport_conn_free(&d->conn);
+  d->fifo = NULL;
+  d->step = 0;
+}
+
 void comm_free_conns(struct xcclComm *comm) {
   for (int c = 0; comm->channels && c < comm->nchannels; c++) {
-    transport_conn_free(&comm->channels[c].send_conn);
-    transport_conn_free(&comm->channels[c].recv_conn);
+    comm_channel_t *ch = &comm->channels[c];
+    ch->send = ch->recv = NULL;
+    ch->send_step = ch->recv_step = 0;
+    transport_conn_free(&ch->send_conn);
+    transport_conn_free(&ch->recv_conn);
   }
   for (int set = 0; set < COMM_P2P_SETS; set++) {
     for (int r = 0; comm->p2p_send[set] && comm->p2p_recv[set] && r < comm->nranks; r++) {
-      transport_conn_free(&comm->p2p_send[set][r].conn);
-      transport_conn_free(&comm->p2p_recv[set][r].conn);
+      p2p_forget(&comm->p2p_send[set][r]);
+      p2p_forget(&comm->p2p_recv[set][r]);
     }
   }
 }

@@ -25,11 +25,20 @@ xcclResult_t comm_connect_p2p(struct xcclComm *comm, int set, const int *send_pe
  * send (producer = 1) and receive connection, and every point-to-point
  * connection made so far. */
 void comm_each_conn(struct xcclComm *comm, void (*fn)(void *ctx, transport_conn_t *conn, int producer), void *ctx);
-/* How many connections comm has made, and the bytes of the slots of their
- * receive sides (each receiver's fifo: what a connection costs in memory). */
+/* How many connections comm has made, and the bytes of the slot fifos this
+ * rank holds for them: every receive side's, and a send side's that is not
+ * in shared memory (the network's). The one count of a communicator's
+ * connection memory: the INFO lines at init and connect, xcclCommMemStats
+ * and xcclCommSuspend's release all read it. */
 void comm_conn_memory(struct xcclComm *comm, int *nconns, uint64_t *recv_bytes);
+/* The bytes one side's slot fifo of slot_size holds: what comm_conn_memory
+ * adds per fifo, and what xccl-info prints per connection. */
+uint64_t comm_conn_bytes(size_t slot_size);
 
-/* Releases every connection of comm (teardown, once the proxy has stopped). */
+/* Releases every connection of comm, once the proxy has stopped (teardown,
+ * xcclCommSuspend), and leaves comm with none made: ring fifos NULL,
+ * point-to-point connections not ready, every step back to 0, so that
+ * comm_connect_rings and comm_connect_p2p can make them again. */
 void comm_free_conns(struct xcclComm *comm);
 
 /* Marks every shared-memory fifo failed with msg, so that peers waiting on

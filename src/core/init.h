@@ -38,6 +38,15 @@ xcclResult_t comm_opts_from_config(const char *fn, const xcclConfig_t *config, c
 xcclResult_t comm_opts_inherit(const char *fn, const struct xcclComm *parent, const xcclConfig_t *config,
                                comm_opts_t *o);
 
+/* Where two ranks of comm share a process (comm->shares_process, set
+ * here), every algorithm's connections, made now: the one thread that
+ * drives them could not make them lazily (comm.c; init and xcclCommResume). */
+xcclResult_t comm_connect_algos(struct xcclComm *comm);
+
+/* Waits until no call but the caller's own runs on comm (busy <= mine), at
+ * most until deadline: 0 once idle, -1 past it (lifecycle.c). */
+int comm_wait_calls(struct xcclComm *comm, int mine, uint64_t deadline);
+
 /* A new random id with a root serving it in this process for timeout_s
  * (xcclGetUniqueId, xcclCommGetUniqueId; unique_id.c). id's other fields
  * (flags, parent) are the caller's, set before. */

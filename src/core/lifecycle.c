@@ -177,9 +177,7 @@ xcclResult_t xcclCommInitAll(xcclComm_t *comms, int ndev, const int *devlist) {
 
 /* ---- Finalize, revoke ---- */
 
-/* Waits until no call but the caller's own runs on comm (busy <= mine), at
- * most until deadline: 0 once idle, -1 past it. */
-static int wait_calls_done(struct xcclComm *comm, int mine, uint64_t deadline) {
+int comm_wait_calls(struct xcclComm *comm, int mine, uint64_t deadline) {
   while (atomic_load(&comm->busy) > mine) {
     if (clock_expired(deadline)) return -1;
     struct timespec ts = {0, 1000000};
@@ -197,7 +195,7 @@ xcclResult_t xcclCommFinalize(xcclComm_t comm) {
                   (void *)comm);
   /* New operations are refused from here; those already issued (device
    * work in flight holds the communicator busy) finish. */
-  if (res == xcclSuccess && wait_calls_done(comm, 1, clock_deadline(comm->timeout_s)) != 0)
+  if (res == xcclSuccess && comm_wait_calls(comm, 1, clock_deadline(comm->timeout_s)) != 0)
     res = err_set(xcclTimeout, LOG_INIT,
                   "xcclCommFinalize on rank %d: operations were still running after XCCL_TIMEOUT=%g s", comm->rank,
                   comm->timeout_s);
@@ -224,7 +222,7 @@ xcclResult_t xcclCommRevoke(xcclComm_t comm, int flags) {
   char msg[SLOT_ERROR_MAX];
   snprintf(msg, sizeof(msg), "rank %d revoked its communicator", comm->rank);
   comm_break_shm(comm, msg);
-  if (wait_calls_done(comm, 1, clock_deadline(comm->timeout_s)) != 0) {
+  if (comm_wait_calls(comm, 1, clock_deadline(comm->timeout_s)) != 0) {
     res = err_set(xcclTimeout, LOG_INIT,
                   "xcclCommRevoke on rank %d: calls on other threads did not stop within XCCL_TIMEOUT=%g s",
                   comm->rank, comm->timeout_s);

@@ -1,12 +1,10 @@
 /*
  * shim_232.c — the calls NCCL 2.29 .. 2.32.3 added, over xccl (the
  * parameter API is in shim_param.c):
- *   - ncclCommSuspend / ncclCommResume / ncclCommMemStats: a suspended
- *     communicator refuses operations (ncclInvalidUsage) until resumed.
- *     xccl's connections cannot be released and remade on a live
- *     communicator yet, so NCCL_SUSPEND_MEM keeps their memory and says so
- *     at INFO; the statistics are xccl's own accounting (comm_conn_memory:
- *     the receive slots of every connection, host memory on a host build);
+ *   - ncclCommSuspend / ncclCommResume / ncclCommMemStats: xcclCommSuspend,
+ *     xcclCommResume and xcclCommMemStats (src/core/suspend.c): a suspended
+ *     communicator refuses operations (ncclInvalidUsage) until resumed, and
+ *     NCCL_SUSPEND_MEM releases its connections (collectively) until then;
  *   - nccl*Config: the same collective; the per-call fields that steer GPU
  *     resources are ignored (INFO once), an algorithm selection xccl cannot
  *     honour per call is refused when forced;
@@ -31,130 +29,36 @@ static xcclComm_t X(ncclComm_t c) { return (xcclComm_t)(void *)c; }
 
 /* ---- Suspend and resume ---------------------------------------------- */
 
-/* The suspended communicators: few, so a list under one lock; the count
- * lets every operation skip the lock while none is suspended. */
-typedef struct suspended {
-  ncclComm_t comm;
-  struct suspended *next;
-} suspended_t;
-
-static suspended_t *suspended_list;
-static _Atomic int suspended_count;
-static pthread_mutex_t suspended_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int suspended_has(ncclComm_t comm) {
-  if (atomic_load_explicit(&suspended_count, memory_order_acquire) == 0) return 0;
-  int hit = 0;
-  pthread_mutex_lock(&suspended_lock);
-  for (suspended_t *s = suspended_list; s && !hit; s = s->next) hit = s->comm == comm;
-  pthread_mutex_unlock(&suspended_lock);
-  return hit;
-}
-
-/* Removes comm; 1 if it was there. */
-static int suspended_drop(ncclComm_t comm) {
-  if (atomic_load_explicit(&suspended_count, memory_order_acquire) == 0) return 0;
-  suspended_t *found = NULL;
-  pthread_mutex_lock(&suspended_lock);
-  for (suspended_t **pp = &suspended_list; *pp; pp = &(*pp)->next)
-    if ((*pp)->comm == comm) {
-      found = *pp;
-      *pp = found->next;
-      atomic_fetch_sub(&suspended_count, 1);
-      break;
-    }
-  pthread_mutex_unlock(&suspended_lock);
-  free(found);
-  return found != NULL;
-}
+/* xcclCommSuspend, xcclCommResume and xcclCommMemStats (src/core/suspend.c)
+ * are NCCL's calls: the flag and the statistics have NCCL's values. */
+_Static_assert(NCCL_SUSPEND_MEM == XCCL_SUSPEND_MEM, "suspend flags differ");
+_Static_assert((int)ncclStatGpuMemSuspend == (int)xcclStatMemSuspend &&
+                   (int)ncclStatGpuMemSuspended == (int)xcclStatMemSuspended &&
+                   (int)ncclStatGpuMemPersist == (int)xcclStatMemPersist &&
+                   (int)ncclStatGpuMemTotal == (int)xcclStatMemTotal,
+               "memory statistics differ");
 
 /* r, recorded on comm too, so that ncclGetLastError(comm) tells it. */
 static ncclResult_t refuse(ncclComm_t comm, xcclResult_t r) { return shim_res(comm ? comm_record(X(comm), r) : r); }
 
+/* The core's handle refuses every operation on a suspended communicator
+ * (comm_acquire: ncclInvalidUsage, "call xcclCommResume first"), so the
+ * shim keeps no list of its own. */
 ncclResult_t shim_check_active(const char *fn, ncclComm_t comm) {
-  if (!suspended_has(comm)) return ncclSuccess;
-  return refuse(comm, err_set(xcclInvalidUsage, LOG_COLL,
-                              "%s: the communicator is suspended (ncclCommSuspend); call ncclCommResume first", fn));
-}
-
-void shim_suspend_forget(ncclComm_t comm) { suspended_drop(comm); }
-
-/* comm's connections and their receive slots' bytes (taken holding comm);
- * comm_acquire's refusal if comm is not a live communicator. */
-static xcclResult_t conn_bytes(const char *fn, ncclComm_t comm, int *nconns, uint64_t *bytes) {
-  xcclResult_t r = comm_acquire(X(comm));
-  if (r != xcclSuccess) return err_prefix(r, "%s", fn);
-  comm_conn_memory(X(comm), nconns, bytes);
-  comm_release(X(comm));
-  return xcclSuccess;
-}
-
-ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags) {
-  if (flags & ~NCCL_SUSPEND_MEM)
-    return shim_res(err_set(xcclInvalidArgument, LOG_INIT,
-                            "ncclCommSuspend: flags 0x%x has bits other than NCCL_SUSPEND_MEM", (unsigned)flags));
-  int nconns = 0;
-  uint64_t bytes = 0;
-  xcclResult_t r = conn_bytes("ncclCommSuspend", comm, &nconns, &bytes);
-  if (r != xcclSuccess) return shim_res(r);
-  suspended_t *s = calloc(1, sizeof(*s));
-  if (!s) return shim_res(err_set(xcclSystemError, LOG_INIT, "ncclCommSuspend: out of memory"));
-  s->comm = comm;
-  int again = 0;
-  pthread_mutex_lock(&suspended_lock);
-  for (suspended_t *t = suspended_list; t && !again; t = t->next) again = t->comm == comm;
-  if (!again) {
-    s->next = suspended_list;
-    suspended_list = s;
-    atomic_fetch_add(&suspended_count, 1);
-  }
-  pthread_mutex_unlock(&suspended_lock);
-  if (again) {
-    free(s);
-    return refuse(comm, err_set(xcclInvalidUsage, LOG_INIT, "ncclCommSuspend: the communicator is suspended already"));
-  }
-  if (flags & NCCL_SUSPEND_MEM)
-    INFO(INIT,
-         "ncclCommSuspend: NCCL_SUSPEND_MEM: xccl keeps this communicator's %d connection(s) and their %.1f MiB of "
-         "receive slots (it cannot release and remake them yet); operations are refused until ncclCommResume",
-         nconns, (double)bytes / (1 << 20));
+  (void)fn, (void)comm;
   return ncclSuccess;
 }
 
-ncclResult_t pncclCommResume(ncclComm_t comm) {
-  int nconns;
-  uint64_t bytes;
-  xcclResult_t r = conn_bytes("ncclCommResume", comm, &nconns, &bytes);
-  if (r != xcclSuccess) return shim_res(r);
-  if (!suspended_drop(comm))
-    return refuse(comm, err_set(xcclInvalidUsage, LOG_INIT, "ncclCommResume: the communicator is not suspended"));
-  return ncclSuccess;
-}
+void shim_suspend_forget(ncclComm_t comm) { (void)comm; }
 
-/* NCCL's "GPU memory" is, in xccl, the memory its connections hold: the
- * receive slots, host memory on a host build. They are what suspension
- * would release; xccl counts nothing else per communicator, so the
- * persistent part is 0. */
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags) { return shim_res(xcclCommSuspend(X(comm), flags)); }
+
+ncclResult_t pncclCommResume(ncclComm_t comm) { return shim_res(xcclCommResume(X(comm))); }
+
+/* NCCL's "GPU memory" is, in xccl, the memory its connections hold (host
+ * memory on a host build): what NCCL_SUSPEND_MEM releases. */
 ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t *value) {
-  if (!value) return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclCommMemStats: value is NULL"));
-  int nconns;
-  uint64_t bytes;
-  xcclResult_t r = conn_bytes("ncclCommMemStats", comm, &nconns, &bytes);
-  if (r != xcclSuccess) return shim_res(r);
-  switch (stat) {
-    case ncclStatGpuMemSuspend:
-    case ncclStatGpuMemTotal:
-      *value = bytes;
-      return ncclSuccess;
-    case ncclStatGpuMemSuspended:
-      *value = suspended_has(comm) ? 1 : 0;
-      return ncclSuccess;
-    case ncclStatGpuMemPersist:
-      *value = 0;
-      return ncclSuccess;
-  }
-  return refuse(comm, err_set(xcclInvalidArgument, LOG_INIT, "ncclCommMemStats: stat %d is not an ncclCommMemStat_t",
-                              (int)stat));
+  return shim_res(xcclCommMemStats(X(comm), (xcclCommMemStat_t)stat, value));
 }
 
 /* ---- Windows ---------------------------------------------------------- */

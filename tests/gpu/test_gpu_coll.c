@@ -552,6 +552,43 @@ static void mode_refuse(void) {
   CU(cudaFree(d));
 }
 
+/* A device all-reduce of floats whose sum depends on the order, back in h. */
+static void device_allreduce(float *d, float *h, size_t n) {
+  for (size_t i = 0; i < n; i++) h[i] = (float)(rank + 1) * (1.0f + (float)(i % 97) / 3.0f);
+  dev_put(d, h, n * sizeof(float));
+  XCHECK(xcclAllReduce(d, d, n, xcclFloat32, xcclSum, comm, stream));
+  sync_ok("a device all-reduce");
+  CU(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
+/* XCCL_SUSPEND_MEM between device all-reduces (issue 48): the device side's
+ * fifo registrations go with the connections and come back at the next
+ * launch; the results keep their bits. */
+static void mode_suspend(void) {
+  enum { N = 100003 };
+  float *d, *first = malloc(N * sizeof(float)), *again = malloc(N * sizeof(float));
+  CU(cudaMalloc((void **)&d, N * sizeof(float)));
+  for (int i = 0; i < 4; i++) device_allreduce(d, first, N); /* CUDA IPC: offered, found, taken, used */
+  for (int round = 0; round < 2; round++) {
+    XCHECK(xcclCommSuspend(comm, XCCL_SUSPEND_MEM));
+    uint64_t held = 1;
+    XCHECK(xcclCommMemStats(comm, xcclStatMemSuspend, &held));
+    CHECK(held == 0, "round %d: %llu bytes held after XCCL_SUSPEND_MEM", round, (unsigned long long)held);
+    xcclResult_t r = xcclAllReduce(d, d, N, xcclFloat32, xcclSum, comm, stream);
+    CHECK(r == xcclInvalidUsage, "round %d: a device all-reduce while suspended: %s", round, xcclGetErrorString(r));
+    XCHECK(xcclCommResume(comm));
+    for (int i = 0; i < 4; i++) { /* the device side starts over: CUDA IPC is offered again */
+      device_allreduce(d, again, N);
+      CHECK(memcmp(first, again, N * sizeof(float)) == 0, "round %d: device all-reduce %d after resume differs",
+            round, i);
+    }
+  }
+  printf("device all-reduce: the same bits after 2 suspends with XCCL_SUSPEND_MEM\n");
+  CU(cudaFree(d));
+  free(first);
+  free(again);
+}
+
 /* The stand-in runtime can hold a stream; real builds lack it. */
 void mock_cuda_hold_stream(cudaStream_t st, _Atomic int *hold) __attribute__((weak));
 
@@ -643,6 +680,9 @@ int main(int argc, char **argv) {
     mode_p2p(1);
   } else if (!strcmp(mode, "refuse")) {
     mode_refuse();
+  } else if (!strcmp(mode, "suspend")) {
+    if (nranks < 2) test_skip("needs 2 ranks");
+    mode_suspend();
   } else if (!strcmp(mode, "held")) {
     if (nranks != 2) test_skip("needs 2 ranks");
     mode_held();

@@ -59,7 +59,7 @@ if(XCCL_HAVE_CUDA)
     target_include_directories(test_gpu_coll_mock PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)
   endforeach()
   target_link_libraries(test_gpu_coll_mock PRIVATE ${mock_libs})
-  foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2" "mixed;2" "fault;2" "held;2")
+  foreach(mode_ranks "coll;1;2;4" "p2p;2;3" "abort;2" "timeout;2" "mixed;2" "fault;2" "held;2" "suspend;2;3")
     list(POP_FRONT mode_ranks mode)
     foreach(n ${mode_ranks})
       set(mock_env "XCCL_TIMEOUT=60;XCCL_ALGO=ring;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=1")
@@ -72,6 +72,8 @@ if(XCCL_HAVE_CUDA)
   endforeach()
   xccl_add_test(NAME gpu_mock_socket TARGET test_gpu_coll_mock RANKS 3 ARGS quick LABELS unit TIMEOUT 300
                 ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_GROUPS=${gpu_groups};GPU_TEST_P2P=0")
+  xccl_add_test(NAME gpu_mock_suspend_socket TARGET test_gpu_coll_mock RANKS 2 ARGS suspend LABELS unit TIMEOUT 120
+                ENV "XCCL_TIMEOUT=60;XCCL_ALGO=ring;XCCL_TRANSPORT=socket;GPU_TEST_P2P=0")
   xccl_add_test(NAME gpu_mock_refuse TARGET test_gpu_coll_mock RANKS 2 ARGS refuse LABELS unit TIMEOUT 120
                 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1")
   xccl_add_test(NAME gpu_mock_mixed_socket TARGET test_gpu_coll_mock RANKS 2 ARGS mixed LABELS unit TIMEOUT 120

@@ -174,3 +174,21 @@ set_tests_properties(mp_cpu_bind PROPERTIES LABELS multiproc TIMEOUT 300 SKIP_RE
 add_test(NAME mp_lone_path COMMAND bash ${mp}/lone_path.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>
          $<TARGET_FILE:fault_victim>)
 set_tests_properties(mp_lone_path PROPERTIES LABELS multiproc TIMEOUT 300 ENVIRONMENT "${XCCL_TEST_ENV}")
+
+# ---- xcclCommSuspend / xcclCommResume / xcclCommMemStats (issue 48): the
+# connections released and made again, on 2 and 3 ranks, over shared memory
+# and over sockets; a rank that exits while suspended (or before) fails the
+# others' resume (suspend) within XCCL_TIMEOUT; suspend waits for an
+# all-reduce in flight on another thread ----
+foreach(n 2 3)
+  foreach(tr shm socket)
+    xccl_add_test(NAME mp_suspend_${tr} TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
+                  RANKS ${n} ARGS cycle LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_TRANSPORT=${tr}")
+  endforeach()
+  foreach(mode dies dies_early)
+    xccl_add_test(NAME mp_suspend_${mode} TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
+                  RANKS ${n} ARGS ${mode} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=5;XCCL_TRANSPORT=socket")
+  endforeach()
+  xccl_add_test(NAME mp_suspend_inflight TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
+                RANKS ${n} ARGS inflight LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+endforeach()

@@ -94,7 +94,7 @@ static void mode_param(int n, int rank, ncclUniqueId unused) {
   ncclParamDumpAll();
 }
 
-/* ---- suspend: a suspended communicator runs nothing; stats say so ---- */
+/* ---- suspend: a suspended communicator runs nothing; NCCL_SUSPEND_MEM releases its connections ---- */
 
 static uint64_t mem_stat(ncclComm_t c, ncclCommMemStat_t st) {
   uint64_t v = UINT64_MAX;
@@ -114,6 +114,8 @@ static void mode_suspend(int n, int rank, ncclUniqueId id) {
 
   NCHECK(ncclCommSuspend(comm, NCCL_SUSPEND_MEM));
   EXPECT(mem_stat(comm, ncclStatGpuMemSuspended) == 1, "not suspended after ncclCommSuspend");
+  EXPECT(mem_stat(comm, ncclStatGpuMemSuspend) == 0 && mem_stat(comm, ncclStatGpuMemTotal) == pers,
+         "NCCL_SUSPEND_MEM left %llu bytes of connections", (unsigned long long)mem_stat(comm, ncclStatGpuMemSuspend));
   int x = 1;
   EXPECT(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, comm, S0) == ncclInvalidUsage, "ran while suspended");
   EXPECT(strstr(ncclGetLastError(comm), "suspended"), "message: %s", ncclGetLastError(comm));
