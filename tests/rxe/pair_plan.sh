@@ -38,6 +38,8 @@ j sendrecv_ib "$B/tests/test_p2p" sendrecv
 j alltoall_ib "$B/tests/test_p2p" alltoall
 j gatherscatter_ib "$B/tests/test_p2p" gatherscatter
 j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" repeat
+# The traffic class: rxe_pair.sh finds RoCE frames with IP TOS 104 in its capture of the link.
+j traffic_class_ib env XCCL_IB_TC=104 "$B/tests/test_allreduce" repeat
 # A 64 MiB all-reduce. (Not the all-reduce matrix, every type x op x size to 1M elements:
 # it ran past 400 s here, over a link of a few MB/s.)
 [ "${PAIR_LONG:-0}" = 1 ] && j allreduce_large_ib "$B/tests/test_allreduce" large

@@ -72,10 +72,14 @@ smp=${XCCL_RXE_SMP:-2}
 say "booting two guests (qemu -accel tcg, at most $vm_timeout s); consoles in $work/console.{a,b}.log"
 t0=$(date +%s)
 # guest NODE HERE PEER
+# Guest A's frames are also written to a pcap (headers only) for the traffic-class check.
+rm -f "$work/link.pcap"
 guest() {
+  local dump=()
+  [ "$1" = 0 ] && dump=(-object "filter-dump,id=d0,netdev=n0,file=$work/link.pcap,maxlen=96")
   vm_qemu "$work/console.$2.log" "$vm_timeout" "xccl_node=$1" -m 2048 -smp "$smp" \
     -netdev "dgram,id=n0,local.type=unix,local.path=$work/link.$2.sock,remote.type=unix,remote.path=$work/link.$3.sock" \
-    -device "virtio-net-pci,netdev=n0,mac=52:54:00:47:00:0$(($1 + 1))"
+    "${dump[@]}" -device "virtio-net-pci,netdev=n0,mac=52:54:00:47:00:0$(($1 + 1))"
 }
 guest 0 a b &
 pid_a=$!
@@ -109,6 +113,28 @@ awk -v bw="$bw" -v oneway="$oneway" -v lat="$lat" -v busbw="$busbw" -v size="$si
     else row("all-reduce busbw at " size " B / write_bw 1-way (GB/s)", busbw, oneway == "" ? "" : sprintf("%.5f", oneway / 8))
     row("all-reduce 8 B time / write round trip (us)", t8, lat == "" ? "" : sprintf("%.1f", 2 * lat))
   }'
+# The traffic class on the wire: the plan's traffic_class_ib job ran with
+# XCCL_IB_TC=104 (DSCP 26), so RoCE v2 frames (UDP to port 4791) with IP TOS 104
+# must be in the capture, both ways, and the jobs without it sent TOS 0.
+if [ "${XCCL_RXE_PAIR_ONLY:-}" != faults ] && grep -aq "^XCCL-RXE-RESULT traffic_class_ib PASS" "$work/console.a.log"; then
+  if ! command -v tcpdump >/dev/null; then
+    say "traffic class on the wire: not checked (no tcpdump on the host)"
+  elif [ ! -s "$work/link.pcap" ]; then
+    say "FAIL: qemu wrote no capture of guest A's link ($work/link.pcap)"
+    st=1
+  else
+    tos() { tcpdump -nn -r "$work/link.pcap" "udp dst port 4791 and ip[1] == $1 and $2" 2>/dev/null | wc -l; }
+    a104=$(tos 104 "src host 10.47.0.1") b104=$(tos 104 "src host 10.47.0.2") any0=$(tos 0 "udp")
+    say "traffic class on the wire: RoCE frames with TOS 104: $a104 from A, $b104 from B; with TOS 0: $any0"
+    if [ "$a104" -lt 10 ] || [ "$b104" -lt 10 ]; then
+      say "FAIL: XCCL_IB_TC=104 is not the traffic class on the wire (fewer than 10 frames each way carry it)"
+      st=1
+    elif [ "$any0" -lt 10 ]; then
+      say "FAIL: no RoCE frames with TOS 0: the capture does not tell the jobs apart"
+      st=1
+    fi
+  fi
+fi
 [ $st = 0 ] || exit 1
 say "both guests passed all $(grep -c '^XCCL-RXE-RESULT .* PASS ' "$work/console.a.log") tests, rank 0 in A and rank 1 in B over Soft-RoCE"
 exit 0
