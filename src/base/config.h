@@ -204,6 +204,16 @@
   X(IB_GID_INDEX, INT, "-1", -1, 1024,                                                             \
     "GID table index whose address connections use (rdma_cm resolves from it). -1: the first "    \
     "RoCE v2 IPv4 GID, else the first address of the port's network interface.")                   \
+  X(IB_ADDR_FAMILY, STR, "", 0, 0,                                                                 \
+    "RoCE: the address family of the GID connections use when XCCL_IB_GID_INDEX is -1: AF_INET "   \
+    "or AF_INET6. Empty: IPv4 first, else IPv6.")                                                  \
+  X(IB_ADDR_RANGE, STR, "", 0, 0,                                                                  \
+    "RoCE: only GIDs whose address lies in this CIDR range (10.0.0.0/8, fd00::/8) when "            \
+    "XCCL_IB_GID_INDEX is -1. Empty: any.")                                                        \
+  X(IB_ROCE_VERSION_NUM, INT, "0", 0, 2,                                                           \
+    "RoCE: the GID type connections use when XCCL_IB_GID_INDEX is -1: 1 or 2; 0: v2 first, then "  \
+    "v1. rdma_cm sends with its own default type for the address (its configfs "                 \
+    "default_roce_mode); this setting chooses the address by the GIDs it has.")                    \
   X(IB_TC, INT, "0", 0, 255, "Traffic class (IP TOS on RoCE) of ib connections.")                  \
   X(IB_SL, INT, "-1", -1, 15, "InfiniBand service level of ib connections; -1: the route's.")      \
   X(IB_PKEY, INT, "0", 0, 65535,                                                                   \

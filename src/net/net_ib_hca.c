@@ -1,9 +1,11 @@
 /* net_ib_hca.c — the XCCL_IB_HCA device filter (see net_ib_hca.h). */
 #include "net_ib_hca.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int ib_hca_parse(const char *spec, ib_hca_filter_t *f, char *why, size_t whylen) {
   ib_hca_filter_t t;
@@ -90,4 +92,66 @@ int ib_rate_text_mbps(const char *text) {
   while (*end == ' ') end++;
   if (strncmp(end, "Gb/sec", 6) != 0) return 0;
   return (int)(gbps * 1000 + 0.5);
+}
+
+int ib_addr_range_parse(const char *spec, ib_addr_range_t *r, char *why, size_t whylen) {
+  ib_addr_range_t out = {0};
+  if (!spec || !*spec) {
+    *r = out;
+    return 0;
+  }
+  char text[80];
+  const char *slash = strchr(spec, '/');
+  size_t n = slash ? (size_t)(slash - spec) : strlen(spec);
+  if (n == 0 || n >= sizeof(text)) {
+    snprintf(why, whylen, "'%s' is not an address range: write it as ADDRESS/BITS (10.0.0.0/8, fd00::/8)", spec);
+    return -1;
+  }
+  memcpy(text, spec, n);
+  text[n] = '\0';
+  if (inet_pton(AF_INET, text, out.addr) == 1)
+    out.family = AF_INET;
+  else if (inet_pton(AF_INET6, text, out.addr) == 1)
+    out.family = AF_INET6;
+  else {
+    snprintf(why, whylen, "'%s' is neither an IPv4 nor an IPv6 address", text);
+    return -1;
+  }
+  int max = out.family == AF_INET ? 32 : 128;
+  out.prefix = max;
+  if (slash) {
+    char *end;
+    long bits = strtol(slash + 1, &end, 10);
+    if (end == slash + 1 || *end || bits < 0 || bits > max) {
+      snprintf(why, whylen, "'%s': the prefix length must be 0 to %d", spec, max);
+      return -1;
+    }
+    out.prefix = (int)bits;
+  }
+  *r = out;
+  return 0;
+}
+
+int ib_addr_range_has(const ib_addr_range_t *r, int family, const uint8_t *addr) {
+  if (!r->family) return 1;
+  if (family != r->family) return 0;
+  int whole = r->prefix / 8, rest = r->prefix % 8;
+  if (memcmp(addr, r->addr, (size_t)whole) != 0) return 0;
+  if (!rest) return 1;
+  uint8_t mask = (uint8_t)(0xff << (8 - rest));
+  return (addr[whole] & mask) == (r->addr[whole] & mask);
+}
+
+int ib_addr_family_parse(const char *spec, int *family, char *why, size_t whylen) {
+  if (!spec || !*spec)
+    *family = 0;
+  else if (!strcasecmp(spec, "AF_INET") || !strcmp(spec, "4"))
+    *family = AF_INET;
+  else if (!strcasecmp(spec, "AF_INET6") || !strcmp(spec, "6"))
+    *family = AF_INET6;
+  else {
+    snprintf(why, whylen, "'%s' is not an address family: AF_INET or AF_INET6", spec);
+    return -1;
+  }
+  return 0;
 }

@@ -13,6 +13,7 @@
 #define XCCL_NET_IB_HCA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define IB_HCA_MAX 32
 
@@ -32,6 +33,23 @@ int ib_hca_parse(const char *spec, ib_hca_filter_t *f, char *why, size_t whylen)
 
 /* 1 when device `dev`, port `port` passes the filter. */
 int ib_hca_match(const ib_hca_filter_t *f, const char *dev, int port);
+
+/* XCCL_IB_ADDR_RANGE: a CIDR range ("10.0.0.0/8", "fd00::/8"); family 0 =
+ * no range. */
+typedef struct {
+  int family; /* AF_INET, AF_INET6, or 0 */
+  uint8_t addr[16];
+  int prefix;
+} ib_addr_range_t;
+
+/* Parses spec ("" or NULL: no range). 0 and *r, or -1 with a sentence. */
+int ib_addr_range_parse(const char *spec, ib_addr_range_t *r, char *why, size_t whylen);
+/* 1 when addr (4 bytes for AF_INET, 16 for AF_INET6) of that family lies in
+ * r (always, for no range). */
+int ib_addr_range_has(const ib_addr_range_t *r, int family, const uint8_t *addr);
+/* XCCL_IB_ADDR_FAMILY: "" (0), "AF_INET", "AF_INET6" (also "4"/"6", any
+ * case). 0 and *family, or -1 with a sentence. */
+int ib_addr_family_parse(const char *spec, int *family, char *why, size_t whylen);
 
 /* A port's link speed in Mb/s from its width code (ibv_port_attr's
  * active_width) and per-lane speed code (active_speed, or active_speed_ex

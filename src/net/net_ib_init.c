@@ -144,10 +144,29 @@ static int ib_ifname_addr(const char *ifname, ib_sockaddr_t *a) {
   return found;
 }
 
+/* XCCL_IB_ADDR_FAMILY, XCCL_IB_ADDR_RANGE and XCCL_IB_ROCE_VERSION_NUM, read
+ * by ib_init: which RoCE GIDs may carry connections. */
+static struct {
+  int family, version;
+  ib_addr_range_t range;
+} ib_gid_rule;
+
+/* 1 when a RoCE GID (address a, type) passes ib_gid_rule. */
+static int ib_gid_allowed(const ib_sockaddr_t *a, int gid_type) {
+  int fam = a->sa.sa_family;
+  if (ib_gid_rule.family && fam != ib_gid_rule.family) return 0;
+  const uint8_t *raw = fam == AF_INET ? (const uint8_t *)&a->in.sin_addr : (const uint8_t *)&a->in6.sin6_addr;
+  if (!ib_addr_range_has(&ib_gid_rule.range, fam, raw)) return 0;
+  if (ib_gid_rule.version == 1 && gid_type != IBV_GID_TYPE_ROCE_V1) return 0;
+  if (ib_gid_rule.version == 2 && gid_type != IBV_GID_TYPE_ROCE_V2) return 0;
+  return 1;
+}
+
 /* Logs the port's GIDs and picks the address connections use (see
- * XCCL_IB_GID_INDEX). Returns 1 when it found one. */
+ * XCCL_IB_GID_INDEX, and on RoCE the family, range and version rules).
+ * Returns 1 when it found one. */
 static int ib_port_address(ib_dev_t *d, int gid_tbl_len) {
-  int want = (int)config_int(CFG_IB_GID_INDEX), best = -1, best_rank = 0;
+  int want = (int)config_int(CFG_IB_GID_INDEX), best = -1, best_rank = 0, ruled_out = 0;
   ib_sockaddr_t best_addr;
   uint32_t best_if = 0;
   for (int i = 0; i < gid_tbl_len && i < 256; i++) {
@@ -163,6 +182,10 @@ static int ib_port_address(ib_dev_t *d, int gid_tbl_len) {
          *ifn ? " on " : "", ifn);
     ib_sockaddr_t a;
     ib_gid_addr(&e.gid, e.ndev_ifindex, &a);
+    if (want < 0 && d->link_layer == IBV_LINK_LAYER_ETHERNET && !ib_gid_allowed(&a, (int)e.gid_type)) {
+      ruled_out++;
+      continue;
+    }
     /* Preference without XCCL_IB_GID_INDEX: RoCE v2 IPv4, any IPv4, RoCE v2, any. */
     int rank = (a.sa.sa_family == AF_INET ? 2 : 0) + (e.gid_type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0) + 1;
     if (want == i) rank = 100;
@@ -175,6 +198,14 @@ static int ib_port_address(ib_dev_t *d, int gid_tbl_len) {
   }
   if (want >= 0 && best != want) {
     WARN(NET, "ib: %s:%d has no GID at XCCL_IB_GID_INDEX=%d; port not used", d->name, d->port, want);
+    return 0;
+  }
+  if (best < 0 && ruled_out) {
+    WARN(NET,
+         "ib: %s:%d has no GID that XCCL_IB_ADDR_FAMILY=%s, XCCL_IB_ADDR_RANGE=%s and XCCL_IB_ROCE_VERSION_NUM=%d "
+         "allow (%d ruled out); port not used",
+         d->name, d->port, config_str(CFG_IB_ADDR_FAMILY), config_str(CFG_IB_ADDR_RANGE),
+         (int)config_int(CFG_IB_ROCE_VERSION_NUM), ruled_out);
     return 0;
   }
   char ifn[IF_NAMESIZE] = "";
@@ -251,6 +282,14 @@ static xcclResult_t ib_init(void) {
   char why[160];
   if (ib_hca_parse(config_str(CFG_IB_HCA), &filter, why, sizeof(why)) != 0)
     return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_HCA=%s: %s", config_str(CFG_IB_HCA), why);
+  if (ib_addr_family_parse(config_str(CFG_IB_ADDR_FAMILY), &ib_gid_rule.family, why, sizeof(why)) != 0)
+    return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_ADDR_FAMILY=%s: %s", config_str(CFG_IB_ADDR_FAMILY), why);
+  if (ib_addr_range_parse(config_str(CFG_IB_ADDR_RANGE), &ib_gid_rule.range, why, sizeof(why)) != 0)
+    return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_ADDR_RANGE=%s: %s", config_str(CFG_IB_ADDR_RANGE), why);
+  ib_gid_rule.version = (int)config_int(CFG_IB_ROCE_VERSION_NUM);
+  if (ib_gid_rule.family && ib_gid_rule.range.family && ib_gid_rule.family != ib_gid_rule.range.family)
+    return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_ADDR_RANGE=%s is not of XCCL_IB_ADDR_FAMILY=%s: no GID can match both",
+                   config_str(CFG_IB_ADDR_RANGE), config_str(CFG_IB_ADDR_FAMILY));
   ib_ndevs = 0;
   int n = 0;
   /* rdma_cm's own contexts: the ones its ids resolve to. Kept open (and
@@ -264,8 +303,11 @@ static xcclResult_t ib_init(void) {
   } else {
     for (int i = 0; i < n; i++) ib_add_ports(list[i], &filter);
     if (ib_ndevs == 0)
-      snprintf(ib_why, sizeof(ib_why), "%d verbs device%s but no active port with an IP address%s", n,
-               n > 1 ? "s" : "", *config_str(CFG_IB_HCA) ? " that XCCL_IB_HCA lets through" : "");
+      snprintf(ib_why, sizeof(ib_why), "%d verbs device%s but no active port with an IP address%s%s", n,
+               n > 1 ? "s" : "", *config_str(CFG_IB_HCA) ? " that XCCL_IB_HCA lets through" : "",
+               ib_gid_rule.family || ib_gid_rule.range.family || ib_gid_rule.version
+                   ? " and a GID that XCCL_IB_ADDR_FAMILY, _RANGE and XCCL_IB_ROCE_VERSION_NUM allow"
+                   : "");
   }
   /* No verbs device at all is the plain case (INFO); a device there but
    * unusable is something an operator must hear of (WARN), not a quiet

@@ -39,7 +39,13 @@ j alltoall_ib "$B/tests/test_p2p" alltoall
 j gatherscatter_ib "$B/tests/test_p2p" gatherscatter
 j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" repeat
 # The traffic class: rxe_pair.sh finds RoCE frames with IP TOS 104 in its capture of the link.
-j traffic_class_ib env XCCL_IB_TC=104 "$B/tests/test_allreduce" repeat
+# With NCCL's names for the GID rules, which rxe0's RoCE v2 IPv4 GID passes.
+j traffic_class_ib env XCCL_IB_TC=104 NCCL_IB_ADDR_FAMILY=AF_INET NCCL_IB_ADDR_RANGE=10.47.0.0/24 \
+  NCCL_IB_ROCE_VERSION_NUM=2 "$B/tests/test_allreduce" repeat
+# A range no GID is in: every port ruled out, a WARN that names the rules, and with XCCL_NET=ib init fails.
+tx gid_range_none "XCCL_IB_ADDR_RANGE=192.168.0.0/16" env XCCL_RANK="$NODE" XCCL_NRANKS=2 XCCL_LOCAL_RANK=0 \
+  XCCL_ROOT="$ROOT_IP:$((port += 1))" XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 \
+  XCCL_NET=ib XCCL_TIMEOUT=20 XCCL_IB_ADDR_RANGE=192.168.0.0/16 "$B/tests/test_allreduce" bytes
 # A 64 MiB all-reduce. (Not the all-reduce matrix, every type x op x size to 1M elements:
 # it ran past 400 s here, over a link of a few MB/s.)
 [ "${PAIR_LONG:-0}" = 1 ] && j allreduce_large_ib "$B/tests/test_allreduce" large

@@ -1,5 +1,6 @@
 /* test_ib_hca.c — XCCL_IB_HCA parsing and matching (net_ib_hca.h). */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "net_ib_hca.h"
 #include "test_util.h"
@@ -54,5 +55,31 @@ int main(void) {
   CHECK(ib_rate_text_mbps("800 Gb/sec (4X XDR)") == 800000, "sysfs XDR");
   CHECK(ib_rate_text_mbps("") == 0 && ib_rate_text_mbps("fast") == 0 && ib_rate_text_mbps("10 MB/s") == 0,
         "not a rate");
+  /* XCCL_IB_ADDR_RANGE and XCCL_IB_ADDR_FAMILY. */
+  ib_addr_range_t r;
+  char why[128];
+  uint8_t a4[4] = {10, 47, 0, 2}, b4[4] = {10, 48, 0, 2}, a6[16] = {0xfd, 0x12};
+  CHECK(ib_addr_range_parse("10.47.0.0/16", &r, why, sizeof(why)) == 0, "10.47.0.0/16: %s", why);
+  CHECK(ib_addr_range_has(&r, AF_INET, a4) && !ib_addr_range_has(&r, AF_INET, b4), "/16 match");
+  CHECK(!ib_addr_range_has(&r, AF_INET6, a6), "an IPv6 address is not in an IPv4 range");
+  CHECK(ib_addr_range_parse("10.47.0.0/12", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET, b4),
+        "/12 takes 10.48");
+  CHECK(ib_addr_range_parse("fd00::/8", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET6, a6) &&
+            !ib_addr_range_has(&r, AF_INET, a4),
+        "fd00::/8");
+  CHECK(ib_addr_range_parse("10.47.0.2", &r, why, sizeof(why)) == 0 && r.prefix == 32 &&
+            ib_addr_range_has(&r, AF_INET, a4),
+        "a bare address is /32");
+  CHECK(ib_addr_range_parse("", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET, b4), "no range: any");
+  ib_addr_range_t keep = {.family = 99};
+  CHECK(ib_addr_range_parse("10.0.0.0/33", &keep, why, sizeof(why)) == -1 && keep.family == 99 &&
+            strstr(why, "0 to 32"),
+        "/33 refused, nothing written: %s", why);
+  CHECK(ib_addr_range_parse("tenfour/8", &keep, why, sizeof(why)) == -1 && strstr(why, "neither"), "not an address");
+  int fam = -1;
+  CHECK(ib_addr_family_parse("AF_INET6", &fam, why, sizeof(why)) == 0 && fam == AF_INET6, "AF_INET6");
+  CHECK(ib_addr_family_parse("af_inet", &fam, why, sizeof(why)) == 0 && fam == AF_INET, "af_inet");
+  CHECK(ib_addr_family_parse("", &fam, why, sizeof(why)) == 0 && fam == 0, "empty");
+  CHECK(ib_addr_family_parse("AF_UNIX", &fam, why, sizeof(why)) == -1 && strstr(why, "AF_INET or AF_INET6"), "AF_UNIX");
   return test_finish("test_ib_hca");
 }
