@@ -15,6 +15,7 @@
 #include "net_select.h"
 #include "reg.h"
 #include "registry.h"
+#include "rma.h"
 #include "tuning.h"
 #include "tune_measure.h"
 
@@ -67,6 +68,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->ring_pos);
   redop_comm_free(comm); /* its PreMulSum ops */
   comm_ops_free(comm);   /* its registrations and windows (issue 16) */
+  rma_comm_free(comm);   /* the one-sided calls' signals */
   pthread_mutex_destroy(&comm->err_lock);
   pthread_mutex_destroy(&comm->init_lock);
 }

@@ -121,6 +121,16 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
       add_test(NAME nccl_232_${mode}_n${n} COMMAND nccl_prog_232 ${mode} ${n})
     endforeach()
   endforeach()
+  # The one-sided calls (nccl_prog_rma.c) over shared memory and over sockets;
+  # the refusals and a wait that times out (XCCL_TIMEOUT short).
+  foreach(n 2 4)
+    add_test(NAME nccl_232_rma_n${n} COMMAND nccl_prog_232 rma ${n})
+    add_test(NAME nccl_232_rma_socket_n${n} COMMAND nccl_prog_232 rma ${n})
+    set_tests_properties(nccl_232_rma_socket_n${n} PROPERTIES ENVIRONMENT
+      "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
+    add_test(NAME nccl_232_rma_errors_n${n} COMMAND nccl_prog_232 rma_errors ${n})
+    set_tests_properties(nccl_232_rma_errors_n${n} PROPERTIES ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=5")
+  endforeach()
   # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
   add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
   set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT

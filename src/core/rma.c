@@ -1,0 +1,434 @@
+/*
+ * rma.c — xcclPutSignal, xcclSignal and xcclWaitSignal on host buffers
+ * (rma.h says how a put travels).
+ *
+ * Who consumes a rank's incoming puts: its own one-sided calls. A waiter
+ * drains the connection of the peer it waits for, and every rank that
+ * waits (for a signal, or for room to put) also drains whatever its other
+ * connections hold, so that ranks putting to each other never wait on one
+ * another. Each connection has one lock per direction: one thread at a
+ * time writes a put into it, one consumes it.
+ */
+#include "rma.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "comm.h"
+#include "error.h"
+#include "log.h"
+#include "op.h"
+#include "proxy.h"
+#include "reg.h"
+#include "slots.h"
+
+#define RMA_MAGIC 0x31414d52u /* "RMA1" */
+#define RMA_NO_WINDOW UINT64_MAX /* a signal alone */
+
+/* What starts every put and signal, in its first slot; its data follows. */
+typedef struct {
+  uint32_t magic;
+  int32_t sig, ctx;
+  uint32_t pad;
+  uint64_t win_id; /* the window's id (reg.h), the same on both ranks */
+  uint64_t offset;
+  uint64_t bytes;
+} rma_hdr_t;
+
+/* A receive connection's consumer: the put whose data is still arriving. */
+typedef struct {
+  pthread_mutex_t lock;
+  int open;  /* a header came, left bytes of its data have not */
+  char *dst; /* where they go; NULL: dropped (rma_bad said why) */
+  uint64_t left;
+  int sig, ctx;
+} rma_rx_t;
+
+struct comm_rma {
+  pthread_mutex_t *tx;        /* per peer: one put at a time into its connection */
+  rma_rx_t *rx;               /* per peer */
+  _Atomic uint64_t *arrived;  /* signals counted, per (peer, ctx, sigIdx): rma_sig */
+  _Atomic uint64_t *consumed; /* of which waits consumed */
+  _Atomic int bad;            /* a peer's put could not land: the next wait says so */
+  char bad_msg[ERR_MSG_MAX];
+};
+
+static pthread_mutex_t rma_make_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t rma_sig(int peer, int sig, int ctx) {
+  return ((size_t)peer * XCCL_RMA_CTXS + (size_t)ctx) * XCCL_RMA_SIGNALS + (size_t)sig;
+}
+
+static void rma_free(struct comm_rma *r, int n) {
+  if (!r) return;
+  for (int p = 0; p < n && r->tx && r->rx; p++) {
+    pthread_mutex_destroy(&r->tx[p]);
+    pthread_mutex_destroy(&r->rx[p].lock);
+  }
+  free(r->tx);
+  free(r->rx);
+  free((void *)r->arrived);
+  free((void *)r->consumed);
+  free(r);
+}
+
+/* comm's one-sided state, made by the first call. */
+static xcclResult_t rma_state(struct xcclComm *comm, struct comm_rma **r_p) {
+  struct comm_rma *r = atomic_load_explicit(&comm->rma, memory_order_acquire);
+  if (r) return *r_p = r, xcclSuccess;
+  int n = comm->nranks;
+  size_t nsig = (size_t)n * XCCL_RMA_CTXS * XCCL_RMA_SIGNALS;
+  pthread_mutex_lock(&rma_make_lock);
+  r = atomic_load(&comm->rma);
+  if (!r && (r = calloc(1, sizeof(*r)))) {
+    r->tx = calloc((size_t)n, sizeof(*r->tx));
+    r->rx = calloc((size_t)n, sizeof(*r->rx));
+    r->arrived = calloc(nsig, sizeof(*r->arrived));
+    r->consumed = calloc(nsig, sizeof(*r->consumed));
+    if (r->tx && r->rx && r->arrived && r->consumed) {
+      for (int p = 0; p < n; p++) pthread_mutex_init(&r->tx[p], NULL), pthread_mutex_init(&r->rx[p].lock, NULL);
+      atomic_store_explicit(&comm->rma, r, memory_order_release);
+    } else {
+      free(r->tx), free(r->rx), free((void *)r->arrived), free((void *)r->consumed), free(r);
+      r = NULL;
+    }
+  }
+  pthread_mutex_unlock(&rma_make_lock);
+  if (!r) return err_set(xcclSystemError, LOG_COLL, "one-sided calls: out of memory for %d peers' signals", n);
+  *r_p = r;
+  return xcclSuccess;
+}
+
+void rma_comm_free(struct xcclComm *comm) {
+  rma_free(atomic_exchange(&comm->rma, NULL), comm->nranks);
+}
+
+/* ---- Waiting ---- */
+
+typedef struct {
+  uint64_t since; /* the last progress */
+  unsigned idle;  /* passes without any */
+} rma_wait_t;
+
+static void rma_moved(rma_wait_t *w) { w->since = clock_ns(), w->idle = 0; }
+
+/* One idle pass of a wait on f (peer's connection, is_recv: its receive
+ * side; NULL: a wait on oneself): stops on abort, a failed connection, a
+ * peer process gone or XCCL_TIMEOUT without progress; else spins, yields,
+ * then sleeps at most a millisecond. */
+static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv, int peer, rma_wait_t *w,
+                             const char *fn) {
+  char who[128];
+  comm_peer_desc(comm, peer, who, sizeof(who));
+  const char *dir = is_recv ? "from" : "to";
+  if (atomic_load(&comm->abort_flag))
+    return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted while waiting %s %s", fn, dir, who);
+  if (f && atomic_load_explicit(&f->error, memory_order_acquire))
+    return err_set(xcclRemoteError, LOG_COLL, "%s: the connection %s %s failed: %s", fn, dir, who, f->error_msg);
+  if (f && f->shared && slot_fifo_side_gone(f, is_recv))
+    return err_set(xcclRemoteError, LOG_COLL, "%s: %s is gone (its process ended) while waiting %s it", fn, who,
+                   dir);
+  if (clock_ns() - w->since > (uint64_t)(comm->timeout_s * 1e9))
+    return err_set(xcclTimeout, LOG_COLL, "%s: nothing moved %s %s for %.0f s (XCCL_TIMEOUT)%s", fn, dir, who,
+                   comm->timeout_s,
+                   is_recv ? ": it has not sent the signals waited for" : ": it consumes none of this rank's puts");
+  uint64_t seen = f ? atomic_load(is_recv ? &f->tail : &f->head) : 0;
+  if (++w->idle < 64) return xcclSuccess;
+  if (f && !f->shared && comm->proxy) {
+    if (!proxy_progress(comm->proxy) && w->idle > 256) proxy_wait(comm->proxy, 1000);
+  } else if (w->idle < 256 || !f) {
+    sched_yield();
+  } else {
+    slot_fifo_wait(f, is_recv, seen, 1000);
+  }
+  return xcclSuccess;
+}
+
+/* ---- The target's side ---- */
+
+static void rma_bad(struct comm_rma *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rma_bad(struct comm_rma *r, const char *fmt, ...) {
+  if (atomic_load(&r->bad)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->bad_msg, sizeof(r->bad_msg), fmt, ap);
+  va_end(ap);
+  WARN(COLL, "%s", r->bad_msg);
+  atomic_store(&r->bad, 1);
+}
+
+/* The header of a put from peer: opens it on x. */
+static void rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int peer, const rma_hdr_t *h) {
+  x->open = 1, x->left = h->bytes, x->dst = NULL;
+  x->sig = h->sig, x->ctx = h->ctx;
+  if (h->sig < 0 || h->sig >= XCCL_RMA_SIGNALS || h->ctx < 0 || h->ctx >= XCCL_RMA_CTXS) {
+    rma_bad(r, "rank %d: a put from rank %d names signal %d, context %d, out of range: dropped", comm->rank, peer,
+            h->sig, h->ctx);
+    x->sig = -1;
+  }
+  if (h->win_id == RMA_NO_WINDOW) return;
+  void *buff;
+  size_t size;
+  if (reg_window_by_id(comm, h->win_id, &buff, &size) && h->offset <= size && h->bytes <= size - h->offset)
+    x->dst = (char *)buff + h->offset;
+  else
+    rma_bad(r,
+            "rank %d: rank %d put %llu bytes at offset %llu of window %llu, which this rank deregistered or holds "
+            "fewer bytes of: dropped",
+            comm->rank, peer, (unsigned long long)h->bytes, (unsigned long long)h->offset,
+            (unsigned long long)h->win_id);
+}
+
+/* Consumes what peer's connection holds now, writing each put into its
+ * window and then counting its signal; 1 if anything moved. With block 0
+ * it gives way to a thread already consuming it. */
+static int rma_drain(struct xcclComm *comm, struct comm_rma *r, int peer, int block) {
+  comm_p2p_t *c = &comm->p2p_recv[COMM_P2P_RMA][peer];
+  rma_rx_t *x = &r->rx[peer];
+  if (!atomic_load_explicit(&c->ready, memory_order_acquire)) return 0;
+  if (block) pthread_mutex_lock(&x->lock);
+  else if (pthread_mutex_trylock(&x->lock)) return 0;
+  slot_fifo_t *f = c->fifo;
+  int moved = 0;
+  while (slot_fifo_ready(f, c->step)) {
+    uint64_t step = c->step, got, carried;
+    size_t size = slot_fifo_size(f, step);
+    size_t n = f->checksum && size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : size;
+    const char *p = slot_fifo_slot(f, step);
+    if (f->checksum && slot_fifo_check(f, step, n, &got, &carried) != SLOT_MSG_OK)
+      rma_bad(r, "rank %d: a one-sided message from rank %d failed its CRC32C (XCCL_CHECKSUM): its data dropped",
+              comm->rank, peer);
+    if (!x->open) {
+      rma_hdr_t h;
+      memcpy(&h, p, sizeof(h));
+      if (n < sizeof(h) || h.magic != RMA_MAGIC) {
+        rma_bad(r, "rank %d: a one-sided message from rank %d has no header: the connection is out of step",
+                comm->rank, peer);
+        h = (rma_hdr_t){.magic = RMA_MAGIC, .win_id = RMA_NO_WINDOW, .sig = -1};
+        n = sizeof(h);
+      }
+      rma_open(comm, r, x, peer, &h);
+      p += sizeof(h), n -= sizeof(h);
+    }
+    size_t k = n < x->left ? n : (size_t)x->left;
+    if (x->dst && k) memcpy(x->dst, p, k), x->dst += k;
+    x->left -= k;
+    slot_fifo_release(f, step);
+    c->step = step + 1;
+    moved = 1;
+    if (x->left == 0) {
+      x->open = 0;
+      if (x->sig >= 0)
+        atomic_fetch_add_explicit(&r->arrived[rma_sig(peer, x->sig, x->ctx)], 1, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&x->lock);
+  if (moved && !f->shared && comm->proxy) proxy_progress(comm->proxy); /* an irecv on the freed slots */
+  return moved;
+}
+
+/* Every peer's connection, giving way where another thread consumes. */
+static int rma_drain_all(struct xcclComm *comm, struct comm_rma *r) {
+  int moved = 0;
+  for (int i = 1; i < comm->nranks; i++) moved |= rma_drain(comm, r, (comm->rank + i) % comm->nranks, 0);
+  return moved;
+}
+
+/* ---- The origin's side ---- */
+
+/* Writes a put (h, then h->bytes of data) into peer's connection. */
+static xcclResult_t rma_send(struct xcclComm *comm, struct comm_rma *r, int peer, const rma_hdr_t *h,
+                             const char *data, const char *fn) {
+  comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
+  if (!atomic_load_explicit(&c->ready, memory_order_acquire))
+    return err_set(xcclInternalError, LOG_COLL, "%s: no one-sided connection to rank %d although its ranks are "
+                   "connected for them", fn, peer);
+  slot_fifo_t *f = c->fifo;
+  if (f->slot_size <= sizeof(*h))
+    return err_set(xcclInvalidUsage, LOG_COLL, "%s: slots of %zu bytes cannot hold a put's %zu-byte header", fn,
+                   f->slot_size, sizeof(*h));
+  pthread_mutex_lock(&r->tx[peer]);
+  proxy_t *proxy = f->shared ? NULL : comm->proxy;
+  if (proxy) proxy_op_begin(proxy);
+  uint64_t left = h->bytes, first_step = c->step;
+  int first = 1;
+  rma_wait_t w;
+  rma_moved(&w);
+  xcclResult_t res = xcclSuccess;
+  while (res == xcclSuccess && (first || left)) {
+    if (!slot_fifo_room(f, c->step)) {
+      if (rma_drain_all(comm, r)) rma_moved(&w); /* a peer putting to this rank may wait on it */
+      else res = rma_idle(comm, f, 0, peer, &w, fn);
+      continue;
+    }
+    char *slot = slot_fifo_slot(f, c->step);
+    size_t n = 0;
+    if (first) memcpy(slot, h, sizeof(*h)), n = sizeof(*h);
+    size_t k = f->slot_size - n < left ? f->slot_size - n : (size_t)left;
+    if (k) memcpy(slot + n, data, k), data += k, left -= k, n += k;
+    slot_fifo_send(f, c->step, n, &comm->fault);
+    c->step++;
+    first = 0;
+    if (proxy) proxy_progress(proxy);
+    rma_moved(&w);
+  }
+  if (proxy) proxy_op_end(proxy);
+  if (res != xcclSuccess && c->step != first_step) /* half a put in the stream: the connection is out of step */
+    comm_fail(comm, res, err_last());
+  pthread_mutex_unlock(&r->tx[peer]);
+  return res;
+}
+
+/* ---- The calls ---- */
+
+/* What every one-sided call checks first: usable, host buffers, flags,
+ * peer, signal and context. */
+static xcclResult_t rma_check(const char *fn, struct xcclComm *comm, void *stream, unsigned flags, int peer, int sig,
+                              int ctx) {
+  TRY(op_check_usable(fn, comm, stream));
+  if (stream)
+    return err_set(xcclInvalidUsage, LOG_COLL,
+                   "%s: stream %p given: one-sided calls run on host buffers in the calling thread; pass NULL", fn,
+                   stream);
+  if (flags) return err_set(xcclInvalidArgument, LOG_COLL, "%s: flags 0x%x: none is defined, pass 0", fn, flags);
+  TRY(op_check_rank(fn, "peer", peer, comm->nranks));
+  if (peer != comm->rank && !atomic_load(&comm->rma_connected))
+    return err_set(xcclInvalidUsage, LOG_COLL,
+                   "%s: no window is registered on this communicator yet: the first xcclCommWindowRegister connects "
+                   "its ranks for one-sided calls",
+                   fn);
+  if (sig < 0 || sig >= XCCL_RMA_SIGNALS || ctx < 0 || ctx >= XCCL_RMA_CTXS)
+    return err_set(xcclInvalidArgument, LOG_COLL,
+                   "%s: %s %d is out of range: sigIdx goes from 0 to %d and ctx from 0 to %d (XCCL_RMA_SIGNALS, "
+                   "XCCL_RMA_CTXS)",
+                   fn, sig < 0 || sig >= XCCL_RMA_SIGNALS ? "sigIdx" : "ctx",
+                   sig < 0 || sig >= XCCL_RMA_SIGNALS ? sig : ctx, XCCL_RMA_SIGNALS - 1, XCCL_RMA_CTXS - 1);
+  return xcclSuccess;
+}
+
+/* A put or a signal (win NULL) once checked: to oneself a copy. */
+static xcclResult_t rma_issue(struct xcclComm *comm, int peer, const struct xcclWindow *win, uint64_t win_id,
+                              size_t offset, const void *data, size_t bytes, int sig, int ctx, const char *fn) {
+  struct comm_rma *r;
+  TRY(rma_state(comm, &r));
+  if (peer == comm->rank) {
+    void *buff;
+    if (win && bytes) {
+      TRY(reg_window_buff(comm, win, &buff));
+      memmove((char *)buff + offset, data, bytes);
+    }
+    atomic_fetch_add_explicit(&r->arrived[rma_sig(peer, sig, ctx)], 1, memory_order_release);
+    return xcclSuccess;
+  }
+  rma_hdr_t h = {.magic = RMA_MAGIC, .sig = sig, .ctx = ctx, .win_id = win ? win_id : RMA_NO_WINDOW,
+                 .offset = offset, .bytes = win ? bytes : 0};
+  return rma_send(comm, r, peer, &h, data, fn);
+}
+
+static xcclResult_t put_signal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
+                               xcclWindow_t peerWin, size_t offset, int sig, int ctx, unsigned flags,
+                               struct xcclComm *comm, void *stream) {
+  static const char fn[] = "xcclPutSignal";
+  size_t esize = 0, win_size = 0;
+  uint64_t id = 0;
+  TRY(rma_check(fn, comm, stream, flags, peer, sig, ctx));
+  TRY(op_check_type(fn, datatype, &esize));
+  TRY(op_check_count(fn, count, esize, 1, datatype));
+  TRY(op_check_buffer(fn, "localbuff", localbuff, count, esize));
+  if (!peerWin) return err_set(xcclInvalidArgument, LOG_COLL, "%s: peerWin is NULL", fn);
+  if (!reg_window_peer(comm, peerWin, peer, &id, &win_size))
+    return err_set(xcclInvalidArgument, LOG_COLL,
+                   "%s: peerWin %p is not a window of this communicator (deregistered already, or another "
+                   "communicator's)",
+                   fn, (void *)peerWin);
+  size_t bytes = count * esize;
+  if (offset > win_size || bytes > win_size - offset)
+    return err_set(xcclInvalidArgument, LOG_COLL,
+                   "%s: %zu bytes at offset %zu pass the end of rank %d's window, which holds %zu bytes", fn, bytes,
+                   offset, peer, win_size);
+  return rma_issue(comm, peer, peerWin, id, offset, localbuff, bytes, sig, ctx, fn);
+}
+
+xcclResult_t xcclPutSignal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
+                           xcclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                           xcclComm_t comm, void *stream) {
+  TRY(comm_acquire(comm));
+  xcclResult_t res =
+      put_signal(localbuff, count, datatype, peer, peerWin, peerWinOffset, sigIdx, ctx, flags, comm, stream);
+  comm_release(comm);
+  return res == xcclSuccess ? res : comm_record(comm, res);
+}
+
+xcclResult_t xcclSignal(int peer, int sigIdx, int ctx, unsigned int flags, xcclComm_t comm, void *stream) {
+  TRY(comm_acquire(comm));
+  xcclResult_t res = rma_check("xcclSignal", comm, stream, flags, peer, sigIdx, ctx);
+  if (res == xcclSuccess) res = rma_issue(comm, peer, NULL, 0, 0, NULL, 0, sigIdx, ctx, "xcclSignal");
+  comm_release(comm);
+  return res == xcclSuccess ? res : comm_record(comm, res);
+}
+
+static xcclResult_t wait_check(int nd, const xcclWaitSignalDesc_t *d, struct xcclComm *comm, void *stream) {
+  static const char fn[] = "xcclWaitSignal";
+  if (nd < 0) return err_set(xcclInvalidArgument, LOG_COLL, "%s: nDesc %d is negative", fn, nd);
+  if (nd > 0 && !d) return err_set(xcclInvalidArgument, LOG_COLL, "%s: signalDescs is NULL with nDesc %d", fn, nd);
+  for (int i = 0; i < nd; i++) {
+    xcclResult_t res = rma_check(fn, comm, stream, 0, d[i].peer, d[i].sigIdx, d[i].ctx);
+    if (res == xcclSuccess && d[i].opCnt < 0)
+      res = err_set(xcclInvalidArgument, LOG_COLL, "%s: opCnt %d is negative", fn, d[i].opCnt);
+    if (res != xcclSuccess) return err_prefix(res, "signalDescs[%d]", i);
+  }
+  return nd == 0 ? op_check_usable(fn, comm, stream) : xcclSuccess;
+}
+
+/* The signals descriptors 0..i want of d[i]'s (peer, sigIdx, ctx). */
+static uint64_t wait_need(const xcclWaitSignalDesc_t *d, int i) {
+  uint64_t need = 0;
+  for (int j = 0; j <= i; j++)
+    if (d[j].peer == d[i].peer && d[j].sigIdx == d[i].sigIdx && d[j].ctx == d[i].ctx) need += (uint64_t)d[j].opCnt;
+  return need;
+}
+
+static xcclResult_t wait_signal(int nd, const xcclWaitSignalDesc_t *d, struct xcclComm *comm, void *stream) {
+  static const char fn[] = "xcclWaitSignal";
+  struct comm_rma *r;
+  TRY(wait_check(nd, d, comm, stream));
+  if (nd == 0) return xcclSuccess;
+  TRY(rma_state(comm, &r));
+  xcclResult_t res = xcclSuccess;
+  for (int i = 0; i < nd && res == xcclSuccess; i++) {
+    int peer = d[i].peer;
+    size_t s = rma_sig(peer, d[i].sigIdx, d[i].ctx);
+    uint64_t need = wait_need(d, i);
+    slot_fifo_t *f = peer == comm->rank ? NULL : comm->p2p_recv[COMM_P2P_RMA][peer].fifo;
+    rma_wait_t w;
+    rma_moved(&w);
+    while (res == xcclSuccess && atomic_load_explicit(&r->arrived[s], memory_order_acquire) -
+                                         atomic_load_explicit(&r->consumed[s], memory_order_relaxed) <
+                                     need) {
+      int moved = peer != comm->rank && rma_drain(comm, r, peer, 1);
+      moved |= rma_drain_all(comm, r); /* others may wait for room in this rank's connections */
+      if (moved) rma_moved(&w);
+      else res = rma_idle(comm, f, 1, peer, &w, fn);
+    }
+  }
+  if (res == xcclSuccess && atomic_load(&r->bad))
+    res = err_set(xcclRemoteError, LOG_COLL, "%s: %s", fn, r->bad_msg);
+  for (int i = 0; i < nd && res == xcclSuccess; i++)
+    atomic_fetch_add_explicit(&r->consumed[rma_sig(d[i].peer, d[i].sigIdx, d[i].ctx)], (uint64_t)d[i].opCnt,
+                              memory_order_relaxed);
+  return res;
+}
+
+xcclResult_t xcclWaitSignal(int nDesc, xcclWaitSignalDesc_t *signalDescs, xcclComm_t comm, void *stream) {
+  TRY(comm_acquire(comm));
+  xcclResult_t res = wait_signal(nDesc, signalDescs, comm, stream);
+  comm_release(comm);
+  return res == xcclSuccess ? res : comm_record(comm, res);
+}
