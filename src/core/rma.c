@@ -125,20 +125,25 @@ static void rma_moved(rma_wait_t *w) { w->since = clock_ns(), w->idle = 0; }
  * then sleeps at most a millisecond. */
 static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv, int peer, rma_wait_t *w,
                              const char *fn) {
-  char who[128];
-  comm_peer_desc(comm, peer, who, sizeof(who));
-  const char *dir = is_recv ? "from" : "to";
-  if (atomic_load(&comm->abort_flag))
-    return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted while waiting %s %s", fn, dir, who);
-  if (f && atomic_load_explicit(&f->error, memory_order_acquire))
-    return err_set(xcclRemoteError, LOG_COLL, "%s: the connection %s %s failed: %s", fn, dir, who, f->error_msg);
-  if (f && f->shared && slot_fifo_side_gone(f, is_recv))
-    return err_set(xcclRemoteError, LOG_COLL, "%s: %s is gone (its process ended) while waiting %s it", fn, who,
-                   dir);
-  if (clock_ns() - w->since > (uint64_t)(comm->timeout_s * 1e9))
+  int aborted = atomic_load(&comm->abort_flag);
+  int broken = f && atomic_load_explicit(&f->error, memory_order_acquire);
+  int gone = f && f->shared && !broken && slot_fifo_side_gone(f, is_recv);
+  int late = clock_ns() - w->since > (uint64_t)(comm->timeout_s * 1e9);
+  if (aborted || broken || gone || late) {
+    char who[128];
+    comm_peer_desc(comm, peer, who, sizeof(who));
+    const char *dir = is_recv ? "from" : "to";
+    if (aborted)
+      return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted while waiting %s %s", fn, dir, who);
+    if (broken)
+      return err_set(xcclRemoteError, LOG_COLL, "%s: the connection %s %s failed: %s", fn, dir, who, f->error_msg);
+    if (gone)
+      return err_set(xcclRemoteError, LOG_COLL, "%s: %s is gone (its process ended) while waiting %s it", fn, who,
+                     dir);
     return err_set(xcclTimeout, LOG_COLL, "%s: nothing moved %s %s for %.0f s (XCCL_TIMEOUT)%s", fn, dir, who,
                    comm->timeout_s,
                    is_recv ? ": it has not sent the signals waited for" : ": it consumes none of this rank's puts");
+  }
   uint64_t seen = f ? atomic_load(is_recv ? &f->tail : &f->head) : 0;
   if (++w->idle < 64) return xcclSuccess;
   if (f && !f->shared && comm->proxy) {
