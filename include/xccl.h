@@ -546,7 +546,8 @@ typedef struct {
  * collectively; the calls need no other set-up. Refused, changing nothing,
  * with xcclInvalidArgument: peer not a rank, peerWin NULL or not a window
  * of comm, offset + bytes beyond the peer's window, sigIdx or ctx out of
- * range, flags not 0. A timeout is xcclTimeout naming the peer.
+ * range, flags not 0. A timeout is xcclTimeout naming the peer. Inside a
+ * group (xcclGroupStart) the one-sided calls run at once, not at GroupEnd.
  */
 xcclResult_t xcclPutSignal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
                            xcclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
