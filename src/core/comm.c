@@ -86,6 +86,7 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   comm_init_join(comm); /* a background init ends first (done, failed or timed out) */
   comm_wait_idle(comm);
+  rma_comm_flush(comm); /* puts returned from before the network took them */
   INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
   registry_bury(comm, "destroyed");

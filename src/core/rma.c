@@ -57,6 +57,7 @@ struct comm_rma {
   _Atomic uint64_t *arrived;  /* signals counted, per (peer, ctx, sigIdx): rma_sig */
   _Atomic uint64_t *consumed; /* of which waits consumed */
   _Atomic int bad;            /* a peer's put could not land: the next wait says so */
+  _Atomic int closing;        /* xcclCommDestroy: what still arrives is dropped unread */
   char bad_msg[ERR_MSG_MAX];
 };
 
@@ -178,7 +179,7 @@ static void rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int
             h->sig, h->ctx);
     x->sig = -1;
   }
-  if (h->win_id == RMA_NO_WINDOW) return;
+  if (h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing)) return;
   void *buff;
   size_t size;
   if (reg_window_by_id(comm, h->win_id, &buff, &size) && h->offset <= size && h->bytes <= size - h->offset)
@@ -289,6 +290,32 @@ static xcclResult_t rma_send(struct xcclComm *comm, struct comm_rma *r, int peer
     comm_fail(comm, res, err_last());
   pthread_mutex_unlock(&r->tx[peer]);
   return res;
+}
+
+/* Destroy, before the proxy stops: waits until the network has taken
+ * every put this rank wrote into its slots (a put returns before that),
+ * consuming and dropping what still arrives so that peers doing the same
+ * are not held; at most XCCL_TIMEOUT without progress, never once aborted
+ * or failed. Shared-memory puts are in the peer's memory already. */
+void rma_comm_flush(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r || !comm->proxy || comm->failed) return;
+  atomic_store(&r->closing, 1);
+  for (int i = 1; i < comm->nranks; i++) {
+    int peer = (comm->rank + i) % comm->nranks;
+    comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
+    if (!atomic_load(&c->ready) || c->fifo->shared) continue;
+    pthread_mutex_lock(&r->tx[peer]);
+    rma_wait_t w;
+    rma_moved(&w);
+    xcclResult_t res = xcclSuccess;
+    while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
+      if (rma_drain_all(comm, r)) rma_moved(&w);
+      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommDestroy");
+    }
+    pthread_mutex_unlock(&r->tx[peer]);
+    if (res != xcclSuccess) return; /* said at WARN: the others would wait as long */
+  }
 }
 
 /* ---- The calls ---- */

@@ -16,6 +16,9 @@
 
 struct xcclComm;
 
+/* xcclCommDestroy, before anything is torn down: the network takes the
+ * puts this rank returned from before the proxy stops (rma.c). */
+void rma_comm_flush(struct xcclComm *comm);
 /* Frees comm's one-sided state (comm_free, once nothing runs on comm). */
 void rma_comm_free(struct xcclComm *comm);
 

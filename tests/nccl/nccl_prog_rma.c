@@ -8,6 +8,7 @@
  *               put to each other must consume while they put), checked
  *               bit for bit; several signals and contexts; many puts, one
  *               wait; descriptors that add up; signals alone; to oneself.
+ *   rma_last    a put just before ncclCommDestroy still lands.
  *   rma_errors  every refusal (ncclInvalidArgument, nothing changed), and
  *               a wait for a signal nobody sends (XCCL_TIMEOUT, naming
  *               the peer).
@@ -119,6 +120,29 @@ static void mode_rma(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
+/* A put just before ncclCommDestroy: rank 0 puts 3 MiB (the connection's
+ * slots take it whole, so the call returns before the network has moved
+ * it) and destroys at once; rank 1 must still get all of it. */
+static void mode_rma_last(int n, int rank, ncclUniqueId id) {
+  ncclComm_t comm = init(n, id, rank);
+  const char *e = getenv("RMA_LAST_BYTES"); /* the test sets it below the connection's slots (XCCL_CHUNK_SIZE) */
+  size_t bytes = e ? strtoull(e, NULL, 0) : 3u << 20;
+  unsigned char *buf = xmalloc(bytes);
+  memset(buf, 0, bytes);
+  ncclWindow_t win = NULL;
+  NCHECK(ncclCommWindowRegister(comm, buf, bytes, &win, NCCL_WIN_DEFAULT));
+  if (rank == 0) {
+    rma_fill(buf, bytes, 0, 5);
+    for (int p = 1; p < n; p++) NCHECK(ncclPutSignal(buf, bytes, ncclUint8, p, win, 0, 0, 0, 0, comm, S0));
+  } else {
+    ncclWaitSignalDesc_t d = rma_desc(1, 0, 0, 0);
+    NCHECK(ncclWaitSignal(1, &d, comm, S0));
+    rma_same(buf, bytes, 0, 5, "the put before destroy");
+  }
+  NCHECK(ncclCommDestroy(comm)); /* the window goes with the communicator */
+  free(buf);
+}
+
 /* call is refused with want, its message holding `says`. */
 #define RMA_REFUSED(call, want, says)                                                                    \
   do {                                                                                                   \
@@ -201,4 +225,4 @@ static void mode_rma_errors(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
-#define NCCL_PROG_RMA_MODES {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0},
+#define NCCL_PROG_RMA_MODES {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0},
