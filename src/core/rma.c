@@ -22,6 +22,9 @@
 
 #include "clock.h"
 #include "comm.h"
+#ifdef XCCL_HAVE_CUDA
+#include "enqueue_cuda.h"
+#endif
 #include "error.h"
 #include "log.h"
 #include "op.h"
@@ -381,6 +384,16 @@ static xcclResult_t put_signal(const void *localbuff, size_t count, xcclDataType
                    "communicator's)",
                    fn, (void *)peerWin);
   size_t bytes = count * esize;
+#ifdef XCCL_HAVE_CUDA
+  void *own = NULL;
+  int on_device = 0;
+  TRY(reg_window_buff(comm, peerWin, &own));
+  cuda_buf_t bufs[2] = {{"localbuff", localbuff, bytes}, {"peerWin's buffer on this rank", own, 1}};
+  TRY(enqueue_cuda_where(fn, bufs, 2, NULL, &on_device));
+  if (on_device)
+    return err_set(xcclInvalidUsage, LOG_COLL,
+                   "%s: localbuff or the window is device memory: one-sided calls move host buffers only", fn);
+#endif
   if (offset > win_size || bytes > win_size - offset)
     return err_set(xcclInvalidArgument, LOG_COLL,
                    "%s: %zu bytes at offset %zu pass the end of rank %d's window, which holds %zu bytes", fn, bytes,
