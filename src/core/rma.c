@@ -211,7 +211,8 @@ static int rma_drain(struct xcclComm *comm, struct comm_rma *r, int peer, int bl
     size_t size = slot_fifo_size(f, step);
     size_t n = f->checksum && size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : size;
     const char *p = slot_fifo_slot(f, step);
-    if (f->checksum && slot_fifo_check(f, step, n, &got, &carried) != SLOT_MSG_OK)
+    int corrupt = f->checksum && slot_fifo_check(f, step, n, &got, &carried) != SLOT_MSG_OK;
+    if (corrupt)
       rma_bad(r, "rank %d: a one-sided message from rank %d failed its CRC32C (XCCL_CHECKSUM): its data dropped",
               comm->rank, peer);
     if (!x->open) {
@@ -227,7 +228,8 @@ static int rma_drain(struct xcclComm *comm, struct comm_rma *r, int peer, int bl
       p += sizeof(h), n -= sizeof(h);
     }
     size_t k = n < x->left ? n : (size_t)x->left;
-    if (x->dst && k) memcpy(x->dst, p, k), x->dst += k;
+    if (x->dst && k && !corrupt) memcpy(x->dst, p, k);
+    if (x->dst) x->dst += k;
     x->left -= k;
     slot_fifo_release(f, step);
     c->step = step + 1;
@@ -463,8 +465,10 @@ static xcclResult_t wait_signal(int nd, const xcclWaitSignalDesc_t *d, struct xc
       else res = rma_idle(comm, f, 1, peer, &w, fn);
     }
   }
-  if (res == xcclSuccess && atomic_load(&r->bad))
+  if (res == xcclSuccess && atomic_load(&r->bad)) { /* said once: the next wait goes on */
     res = err_set(xcclRemoteError, LOG_COLL, "%s: %s", fn, r->bad_msg);
+    atomic_store(&r->bad, 0);
+  }
   for (int i = 0; i < nd && res == xcclSuccess; i++)
     atomic_fetch_add_explicit(&r->consumed[rma_sig(d[i].peer, d[i].sigIdx, d[i].ctx)], (uint64_t)d[i].opCnt,
                               memory_order_relaxed);

@@ -221,6 +221,25 @@ static void mode_rma_errors(int n, int rank, ncclUniqueId id) {
   EXPECT(got[0] == left * 4 && got[3] == left * 4 + 3, "after the refusals: got %d .. %d from rank %d", got[0],
          got[3], left);
   check_sum_of_ranks(comm, 1, n, "after the refusals");
+
+  /* A put into a window its target deregistered meanwhile: dropped, and
+   * the wait that counts its signal says so, once. Odd ranks put to even
+   * ones (n is even), which deregistered their side of the window. */
+  ncclWindow_t w2 = NULL;
+  NCHECK(ncclCommWindowRegister(comm, buf2, 4096, &w2, NCCL_WIN_DEFAULT));
+  ncclWaitSignalDesc_t d1 = rma_desc(1, left, 1, 0);
+  if (rank % 2 == 0) {
+    NCHECK(ncclCommWindowDeregister(comm, w2));
+    check_sum_of_ranks(comm, 1, n, "deregistered");
+    RMA_REFUSED(ncclWaitSignal(1, &d1, comm, S0), ncclRemoteError, "deregistered");
+    NCHECK(ncclWaitSignal(1, &d1, comm, S0)); /* the signal after it: said once, then fine */
+  } else {
+    check_sum_of_ranks(comm, 1, n, "deregistered");
+    NCHECK(ncclPutSignal(v, 4, ncclInt32, right, w2, 0, 1, 0, 0, comm, S0));
+    NCHECK(ncclSignal(right, 1, 0, 0, comm, S0));
+    NCHECK(ncclCommWindowDeregister(comm, w2));
+  }
+  check_sum_of_ranks(comm, 1, n, "after the dropped put");
   NCHECK(ncclCommWindowDeregister(comm, win));
   free(buf);
   free(buf2);

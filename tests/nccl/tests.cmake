@@ -131,6 +131,8 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
     add_test(NAME nccl_232_rma_errors_n${n} COMMAND nccl_prog_232 rma_errors ${n})
     set_tests_properties(nccl_232_rma_errors_n${n} PROPERTIES ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=5")
   endforeach()
+  # One rank: every put is to itself (no connection is made).
+  add_test(NAME nccl_232_rma_n1 COMMAND nccl_prog_232 rma 1)
   # A put just before ncclCommDestroy over sockets: 28 MiB into 4 MiB slots
   # (32 MiB per connection) is more than loopback's socket buffers take at
   # once, so it is still in the proxy's hands when the origin destroys.
