@@ -136,17 +136,17 @@ static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv,
   if (aborted || broken || gone || late) {
     char who[128];
     comm_peer_desc(comm, peer, who, sizeof(who));
-    const char *dir = is_recv ? "from" : "to";
+    char what[200];
+    snprintf(what, sizeof(what), is_recv ? "the signals of %s" : "%s to consume this rank's puts", who);
     if (aborted)
-      return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted while waiting %s %s", fn, dir, who);
+      return err_set(xcclRemoteError, LOG_COLL, "%s: the communicator was aborted while waiting for %s", fn, what);
     if (broken)
-      return err_set(xcclRemoteError, LOG_COLL, "%s: the connection %s %s failed: %s", fn, dir, who, f->error_msg);
+      return err_set(xcclRemoteError, LOG_COLL, "%s: the connection %s %s failed: %s", fn, is_recv ? "from" : "to",
+                     who, f->error_msg);
     if (gone)
-      return err_set(xcclRemoteError, LOG_COLL, "%s: %s is gone (its process ended) while waiting %s it", fn, who,
-                     dir);
-    return err_set(xcclTimeout, LOG_COLL, "%s: nothing moved %s %s for %.0f s (XCCL_TIMEOUT)%s", fn, dir, who,
-                   comm->timeout_s,
-                   is_recv ? ": it has not sent the signals waited for" : ": it consumes none of this rank's puts");
+      return err_set(xcclRemoteError, LOG_COLL, "%s: %s is gone (its process ended) while this rank waited", fn, who);
+    return err_set(xcclTimeout, LOG_COLL, "%s: waited %.0f s (XCCL_TIMEOUT) for %s, with no progress", fn,
+                   comm->timeout_s, what);
   }
   uint64_t seen = f ? atomic_load(is_recv ? &f->tail : &f->head) : 0;
   if (++w->idle < 64) return xcclSuccess;

@@ -9,6 +9,7 @@
  *               bit for bit; several signals and contexts; many puts, one
  *               wait; descriptors that add up; signals alone; to oneself.
  *   rma_last    a put just before ncclCommDestroy still lands.
+ *   rma_gone    a rank that exits: the others' waits stop, naming it.
  *   rma_errors  every refusal (ncclInvalidArgument, nothing changed), and
  *               a wait for a signal nobody sends (XCCL_TIMEOUT, naming
  *               the peer).
@@ -145,6 +146,27 @@ static void mode_rma_last(int n, int rank, ncclUniqueId id) {
   free(buf);
 }
 
+/* The last rank leaves without a word after the window; the others wait
+ * for its signal and must hear of it long before XCCL_TIMEOUT (60 s in
+ * these tests), in a sentence naming it. */
+static void mode_rma_gone(int n, int rank, ncclUniqueId id) {
+  ncclComm_t comm = init(n, id, rank);
+  unsigned char *buf = xmalloc(4096);
+  ncclWindow_t win = NULL;
+  NCHECK(ncclCommWindowRegister(comm, buf, 4096, &win, NCCL_WIN_DEFAULT));
+  if (rank == n - 1) _exit(0); /* no destroy: as if it crashed */
+  char who[32];
+  snprintf(who, sizeof(who), "rank %d", n - 1);
+  ncclWaitSignalDesc_t d = rma_desc(1, n - 1, 0, 0);
+  double t0 = now_s();
+  ncclResult_t r = ncclWaitSignal(1, &d, comm, S0);
+  EXPECT(r == ncclRemoteError, "waiting for a rank that left: %d", (int)r);
+  EXPECT(strstr(ncclGetLastError(comm), who), "message \"%s\" does not name %s", ncclGetLastError(comm), who);
+  EXPECT(now_s() - t0 < 30, "heard of it after %.1f s", now_s() - t0);
+  NCHECK(ncclCommAbort(comm));
+  free(buf);
+}
+
 /* call is refused with want, its message holding `says`. */
 #define RMA_REFUSED(call, want, says)                                                                    \
   do {                                                                                                   \
@@ -246,4 +268,5 @@ static void mode_rma_errors(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
-#define NCCL_PROG_RMA_MODES {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0},
+#define NCCL_PROG_RMA_MODES {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0},     \
+      {"rma_gone", mode_rma_gone, 0},
