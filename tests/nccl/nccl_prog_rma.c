@@ -268,5 +268,6 @@ static void mode_rma_errors(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
-#define NCCL_PROG_RMA_MODES {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0},     \
+#define NCCL_PROG_RMA_MODES                                                                   \
+  {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0}, \
       {"rma_gone", mode_rma_gone, 0},
