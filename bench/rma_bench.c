@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
     int bw_iters = bytes <= 65536 ? scale : scale / 100 + 2;
     double lp = latency(&b, bytes, lat_iters, 1), ls = latency(&b, bytes, lat_iters, 0);
     double bp = bandwidth(&b, bytes, bw_iters, 1), bs = bandwidth(&b, bytes, bw_iters, 0);
-    if (b.rank == 0) printf("%10zu %14.2f %14.2f %14.3f %14.3f\n", bytes, lp, ls, bp, bs);
+    if (b.rank == 0) printf("%10zu %14.2f %14.2f %14.4g %14.4g\n", bytes, lp, ls, bp, bs);
   }
   CHECK(xcclCommWindowDeregister(b.comm, b.win));
   CHECK(xcclCommDestroy(b.comm));
