@@ -121,6 +121,10 @@ typedef struct {
   unsigned idle;  /* passes without any */
 } rma_wait_t;
 
+/* Idle passes polled before the clock is read for the spin (kern_env_t's
+ * spin_ns, XCCL_SPIN_US, as the host engine does). */
+#define RMA_IDLE_POLLS 64
+
 static void rma_moved(rma_wait_t *w) { w->since = clock_ns(), w->idle = 0; }
 
 /* One idle pass of a wait on f (peer's connection, is_recv: its receive
@@ -131,8 +135,12 @@ static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv,
                              const char *fn) {
   int aborted = atomic_load(&comm->abort_flag);
   int broken = f && atomic_load_explicit(&f->error, memory_order_acquire);
-  int gone = f && f->shared && !broken && slot_fifo_side_gone(f, is_recv);
-  int late = clock_ns() - w->since > (uint64_t)(comm->timeout_s * 1e9);
+  uint64_t now = clock_ns();
+  int late = now - w->since > (uint64_t)(comm->timeout_s * 1e9);
+  int spinning = now - w->since < comm->env.spin_ns;
+  /* whether the peer's process is gone costs system calls: asked only
+   * before a sleep, at most once a millisecond */
+  int gone = !spinning && f && f->shared && !broken && slot_fifo_side_gone(f, is_recv);
   if (aborted || broken || gone || late) {
     char who[128];
     comm_peer_desc(comm, peer, who, sizeof(who));
@@ -149,11 +157,11 @@ static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv,
                    comm->timeout_s, what);
   }
   uint64_t seen = f ? atomic_load(is_recv ? &f->tail : &f->head) : 0;
-  if (++w->idle < 64) return xcclSuccess;
+  if (++w->idle < RMA_IDLE_POLLS) return xcclSuccess;
   if (f && !f->shared && comm->proxy) {
-    if (!proxy_progress(comm->proxy) && w->idle > 256) proxy_wait(comm->proxy, 1000);
-  } else if (w->idle < 256 || !f) {
-    sched_yield();
+    if (!proxy_progress(comm->proxy) && !spinning) proxy_wait(comm->proxy, 1000);
+  } else if (spinning || !f) {
+    if (comm->env.yield || !f) sched_yield();
   } else {
     slot_fifo_wait(f, is_recv, seen, 1000);
   }
