@@ -128,7 +128,7 @@ static void mode_rma(int n, int rank, ncclUniqueId id) {
  * it) and destroys at once; rank 1 must still get all of it. */
 static void mode_rma_last(int n, int rank, ncclUniqueId id) {
   ncclComm_t comm = init(n, id, rank);
-  const char *e = getenv("RMA_LAST_BYTES"); /* the test sets it below the connection's slots (XCCL_CHUNK_SIZE) */
+  const char *e = getenv("RMA_LAST_BYTES"); /* the test sets it below the connection's slots (XCCL_RMA_CHUNK_SIZE) */
   size_t bytes = e ? strtoull(e, NULL, 0) : 3u << 20;
   unsigned char *buf = xmalloc(bytes);
   memset(buf, 0, bytes);

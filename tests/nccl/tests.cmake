@@ -139,11 +139,11 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
   # One rank: every put is to itself (no connection is made).
   add_test(NAME nccl_232_rma_n1 COMMAND nccl_prog_232 rma 1)
   # A put just before ncclCommDestroy over sockets: 28 MiB into 4 MiB slots
-  # (32 MiB per connection) is more than loopback's socket buffers take at
+  # (32 MiB per connection, XCCL_RMA_CHUNK_SIZE) is more than loopback's socket buffers take at
   # once, so it is still in the proxy's hands when the origin destroys.
   add_test(NAME nccl_232_rma_last_socket_n2 COMMAND nccl_prog_232 rma_last 2)
   set_tests_properties(nccl_232_rma_last_socket_n2 PROPERTIES ENVIRONMENT
-    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1;XCCL_CHUNK_SIZE=4194304;RMA_LAST_BYTES=29360128")
+    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1;XCCL_RMA_CHUNK_SIZE=4194304;RMA_LAST_BYTES=29360128")
   # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
   add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
   set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT
