@@ -538,11 +538,13 @@ typedef struct {
  * issued before it by that rank is in the target's window. The call
  * returns once localbuff may be reused (the data is in the connection's
  * buffers, or in the peer's window); it may wait for room in those buffers
- * while the peer's earlier messages are not consumed (the peer consumes
- * them in its one-sided calls), at most XCCL_TIMEOUT without progress.
+ * while the peer's thread consumes earlier messages, at most XCCL_TIMEOUT
+ * without progress. xcclCommDestroy waits until the transport has taken
+ * the puts issued before it.
  *
  * The first window registration of a communicator connects every pair of
- * its ranks for these calls (one connection each way, with its buffers),
+ * its ranks for these calls (one connection each way, with its buffers of
+ * 8 x XCCL_RMA_CHUNK_SIZE) and starts a thread that consumes incoming puts,
  * collectively; the calls need no other set-up. Refused, changing nothing,
  * with xcclInvalidArgument: peer not a rank, peerWin NULL or not a window
  * of comm, offset + bytes beyond the peer's window, sigIdx or ctx out of

@@ -46,6 +46,7 @@
 
 static void comm_free(struct xcclComm *comm) {
   if (!comm) return;
+  rma_comm_stop(comm); /* its thread reads the connections */
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
 #endif

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mem.h"
 #include "redop.h"
+#include "rma.h"
 
 /* Guards every communicator's regs and windows lists: registration is rare,
  * and a transport looking one up takes it briefly. */
@@ -180,6 +181,7 @@ static xcclResult_t win_connect_rma(struct xcclComm *comm) {
   xcclResult_t res = comm_connect_p2p(comm, COMM_P2P_RMA, peers, n - 1, peers, n - 1);
   free(peers);
   if (res != xcclSuccess) return err_prefix(res, "xcclCommWindowRegister: connecting for one-sided calls");
+  TRY(rma_start(comm)); /* the thread that consumes puts while this rank is elsewhere */
   atomic_store(&comm->rma_connected, 1);
   return xcclSuccess;
 }
@@ -236,6 +238,7 @@ int reg_window_by_id(struct xcclComm *comm, uint64_t id, void **buff_p, size_t *
   pthread_mutex_lock(&reg_lock);
   for (const struct xcclWindow *w = comm->windows; w && !found; w = w->next)
     if (w->id == id) found = 1, *buff_p = w->buff, *size_p = w->size;
+  if (!found && id >= comm->windows_made) found = -1;
   pthread_mutex_unlock(&reg_lock);
   return found;
 }

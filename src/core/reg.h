@@ -44,7 +44,9 @@ const comm_reg_t *reg_find(struct xcclComm *comm, const void *p, size_t len);
 const struct xcclWindow *reg_find_window(struct xcclComm *comm, const void *p, size_t len);
 
 /* The window of comm whose id is id, its buffer and size in *buff_p and
- * *size_p; 0 when comm has none (deregistered here). */
+ * *size_p: 1; 0 when comm has none (deregistered here); -1 when this rank
+ * has not registered that many windows yet (a peer's registration ended
+ * first and it already puts into it). */
 int reg_window_by_id(struct xcclComm *comm, uint64_t id, void **buff_p, size_t *size_p);
 /* Whether win is one of comm's windows; its id and peer's size of it. */
 int reg_window_peer(struct xcclComm *comm, const struct xcclWindow *win, int peer, uint64_t *id_p, size_t *size_p);

@@ -1,13 +1,17 @@
 /*
- * rma.c — xcclPutSignal, xcclSignal and xcclWaitSignal on host buffers
- * (rma.h says how a put travels).
+ * rma.c — the one-sided calls' data path (rma.h says how a put travels):
+ * writing puts into the connections, consuming them into windows, the
+ * signals, waiting; and the communicator's progress thread. The calls'
+ * checks are in rma_api.c.
  *
- * Who consumes a rank's incoming puts: its own one-sided calls. A waiter
+ * Who consumes a rank's incoming puts: a thread of the communicator's own,
+ * started with the connections at its first window, so that a put never
+ * waits on a target busy elsewhere (in a collective, or computing); and
+ * the rank's one-sided calls themselves, with no thread hand-off: a waiter
  * drains the connection of the peer it waits for, and every rank that
  * waits (for a signal, or for room to put) also drains whatever its other
- * connections hold, so that ranks putting to each other never wait on one
- * another. Each connection has one lock per direction: one thread at a
- * time writes a put into it, one consumes it.
+ * connections hold. Each connection has one lock per direction: one thread
+ * at a time writes a put into it, one consumes it.
  */
 #include "rma.h"
 
@@ -22,12 +26,8 @@
 
 #include "clock.h"
 #include "comm.h"
-#ifdef XCCL_HAVE_CUDA
-#include "enqueue_cuda.h"
-#endif
 #include "error.h"
 #include "log.h"
-#include "op.h"
 #include "proxy.h"
 #include "reg.h"
 #include "slots.h"
@@ -61,6 +61,9 @@ struct comm_rma {
   _Atomic uint64_t *consumed; /* of which waits consumed */
   _Atomic int bad;            /* a peer's put could not land: the next wait says so */
   _Atomic int closing;        /* xcclCommDestroy: what still arrives is dropped unread */
+  _Atomic int stop;           /* the progress thread ends */
+  int running;                /* it was started (rma_start) and not joined */
+  pthread_t thread;
   char bad_msg[ERR_MSG_MAX];
 };
 
@@ -84,7 +87,7 @@ static void rma_free(struct comm_rma *r, int n) {
 }
 
 /* comm's one-sided state, made by the first call. */
-static xcclResult_t rma_state(struct xcclComm *comm, struct comm_rma **r_p) {
+xcclResult_t rma_state(struct xcclComm *comm, struct comm_rma **r_p) {
   struct comm_rma *r = atomic_load_explicit(&comm->rma, memory_order_acquire);
   if (r) return *r_p = r, xcclSuccess;
   int n = comm->nranks;
@@ -181,8 +184,15 @@ static void rma_bad(struct comm_rma *r, const char *fmt, ...) {
   atomic_store(&r->bad, 1);
 }
 
-/* The header of a put from peer: opens it on x. */
-static void rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int peer, const rma_hdr_t *h) {
+/* The header of a put from peer: opens it on x; 0, leaving x as it was,
+ * when its window is still being registered here (the peer's registration
+ * returned first): the message waits in its slot until it is. */
+static int rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int peer, const rma_hdr_t *h) {
+  void *buff = NULL;
+  size_t size = 0;
+  int known = h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing) ? 1
+              : reg_window_by_id(comm, h->win_id, &buff, &size);
+  if (known < 0) return 0;
   x->open = 1, x->left = h->bytes, x->dst = NULL;
   x->sig = h->sig, x->ctx = h->ctx;
   if (h->sig < 0 || h->sig >= XCCL_RMA_SIGNALS || h->ctx < 0 || h->ctx >= XCCL_RMA_CTXS) {
@@ -190,10 +200,8 @@ static void rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int
             h->sig, h->ctx);
     x->sig = -1;
   }
-  if (h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing)) return;
-  void *buff;
-  size_t size;
-  if (reg_window_by_id(comm, h->win_id, &buff, &size) && h->offset <= size && h->bytes <= size - h->offset)
+  if (h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing)) return 1; /* a signal alone, or dropped at destroy */
+  if (known && h->offset <= size && h->bytes <= size - h->offset)
     x->dst = (char *)buff + h->offset;
   else
     rma_bad(r,
@@ -201,6 +209,7 @@ static void rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int
             "fewer bytes of: dropped",
             comm->rank, peer, (unsigned long long)h->bytes, (unsigned long long)h->offset,
             (unsigned long long)h->win_id);
+  return 1;
 }
 
 /* Consumes what peer's connection holds now, writing each put into its
@@ -232,7 +241,7 @@ static int rma_drain(struct xcclComm *comm, struct comm_rma *r, int peer, int bl
         h = (rma_hdr_t){.magic = RMA_MAGIC, .win_id = RMA_NO_WINDOW, .sig = -1};
         n = sizeof(h);
       }
-      rma_open(comm, r, x, peer, &h);
+      if (!rma_open(comm, r, x, peer, &h)) break; /* its window is not registered here yet */
       p += sizeof(h), n -= sizeof(h);
     }
     size_t k = n < x->left ? n : (size_t)x->left;
@@ -331,35 +340,8 @@ void rma_comm_flush(struct xcclComm *comm) {
   }
 }
 
-/* ---- The calls ---- */
-
-/* What every one-sided call checks first: usable, host buffers, flags,
- * peer, signal and context. */
-static xcclResult_t rma_check(const char *fn, struct xcclComm *comm, void *stream, unsigned flags, int peer, int sig,
-                              int ctx) {
-  TRY(op_check_usable(fn, comm, stream));
-  if (stream)
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "%s: stream %p given: one-sided calls run on host buffers in the calling thread; pass NULL", fn,
-                   stream);
-  if (flags) return err_set(xcclInvalidArgument, LOG_COLL, "%s: flags 0x%x: none is defined, pass 0", fn, flags);
-  TRY(op_check_rank(fn, "peer", peer, comm->nranks));
-  if (peer != comm->rank && !atomic_load(&comm->rma_connected))
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "%s: no window is registered on this communicator yet: the first xcclCommWindowRegister connects "
-                   "its ranks for one-sided calls",
-                   fn);
-  if (sig < 0 || sig >= XCCL_RMA_SIGNALS || ctx < 0 || ctx >= XCCL_RMA_CTXS)
-    return err_set(xcclInvalidArgument, LOG_COLL,
-                   "%s: %s %d is out of range: sigIdx goes from 0 to %d and ctx from 0 to %d (XCCL_RMA_SIGNALS, "
-                   "XCCL_RMA_CTXS)",
-                   fn, sig < 0 || sig >= XCCL_RMA_SIGNALS ? "sigIdx" : "ctx",
-                   sig < 0 || sig >= XCCL_RMA_SIGNALS ? sig : ctx, XCCL_RMA_SIGNALS - 1, XCCL_RMA_CTXS - 1);
-  return xcclSuccess;
-}
-
 /* A put or a signal (win NULL) once checked: to oneself a copy. */
-static xcclResult_t rma_issue(struct xcclComm *comm, int peer, const struct xcclWindow *win, uint64_t win_id,
+xcclResult_t rma_issue(struct xcclComm *comm, int peer, const struct xcclWindow *win, uint64_t win_id,
                               size_t offset, const void *data, size_t bytes, int sig, int ctx, const char *fn) {
   struct comm_rma *r;
   TRY(rma_state(comm, &r));
@@ -377,69 +359,11 @@ static xcclResult_t rma_issue(struct xcclComm *comm, int peer, const struct xccl
   return rma_send(comm, r, peer, &h, data, fn);
 }
 
-static xcclResult_t put_signal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
-                               xcclWindow_t peerWin, size_t offset, int sig, int ctx, unsigned flags,
-                               struct xcclComm *comm, void *stream) {
-  static const char fn[] = "xcclPutSignal";
-  size_t esize = 0, win_size = 0;
-  uint64_t id = 0;
-  TRY(rma_check(fn, comm, stream, flags, peer, sig, ctx));
-  TRY(op_check_type(fn, datatype, &esize));
-  TRY(op_check_count(fn, count, esize, 1, datatype));
-  TRY(op_check_buffer(fn, "localbuff", localbuff, count, esize));
-  if (!peerWin) return err_set(xcclInvalidArgument, LOG_COLL, "%s: peerWin is NULL", fn);
-  if (!reg_window_peer(comm, peerWin, peer, &id, &win_size))
-    return err_set(xcclInvalidArgument, LOG_COLL,
-                   "%s: peerWin %p is not a window of this communicator (deregistered already, or another "
-                   "communicator's)",
-                   fn, (void *)peerWin);
-  size_t bytes = count * esize;
-#ifdef XCCL_HAVE_CUDA
-  void *own = NULL;
-  int on_device = 0;
-  TRY(reg_window_buff(comm, peerWin, &own));
-  cuda_buf_t bufs[2] = {{"localbuff", localbuff, bytes}, {"peerWin's buffer on this rank", own, 1}};
-  TRY(enqueue_cuda_where(fn, bufs, 2, NULL, &on_device));
-  if (on_device)
-    return err_set(xcclInvalidUsage, LOG_COLL,
-                   "%s: localbuff or the window is device memory: one-sided calls move host buffers only", fn);
-#endif
-  if (offset > win_size || bytes > win_size - offset)
-    return err_set(xcclInvalidArgument, LOG_COLL,
-                   "%s: %zu bytes at offset %zu pass the end of rank %d's window, which holds %zu bytes", fn, bytes,
-                   offset, peer, win_size);
-  return rma_issue(comm, peer, peerWin, id, offset, localbuff, bytes, sig, ctx, fn);
-}
-
-xcclResult_t xcclPutSignal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
-                           xcclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
-                           xcclComm_t comm, void *stream) {
-  TRY(comm_acquire(comm));
-  xcclResult_t res =
-      put_signal(localbuff, count, datatype, peer, peerWin, peerWinOffset, sigIdx, ctx, flags, comm, stream);
-  comm_release(comm);
-  return res == xcclSuccess ? res : comm_record(comm, res);
-}
-
-xcclResult_t xcclSignal(int peer, int sigIdx, int ctx, unsigned int flags, xcclComm_t comm, void *stream) {
-  TRY(comm_acquire(comm));
-  xcclResult_t res = rma_check("xcclSignal", comm, stream, flags, peer, sigIdx, ctx);
-  if (res == xcclSuccess) res = rma_issue(comm, peer, NULL, 0, 0, NULL, 0, sigIdx, ctx, "xcclSignal");
-  comm_release(comm);
-  return res == xcclSuccess ? res : comm_record(comm, res);
-}
-
-static xcclResult_t wait_check(int nd, const xcclWaitSignalDesc_t *d, struct xcclComm *comm, void *stream) {
-  static const char fn[] = "xcclWaitSignal";
-  if (nd < 0) return err_set(xcclInvalidArgument, LOG_COLL, "%s: nDesc %d is negative", fn, nd);
-  if (nd > 0 && !d) return err_set(xcclInvalidArgument, LOG_COLL, "%s: signalDescs is NULL with nDesc %d", fn, nd);
-  for (int i = 0; i < nd; i++) {
-    xcclResult_t res = rma_check(fn, comm, stream, 0, d[i].peer, d[i].sigIdx, d[i].ctx);
-    if (res == xcclSuccess && d[i].opCnt < 0)
-      res = err_set(xcclInvalidArgument, LOG_COLL, "%s: opCnt %d is negative", fn, d[i].opCnt);
-    if (res != xcclSuccess) return err_prefix(res, "signalDescs[%d]", i);
-  }
-  return nd == 0 ? op_check_usable(fn, comm, stream) : xcclSuccess;
+/* Fewer than need signals at s are unconsumed. */
+static int rma_short(struct comm_rma *r, size_t s, uint64_t need) {
+  return atomic_load_explicit(&r->arrived[s], memory_order_acquire) -
+             atomic_load_explicit(&r->consumed[s], memory_order_relaxed) <
+         need;
 }
 
 /* The signals descriptors 0..i want of d[i]'s (peer, sigIdx, ctx). */
@@ -450,10 +374,8 @@ static uint64_t wait_need(const xcclWaitSignalDesc_t *d, int i) {
   return need;
 }
 
-static xcclResult_t wait_signal(int nd, const xcclWaitSignalDesc_t *d, struct xcclComm *comm, void *stream) {
-  static const char fn[] = "xcclWaitSignal";
+xcclResult_t rma_wait(struct xcclComm *comm, int nd, const xcclWaitSignalDesc_t *d, const char *fn) {
   struct comm_rma *r;
-  TRY(wait_check(nd, d, comm, stream));
   if (nd == 0) return xcclSuccess;
   TRY(rma_state(comm, &r));
   xcclResult_t res = xcclSuccess;
@@ -464,13 +386,20 @@ static xcclResult_t wait_signal(int nd, const xcclWaitSignalDesc_t *d, struct xc
     slot_fifo_t *f = peer == comm->rank ? NULL : comm->p2p_recv[COMM_P2P_RMA][peer].fifo;
     rma_wait_t w;
     rma_moved(&w);
-    while (res == xcclSuccess && atomic_load_explicit(&r->arrived[s], memory_order_acquire) -
-                                         atomic_load_explicit(&r->consumed[s], memory_order_relaxed) <
-                                     need) {
+    while (res == xcclSuccess && rma_short(r, s, need)) {
       int moved = peer != comm->rank && rma_drain(comm, r, peer, 1);
       moved |= rma_drain_all(comm, r); /* others may wait for room in this rank's connections */
       if (moved) rma_moved(&w);
-      else res = rma_idle(comm, f, 1, peer, &w, fn);
+      /* the progress thread may have counted the last one while this
+       * thread waited for the lock: look again before any verdict */
+      else if (rma_short(r, s, need)) res = rma_idle(comm, f, 1, peer, &w, fn);
+      if (res != xcclSuccess && res != xcclTimeout && peer != comm->rank) {
+        /* a closed connection may still hold, or the thread still be
+         * counting, what was sent before it closed: once more, holding
+         * the lock (the thread's pass ends first) */
+        rma_drain(comm, r, peer, 1);
+        if (!rma_short(r, s, need)) res = xcclSuccess;
+      }
     }
   }
   if (res == xcclSuccess && atomic_load(&r->bad)) { /* said once: the next wait goes on */
@@ -483,9 +412,48 @@ static xcclResult_t wait_signal(int nd, const xcclWaitSignalDesc_t *d, struct xc
   return res;
 }
 
-xcclResult_t xcclWaitSignal(int nDesc, xcclWaitSignalDesc_t *signalDescs, xcclComm_t comm, void *stream) {
-  TRY(comm_acquire(comm));
-  xcclResult_t res = wait_signal(nDesc, signalDescs, comm, stream);
-  comm_release(comm);
-  return res == xcclSuccess ? res : comm_record(comm, res);
+/* ---- The progress thread ---- */
+
+/* Drains every connection while the communicator lives: polls, spins for
+ * XCCL_SPIN_US after the last message, then sleeps a millisecond at a time. */
+static void *rma_progress_main(void *arg) {
+  struct xcclComm *comm = arg;
+  struct comm_rma *r = atomic_load(&comm->rma);
+  unsigned idle = 0;
+  uint64_t since = clock_ns();
+  while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
+    if (rma_drain_all(comm, r)) {
+      idle = 0, since = clock_ns();
+      continue;
+    }
+    if (++idle < RMA_IDLE_POLLS) continue;
+    if (clock_ns() - since < comm->env.spin_ns) {
+      sched_yield();
+      continue;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
 }
+
+xcclResult_t rma_start(struct xcclComm *comm) {
+  struct comm_rma *r;
+  TRY(rma_state(comm, &r));
+  pthread_mutex_lock(&rma_make_lock);
+  int e = r->running ? 0 : pthread_create(&r->thread, NULL, rma_progress_main, comm);
+  if (!e) r->running = 1;
+  pthread_mutex_unlock(&rma_make_lock);
+  if (e)
+    return err_set(xcclSystemError, LOG_INIT, "one-sided calls: cannot start the progress thread: %s", strerror(e));
+  return xcclSuccess;
+}
+
+void rma_comm_stop(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r || !r->running) return;
+  atomic_store_explicit(&r->stop, 1, memory_order_release);
+  pthread_join(r->thread, NULL);
+  r->running = 0;
+}
+

@@ -9,6 +9,7 @@
  *               bit for bit; several signals and contexts; many puts, one
  *               wait; descriptors that add up; signals alone; to oneself.
  *   rma_last    a put just before ncclCommDestroy still lands.
+ *   rma_busy    puts larger than the connection to ranks in a collective.
  *   rma_gone    a rank that exits: the others' waits stop, naming it.
  *   rma_errors  every refusal (ncclInvalidArgument, nothing changed), and
  *               a wait for a signal nobody sends (XCCL_TIMEOUT, naming
@@ -146,6 +147,29 @@ static void mode_rma_last(int n, int rank, ncclUniqueId id) {
   free(buf);
 }
 
+/* Puts larger than the connection's slots to a rank that is busy in a
+ * collective: the target's progress thread consumes them, so the put
+ * returns and the origin reaches the collective its target waits in. */
+static void mode_rma_busy(int n, int rank, ncclUniqueId id) {
+  ncclComm_t comm = init(n, id, rank);
+  int right = (rank + 1) % n, left = (rank + n - 1) % n;
+  size_t bytes = 6u << 20;
+  unsigned char *win_buf = xmalloc(bytes), *src = xmalloc(bytes);
+  ncclWindow_t win = NULL;
+  NCHECK(ncclCommWindowRegister(comm, win_buf, bytes, &win, NCCL_WIN_DEFAULT));
+  rma_fill(src, bytes, rank, 9);
+  if (rank % 2 == 0) NCHECK(ncclPutSignal(src, bytes, ncclUint8, right, win, 0, 0, 0, 0, comm, S0));
+  check_sum_of_ranks(comm, 1, n, "the collective the targets wait in");
+  if (rank % 2 == 1) NCHECK(ncclPutSignal(src, bytes, ncclUint8, right, win, 0, 0, 0, 0, comm, S0));
+  ncclWaitSignalDesc_t d = rma_desc(1, left, 0, 0);
+  NCHECK(ncclWaitSignal(1, &d, comm, S0));
+  rma_same(win_buf, bytes, left, 9, "a put to a rank in a collective");
+  check_sum_of_ranks(comm, 1, n, "after the puts");
+  NCHECK(ncclCommWindowDeregister(comm, win));
+  free(win_buf), free(src);
+  NCHECK(ncclCommDestroy(comm));
+}
+
 /* The last rank leaves without a word after the window; the others wait
  * for its signal and must hear of it long before XCCL_TIMEOUT (60 s in
  * these tests), in a sentence naming it. */
@@ -270,4 +294,4 @@ static void mode_rma_errors(int n, int rank, ncclUniqueId id) {
 
 #define NCCL_PROG_RMA_MODES                                                                   \
   {"rma", mode_rma, 0}, {"rma_errors", mode_rma_errors, 0}, {"rma_last", mode_rma_last, 0}, \
-      {"rma_gone", mode_rma_gone, 0},
+      {"rma_gone", mode_rma_gone, 0}, {"rma_busy", mode_rma_busy, 0},

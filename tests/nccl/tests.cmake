@@ -131,6 +131,12 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
     add_test(NAME nccl_232_rma_errors_n${n} COMMAND nccl_prog_232 rma_errors ${n})
     set_tests_properties(nccl_232_rma_errors_n${n} PROPERTIES ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=5")
   endforeach()
+  # Puts larger than a connection into ranks busy in a collective (their
+  # progress thread consumes them).
+  add_test(NAME nccl_232_rma_busy_n4 COMMAND nccl_prog_232 rma_busy 4)
+  add_test(NAME nccl_232_rma_busy_socket_n2 COMMAND nccl_prog_232 rma_busy 2)
+  set_tests_properties(nccl_232_rma_busy_socket_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
   # A rank that exits: the others' waits stop at once, naming it.
   add_test(NAME nccl_232_rma_gone_n3 COMMAND nccl_prog_232 rma_gone 3)
   add_test(NAME nccl_232_rma_gone_socket_n2 COMMAND nccl_prog_232 rma_gone 2)
