@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #ifdef LAT_XCCL
 #include "xccl.h"
 #define API "xcclAllReduce"
@@ -36,32 +38,12 @@ typedef ncclUniqueId id_t_;
 #define LASTERR() ncclGetLastError(NULL)
 #endif
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
-  const char *hex = getenv("XCCL_UNIQUE_ID"), *rs = getenv("XCCL_RANK"), *ns = getenv("XCCL_NRANKS");
-  if (!hex || !rs || !ns || strlen(hex) != 2 * sizeof(id_t_)) {
-    fprintf(stderr, "run me under xccl-run: XCCL_UNIQUE_ID, XCCL_RANK and XCCL_NRANKS are not set\n");
-    return 2;
-  }
+  id_t_ id;
+  int rank, n;
+  if (!bench_from_env(&id, sizeof(id), &rank, &n)) return 2;
   size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 0) : 8;
   int iters = argc > 2 ? atoi(argv[2]) : 20000;
-  id_t_ id;
-  for (size_t i = 0; i < sizeof(id); i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    ((unsigned char *)&id)[i] = (unsigned char)v;
-  }
-  int rank = atoi(rs), n = atoi(ns);
   comm_t comm;
   if (INIT(&comm, n, id, rank) != OK) return fprintf(stderr, "init: %s\n", LASTERR()), 1;
   size_t count = bytes / 4 ? bytes / 4 : 1;
@@ -70,15 +52,14 @@ int main(int argc, char **argv) {
   enum { BATCHES = 7 };
   double t[BATCHES];
   for (int b = 0; b < BATCHES; b++) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < iters / BATCHES; i++)
       if (ALLREDUCE(buf, count, comm) != OK) return fprintf(stderr, "all-reduce: %s\n", LASTERR()), 1;
-    t[b] = (now_us() - t0) / (iters / BATCHES);
+    t[b] = (bench_now_us() - t0) / (iters / BATCHES);
   }
-  qsort(t, BATCHES, sizeof(double), cmp);
   if (rank == 0)
-    printf("%s %zu B on %d ranks: %.3f us per call (median of %d batches)\n", API, count * 4, n, t[BATCHES / 2],
-           BATCHES);
+    printf("%s %zu B on %d ranks: %.3f us per call (median of %d batches)\n", API, count * 4, n,
+           bench_median(t, BATCHES), BATCHES);
   free(buf);
   DESTROY(comm);
   return 0;

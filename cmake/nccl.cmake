@@ -14,7 +14,7 @@ endif()
 
 set(XCCL_NCCL_DIR ${CMAKE_BINARY_DIR}/lib/xccl-nccl)
 add_library(xccl_nccl SHARED ${PROJECT_SOURCE_DIR}/src/nccl/shim.c ${PROJECT_SOURCE_DIR}/src/nccl/shim_232.c
-  ${PROJECT_SOURCE_DIR}/src/nccl/shim_param.c ${XCCL_OBJECTS})
+  ${PROJECT_SOURCE_DIR}/src/nccl/shim_param.c ${PROJECT_SOURCE_DIR}/src/nccl/shim_rma.c ${XCCL_OBJECTS})
 target_include_directories(xccl_nccl PRIVATE ${PROJECT_SOURCE_DIR}/include/xccl-nccl ${PROJECT_SOURCE_DIR}/include)
 foreach(layer ${XCCL_LAYERS})
   target_include_directories(xccl_nccl PRIVATE $<TARGET_PROPERTY:${layer},INTERFACE_INCLUDE_DIRECTORIES>)

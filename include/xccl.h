@@ -558,6 +558,65 @@ xcclResult_t xcclCommDeregister(const xcclComm_t comm, void *handle);
 xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xcclWindow_t *win, int winFlags);
 xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win);
 
+/* ---- One-sided: put with signal, signal, wait -------------------------- */
+
+/* How many signals xcclWaitSignal waits for: opCnt from rank peer on
+ * (sigIdx, ctx). NCCL's ncclWaitSignalDesc_t, field for field. */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} xcclWaitSignalDesc_t;
+
+/* The signal indices and contexts one-sided calls take: 0 <= sigIdx <
+ * XCCL_RMA_SIGNALS, 0 <= ctx < XCCL_RMA_CTXS. */
+#define XCCL_RMA_SIGNALS 32
+#define XCCL_RMA_CTXS 4
+
+/*
+ * Writes count elements of datatype from localbuff into rank peer's window
+ * at peerWinOffset bytes, then adds one to peer's signal (this rank, sigIdx,
+ * ctx). peerWin is this rank's handle of a window every rank registered
+ * (xcclCommWindowRegister); the target takes no part in the call. Host
+ * buffers only: stream must be NULL. flags must be 0.
+ *
+ * Order: the puts and signals from one rank to one peer land in the order
+ * they were issued, so a signal counted by xcclWaitSignal means every put
+ * issued before it by that rank is in the target's window. The call
+ * returns once localbuff may be reused (the data is in the connection's
+ * buffers, or in the peer's window); it may wait for room in those buffers
+ * while the peer's thread consumes earlier messages, at most XCCL_TIMEOUT
+ * without progress. xcclCommDestroy waits until the transport has taken
+ * the puts issued before it.
+ *
+ * The first window registration of a communicator connects every pair of
+ * its ranks for these calls (one connection each way, with its buffers of
+ * 8 x XCCL_RMA_CHUNK_SIZE) and starts a thread that consumes incoming puts,
+ * collectively; the calls need no other set-up. Refused, changing nothing,
+ * with xcclInvalidArgument: peer not a rank, peerWin NULL or not a window
+ * of comm, offset + bytes beyond the peer's window, sigIdx or ctx out of
+ * range, flags not 0. A timeout is xcclTimeout naming the peer. Inside a
+ * group (xcclGroupStart) the one-sided calls run at once, not at GroupEnd.
+ */
+xcclResult_t xcclPutSignal(const void *localbuff, size_t count, xcclDataType_t datatype, int peer,
+                           xcclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                           xcclComm_t comm, void *stream);
+/* A signal alone: adds one to peer's signal (this rank, sigIdx, ctx) after
+ * every earlier put and signal from this rank to peer. As xcclPutSignal. */
+xcclResult_t xcclSignal(int peer, int sigIdx, int ctx, unsigned int flags, xcclComm_t comm, void *stream);
+/*
+ * Waits until, for each of the nDesc descriptors, opCnt signals from its
+ * peer on (sigIdx, ctx) have arrived that no earlier wait consumed, then
+ * consumes them (descriptors naming the same signal add up). Returns when
+ * the data of every put they count is in this rank's windows. nDesc 0:
+ * returns at once. Refused, consuming nothing, with xcclInvalidArgument:
+ * nDesc < 0, signalDescs NULL with nDesc > 0, a peer not a rank, sigIdx or
+ * ctx out of range, opCnt < 0. XCCL_TIMEOUT without a signal arriving:
+ * xcclTimeout naming the peer, and nothing is consumed.
+ */
+xcclResult_t xcclWaitSignal(int nDesc, xcclWaitSignalDesc_t *signalDescs, xcclComm_t comm, void *stream);
+
 /* ---- Collectives -------------------------------------------------------- */
 
 /*

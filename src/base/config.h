@@ -123,6 +123,10 @@
     "Bytes per slot of the connections the algorithms other than the ring make to their peers "    \
     "(rd, tree, rab, hier, direct; made on first use): they carry small messages, or many at once, so a " \
     "rank with many peers spends 8 x this per peer instead of 8 x XCCL_CHUNK_SIZE.")               \
+  S(RMA_CHUNK_SIZE, SIZE, "64K", 4096, 1 << 30,                                                    \
+    "Bytes per slot of the connections the one-sided calls (xcclPutSignal) use, made between every " \
+    "pair at a communicator's first window: each rank spends 8 x this per peer from then on. Larger " \
+    "moves large puts faster (fewer, bigger steps) for more memory.")                               \
   S(ALGO, STR, "", 0, 0,                                                                           \
     "Force an algorithm: ring, rd (recursive doubling), tree (double binary tree: all-reduce, "    \
     "broadcast, reduce), "                                                                          \

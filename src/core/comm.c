@@ -15,6 +15,7 @@
 #include "net_select.h"
 #include "reg.h"
 #include "registry.h"
+#include "rma.h"
 #include "tuning.h"
 #include "tune_measure.h"
 
@@ -45,6 +46,7 @@
 
 static void comm_free(struct xcclComm *comm) {
   if (!comm) return;
+  rma_comm_stop(comm); /* its thread reads the connections */
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* nothing runs on comm now: its fifos leave CUDA before they go */
 #endif
@@ -67,6 +69,7 @@ static void comm_free(struct xcclComm *comm) {
   free(comm->ring_pos);
   redop_comm_free(comm); /* its PreMulSum ops */
   comm_ops_free(comm);   /* its registrations and windows (issue 16) */
+  rma_comm_free(comm);   /* the one-sided calls' signals */
   pthread_mutex_destroy(&comm->err_lock);
   pthread_mutex_destroy(&comm->init_lock);
 }
@@ -84,6 +87,7 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm) {
   if (!comm || !registry_remove(comm)) return registry_refuse_locked(comm);
   comm_init_join(comm); /* a background init ends first (done, failed or timed out) */
   comm_wait_idle(comm);
+  rma_comm_flush(comm); /* puts returned from before the network took them */
   INFO(INIT, "rank %d of %d: communicator %p destroyed", comm->rank, comm->nranks, (void *)comm);
   comm_free(comm);
   registry_bury(comm, "destroyed");

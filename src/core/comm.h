@@ -57,8 +57,9 @@ typedef struct {
   char refusal[COMM_REFUSAL_BYTES]; /* its sentence, cut to fit */
 } comm_peer_info_t;
 
-/* The user's sends and receives, and the algorithms' two sets (algo.h). */
-enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_ALGO2 = 2, COMM_P2P_SETS = 3 };
+/* The user's sends and receives, the algorithms' two sets (algo.h), and
+ * the one-sided calls' (rma.h: every pair, made at the first window). */
+enum { COMM_P2P_USER = 0, COMM_P2P_ALGO = 1, COMM_P2P_ALGO2 = 2, COMM_P2P_RMA = 3, COMM_P2P_SETS = 4 };
 
 /* One direction of a point-to-point connection, made when first used. */
 typedef struct {
@@ -171,6 +172,9 @@ struct xcclComm {
   /* reduction ops and registrations (issue 16) */
   struct comm_reg *regs;      /* xcclCommRegister's records, newest first (reg.h); under reg.c's lock */
   struct xcclWindow *windows; /* xcclCommWindowRegister's windows, newest first (reg.h); likewise */
+  uint64_t windows_made;      /* windows registered so far: the next one's id, the same on every rank (reg.c) */
+  _Atomic int rma_connected;  /* the COMM_P2P_RMA set connects every pair (reg.c, at the first window) */
+  struct comm_rma *_Atomic rma; /* the one-sided calls' state (rma.c), made at the first; NULL before */
   /* lifecycle (issue 16) */
   _Atomic int life;                 /* comm_life_t: what the handle takes (comm_acquire_in) */
   _Atomic xcclResult_t init_result; /* xcclInProgress while a background init runs, then its result */

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "comm.h"
 #include "connect.h"
+#include "config.h"
 #include "log.h"
 #include "net_select.h"
 
@@ -215,9 +216,11 @@ static int seen_before(const int *peers, int i) {
 static int p2p_reqs(struct xcclComm *comm, int set, int is_send, const int *peers, int np, conn_req_t *reqs) {
   comm_p2p_t *d = is_send ? comm->p2p_send[set] : comm->p2p_recv[set];
   /* The user's sends carry whatever they are given; the algorithms' own
-   * connections small messages or many at once (XCCL_ALGO_CHUNK_SIZE). */
+   * connections small messages or many at once (XCCL_ALGO_CHUNK_SIZE); the
+   * one-sided calls' are made between every pair (XCCL_RMA_CHUNK_SIZE). */
   size_t slot = set == COMM_P2P_USER || !comm->site.peer_slot ? comm->peers[comm->rank].chunk_size
                                                                : comm->site.peer_slot;
+  if (set == COMM_P2P_RMA) slot = config_size(CFG_RMA_CHUNK_SIZE);
   int k = 0;
   for (int i = 0; i < np; i++) {
     int p = peers[i];

@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "comm.h"
+#include "connect.h"
 #include "error.h"
 #include "log.h"
 #include "mem.h"
 #include "redop.h"
+#include "rma.h"
 
 /* Guards every communicator's regs and windows lists: registration is rare,
  * and a transport looking one up takes it briefly. */
@@ -166,6 +168,24 @@ static xcclResult_t win_agree(const win_info_t *all, int n) {
   return xcclSuccess;
 }
 
+/* The one-sided calls' connections (rma.h), both ways between every pair,
+ * made by the first window: the registration is collective, and a put's
+ * target takes no part in it, so this is the last time every rank is here
+ * together before one may put. Later windows find them made. */
+static xcclResult_t win_connect_rma(struct xcclComm *comm) {
+  int n = comm->nranks;
+  if (n < 2 || atomic_load(&comm->rma_connected)) return xcclSuccess;
+  int *peers = malloc(sizeof(*peers) * (size_t)(n - 1));
+  if (!peers) return err_set(xcclSystemError, LOG_INIT, "xcclCommWindowRegister: out of memory for %d peers", n);
+  for (int i = 1; i < n; i++) peers[i - 1] = (comm->rank + i) % n; /* pairwise: no rank is everyone's first */
+  xcclResult_t res = comm_connect_p2p(comm, COMM_P2P_RMA, peers, n - 1, peers, n - 1);
+  free(peers);
+  if (res != xcclSuccess) return err_prefix(res, "xcclCommWindowRegister: connecting for one-sided calls");
+  TRY(rma_start(comm)); /* the thread that consumes puts while this rank is elsewhere */
+  atomic_store(&comm->rma_connected, 1);
+  return xcclSuccess;
+}
+
 xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xcclWindow_t *win, int winFlags) {
   TRY(comm_acquire(comm));
   int n = comm->nranks;
@@ -191,11 +211,13 @@ xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xc
     goto out;
   }
   if ((res = win_agree(all, n)) != xcclSuccess) goto out;
+  if ((res = win_connect_rma(comm)) != xcclSuccess) goto out;
   int all_shared = 1;
   for (int r = 0; r < n; r++) sizes[r] = (size_t)all[r].size, all_shared &= all[r].shared != 0;
   *w = (struct xcclWindow){.comm = comm, .buff = buff, .size = size, .flags = winFlags,
                            .shared = mem_contains(buff, size), .all_shared = all_shared, .nranks = n, .sizes = sizes};
   pthread_mutex_lock(&reg_lock);
+  w->id = comm->windows_made++;
   w->next = comm->windows;
   comm->windows = w;
   if (all_shared) atomic_fetch_add(&comm->windows_shared, 1);
@@ -209,6 +231,25 @@ out:
   free(sizes);
   comm_release(comm);
   return res == xcclSuccess ? res : comm_record(comm, res);
+}
+
+int reg_window_by_id(struct xcclComm *comm, uint64_t id, void **buff_p, size_t *size_p) {
+  int found = 0;
+  pthread_mutex_lock(&reg_lock);
+  for (const struct xcclWindow *w = comm->windows; w && !found; w = w->next)
+    if (w->id == id) found = 1, *buff_p = w->buff, *size_p = w->size;
+  if (!found && id >= comm->windows_made) found = -1;
+  pthread_mutex_unlock(&reg_lock);
+  return found;
+}
+
+int reg_window_peer(struct xcclComm *comm, const struct xcclWindow *win, int peer, uint64_t *id_p, size_t *size_p) {
+  int found = 0;
+  pthread_mutex_lock(&reg_lock);
+  for (const struct xcclWindow *w = comm->windows; w && !found; w = w->next)
+    if (w == win) found = 1, *id_p = w->id, *size_p = w->sizes[peer];
+  pthread_mutex_unlock(&reg_lock);
+  return found;
 }
 
 xcclResult_t reg_window_buff(struct xcclComm *comm, const struct xcclWindow *win, void **buff_p) {

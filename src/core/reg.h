@@ -32,6 +32,7 @@ struct xcclWindow {
   int all_shared; /* every rank's window is shared: collectives on such windows may read peers' in place */
   int nranks;
   size_t *sizes; /* each rank's size, by rank */
+  uint64_t id;   /* its place in comm's registrations: the same window has the same id on every rank */
   struct xcclWindow *next;
 };
 
@@ -41,6 +42,14 @@ struct xcclWindow {
 const comm_reg_t *reg_find(struct xcclComm *comm, const void *p, size_t len);
 /* The same for windows. */
 const struct xcclWindow *reg_find_window(struct xcclComm *comm, const void *p, size_t len);
+
+/* The window of comm whose id is id, its buffer and size in *buff_p and
+ * *size_p: 1; 0 when comm has none (deregistered here); -1 when this rank
+ * has not registered that many windows yet (a peer's registration ended
+ * first and it already puts into it). */
+int reg_window_by_id(struct xcclComm *comm, uint64_t id, void **buff_p, size_t *size_p);
+/* Whether win is one of comm's windows; its id and peer's size of it. */
+int reg_window_peer(struct xcclComm *comm, const struct xcclWindow *win, int peer, uint64_t *id_p, size_t *size_p);
 
 /* The buffer win was registered with, into *buff_p, if win is one of comm's
  * windows (the caller holds comm); xcclInvalidArgument naming it if not. */

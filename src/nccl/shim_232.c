@@ -9,8 +9,9 @@
  *     resources are ignored (INFO once), an algorithm selection xccl cannot
  *     honour per call is refused when forced;
  *   - ncclWinGetUserPtr over xccl's windows;
- *   - the one-sided calls and socket encryption, which xccl lacks: NCCL's
- *     ncclInvalidUsage and a WARN saying what to use instead.
+ *   - socket encryption with a key from the program, which xccl lacks:
+ *     NCCL's ncclInvalidUsage and a WARN saying what to use instead.
+ * The one-sided calls are in shim_rma.c.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -179,26 +180,6 @@ ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t cou
 
 /* ---- What xccl does not serve ----------------------------------------- */
 
-static ncclResult_t one_sided(const char *fn) {
-  return shim_res(err_set(xcclInvalidUsage, LOG_COLL,
-                          "%s: NCCL's one-sided operations (ncclPutSignal, ncclSignal, ncclWaitSignal) are not "
-                          "served by xccl, whose windows carry collectives only; move the data with ncclSend and "
-                          "ncclRecv in a group, the receiver posting the matching ncclRecv",
-                          fn));
-}
-
-ncclResult_t pncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
-                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
-                            ncclComm_t comm, cudaStream_t stream) {
-  return one_sided("ncclPutSignal");
-}
-ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
-  return one_sided("ncclSignal");
-}
-ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *signalDescs, ncclComm_t comm, cudaStream_t stream) {
-  return one_sided("ncclWaitSignal");
-}
-
 /* Plaintext is what xccl's sockets carry: asking for it succeeds. */
 ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t *config) {
   if (!config || config->magic != XCCL_NCCL_API_MAGIC ||
@@ -228,7 +209,4 @@ XCCL_NCCL_ALIAS(ncclReduceScatterConfig);
 XCCL_NCCL_ALIAS(ncclAlltoAllConfig);
 XCCL_NCCL_ALIAS(ncclGatherConfig);
 XCCL_NCCL_ALIAS(ncclScatterConfig);
-XCCL_NCCL_ALIAS(ncclPutSignal);
-XCCL_NCCL_ALIAS(ncclSignal);
-XCCL_NCCL_ALIAS(ncclWaitSignal);
 XCCL_NCCL_ALIAS(ncclSetEncryption);

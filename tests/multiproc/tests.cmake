@@ -54,7 +54,8 @@ xccl_add_test(NAME mp_p2p_settimeout TARGET test_p2p SOURCES ${p2p_src} RANKS 2 
 # Rank 1 of 3 sets one of them (test_shared_cfg.c): init fails on every rank
 # within a second, naming it. Values as the message shows them (numbers as parsed).
 set(shared_cfg_mismatch NSOCKS=2 TLS=1 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
-    NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072 ALGO=allreduce:ring TUNE=measure CHECKSUM=1 CHECK=1
+    NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072
+    RMA_CHUNK_SIZE=131072 ALGO=allreduce:ring TUNE=measure CHECKSUM=1 CHECK=1
     HIER_INTER=tree
     IB_QPS_PER_CONNECTION=2
     SHM_COPY=single)

@@ -312,6 +312,7 @@ static void mode_grow(int n, int rank, ncclUniqueId id) {
 }
 
 /* ---- window: the user pointer back; what xccl does not serve ---- */
+/* (The one-sided calls on windows: nccl_prog_rma.c.) */
 
 static void mode_window(int n, int rank, ncclUniqueId id) {
   ncclComm_t comm = init(n, id, rank);
@@ -326,14 +327,6 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   back = &back;
   EXPECT(ncclWinGetUserPtr(comm, (ncclWindow_t)(void *)&size, &back) == ncclInvalidArgument && back == &back,
          "a made-up window answered");
-
-  /* One-sided operations: refused, saying what to use. */
-  EXPECT(ncclPutSignal(buf, 1, ncclInt32, (rank + 1) % n, win, 0, 0, 0, 0, comm, S0) == ncclInvalidUsage,
-         "ncclPutSignal did not say it is not served");
-  EXPECT(strstr(ncclGetLastError(NULL), "ncclSend"), "message: %s", ncclGetLastError(NULL));
-  EXPECT(ncclSignal((rank + 1) % n, 0, 0, 0, comm, S0) == ncclInvalidUsage, "ncclSignal");
-  ncclWaitSignalDesc_t d = {1, (rank + n - 1) % n, 0, 0};
-  EXPECT(ncclWaitSignal(1, &d, comm, S0) == ncclInvalidUsage, "ncclWaitSignal");
 
   /* Encryption: plaintext is what xccl does; a key is refused. */
   ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
@@ -351,6 +344,8 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
+#include "nccl_prog_rma.c"
+
 #define NCCL_PROG_232_MODES                                                                        \
   {"param", mode_param, 1}, {"suspend", mode_suspend, 0}, {"collconfig", mode_collconfig, 0},    \
-      {"grow", mode_grow, 0}, {"window", mode_window, 0},
+      {"grow", mode_grow, 0}, {"window", mode_window, 0}, NCCL_PROG_RMA_MODES

@@ -121,6 +121,35 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
       add_test(NAME nccl_232_${mode}_n${n} COMMAND nccl_prog_232 ${mode} ${n})
     endforeach()
   endforeach()
+  # The one-sided calls (nccl_prog_rma.c) over shared memory and over sockets;
+  # the refusals and a wait that times out (XCCL_TIMEOUT short).
+  foreach(n 2 4)
+    add_test(NAME nccl_232_rma_n${n} COMMAND nccl_prog_232 rma ${n})
+    add_test(NAME nccl_232_rma_socket_n${n} COMMAND nccl_prog_232 rma ${n})
+    set_tests_properties(nccl_232_rma_socket_n${n} PROPERTIES ENVIRONMENT
+      "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
+    add_test(NAME nccl_232_rma_errors_n${n} COMMAND nccl_prog_232 rma_errors ${n})
+    set_tests_properties(nccl_232_rma_errors_n${n} PROPERTIES ENVIRONMENT "${XCCL_TEST_ENV};XCCL_TIMEOUT=5")
+  endforeach()
+  # Puts larger than a connection into ranks busy in a collective (their
+  # progress thread consumes them).
+  add_test(NAME nccl_232_rma_busy_n4 COMMAND nccl_prog_232 rma_busy 4)
+  add_test(NAME nccl_232_rma_busy_socket_n2 COMMAND nccl_prog_232 rma_busy 2)
+  set_tests_properties(nccl_232_rma_busy_socket_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
+  # A rank that exits: the others' waits stop at once, naming it.
+  add_test(NAME nccl_232_rma_gone_n3 COMMAND nccl_prog_232 rma_gone 3)
+  add_test(NAME nccl_232_rma_gone_socket_n2 COMMAND nccl_prog_232 rma_gone 2)
+  set_tests_properties(nccl_232_rma_gone_socket_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1")
+  # One rank: every put is to itself (no connection is made).
+  add_test(NAME nccl_232_rma_n1 COMMAND nccl_prog_232 rma 1)
+  # A put just before ncclCommDestroy over sockets: 28 MiB into 4 MiB slots
+  # (32 MiB per connection, XCCL_RMA_CHUNK_SIZE) is more than loopback's socket buffers take at
+  # once, so it is still in the proxy's hands when the origin destroys.
+  add_test(NAME nccl_232_rma_last_socket_n2 COMMAND nccl_prog_232 rma_last 2)
+  set_tests_properties(nccl_232_rma_last_socket_n2 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1;XCCL_RMA_CHUNK_SIZE=4194304;RMA_LAST_BYTES=29360128")
   # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
   add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
   set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT
