@@ -8,8 +8,12 @@
  * the traffic keys are fresh per stream. Only SHA-256 suites are offered,
  * the hash the PSK is bound to. No session tickets, no certificates.
  *
- * Kernel TLS: when the kernel offers the tls ULP, SSL_OP_ENABLE_KTLS lets
- * OpenSSL hand the record layer to the kernel after the handshake.
+ * Records reach the socket through stream_bio (send with MSG_NOSIGNAL), so a
+ * dead peer fails the stream without SIGPIPE and without a signal mask per
+ * call. Kernel TLS: when the kernel offers the tls ULP, SSL_OP_ENABLE_KTLS
+ * lets OpenSSL hand the record layer to the kernel after the handshake;
+ * only OpenSSL's own socket BIO can do that, so those streams keep it and
+ * guard SIGPIPE around each call instead (see sigpipe_guard_t).
  */
 #include "sock_tls.h"
 
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "config.h"
 #include "log.h"
@@ -28,7 +33,10 @@
 
 struct sock_tls {
   SSL *ssl;
+  int fd;
   int is_server;
+  int socket_bio;     /* OpenSSL's socket BIO (kernel TLS possible), not stream_bio */
+  int eof;            /* stream_bio: recv returned 0 */
   int wrong_identity; /* server: the client offered an identity that is not ours */
   uint8_t key[NET_KEY_BYTES];
   char peer[SOCK_ADDR_STRLEN + 32];
@@ -99,8 +107,76 @@ static int ktls_offered(void) {
   return 0;
 }
 
+/* ---- stream_bio: the records' way to the socket ----
+ * A source/sink BIO over the stream's fd (the sock_tls_t is its data):
+ * send(MSG_NOSIGNAL) and recv, non-blocking; EAGAIN and EINTR are "retry". */
+static BIO_METHOD *stream_bio_method;
+
+static int stream_bio_write(BIO *b, const char *buf, int len) {
+  sock_tls_t *t = BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  ssize_t n = send(t->fd, buf, (size_t)len, MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+  return (int)n;
+}
+
+static int stream_bio_read(BIO *b, char *buf, int len) {
+  sock_tls_t *t = BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  ssize_t n = recv(t->fd, buf, (size_t)len, 0);
+  if (n == 0) t->eof = 1;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
+  return (int)n;
+}
+
+static long stream_bio_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  (void)num, (void)ptr;
+  sock_tls_t *t = BIO_get_data(b);
+  switch (cmd) {
+  case BIO_CTRL_FLUSH: /* nothing is buffered here */
+    return 1;
+  case BIO_CTRL_EOF: /* how OpenSSL tells a peer's close from a retry */
+    return t && t->eof;
+  default:
+    return 0;
+  }
+}
+
+static int stream_bio_create(BIO *b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+static BIO_METHOD *stream_bio_method_new(void) {
+  BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "xccl stream");
+  if (m && BIO_meth_set_write(m, stream_bio_write) && BIO_meth_set_read(m, stream_bio_read) &&
+      BIO_meth_set_ctrl(m, stream_bio_ctrl) && BIO_meth_set_create(m, stream_bio_create))
+    return m;
+  BIO_meth_free(m);
+  return NULL;
+}
+
+/* The stream's BIO: stream_bio, or OpenSSL's socket BIO where kernel TLS
+ * may take the records. 1 on success. */
+static int stream_bio_attach(sock_tls_t *t) {
+  if (tls_ktls) {
+    t->socket_bio = 1;
+    return SSL_set_fd(t->ssl, t->fd);
+  }
+  BIO *b = BIO_new(stream_bio_method);
+  if (!b) return 0;
+  BIO_set_data(b, t);
+  SSL_set_bio(t->ssl, b, b);
+  return 1;
+}
+
 static void tls_ctx_init(void) {
   tls_ktls = ktls_offered();
+  stream_bio_method = tls_ktls ? NULL : stream_bio_method_new();
+  if (!tls_ktls && !stream_bio_method) {
+    tls_ctx_err = "OpenSSL could not make a BIO method";
+    return;
+  }
   for (int server = 0; server < 2; server++) {
     SSL_CTX *c = SSL_CTX_new(TLS_method());
     if (!c || !SSL_CTX_set_min_proto_version(c, TLS1_3_VERSION) ||
@@ -134,11 +210,12 @@ xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES
   if (!tls_ctx[is_server]) return err_set(xcclSystemError, LOG_NET, "TLS with %s: %s", peer, tls_ctx_err);
   sock_tls_t *t = calloc(1, sizeof(*t));
   if (!t) return err_set(xcclSystemError, LOG_NET, "out of memory for a TLS stream with %s", peer);
+  t->fd = fd;
   t->is_server = is_server;
   memcpy(t->key, key, NET_KEY_BYTES);
   snprintf(t->peer, sizeof(t->peer), "%s", peer);
   t->ssl = SSL_new(tls_ctx[is_server]);
-  if (!t->ssl || !SSL_set_fd(t->ssl, fd)) {
+  if (!t->ssl || !stream_bio_attach(t)) {
     SSL_free(t->ssl);
     free(t);
     return err_set(xcclSystemError, LOG_NET, "TLS with %s: OpenSSL could not make a stream", peer);
@@ -259,11 +336,17 @@ static xcclResult_t tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *
   return xcclSuccess;
 }
 
-/* OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer
- * that died would raise SIGPIPE and kill the rank instead of failing the
- * stream. SIGPIPE from a socket write goes to the writing thread, so each
- * call blocks it in this thread and discards one it raised (not one that
- * was already pending). */
+/* OpenSSL's socket BIO writes with write(): to a peer that died that
+ * raises SIGPIPE, which kills the rank instead of failing the stream. So a
+ * stream's records go through stream_bio (send with MSG_NOSIGNAL, recv), and
+ * no signal mask is touched.
+ *
+ * Kernel TLS is the exception: OpenSSL arms the kernel's record layer only
+ * through its own socket BIO (BIO_CTRL_SET_KTLS and the control-message
+ * writes live inside it), so where the kernel offers the tls ULP a stream
+ * keeps that BIO and each call blocks SIGPIPE in the calling thread (a
+ * socket write's SIGPIPE goes to the writer) and discards one it raised
+ * (not one that was already pending). */
 typedef struct {
   sigset_t old;
   int was_pending;
@@ -290,26 +373,35 @@ static void sigpipe_restore(sigpipe_guard_t *g) {
   errno = saved;
 }
 
+/* No-ops on streams that went through stream_bio. */
+static void guard_enter(const sock_tls_t *t, sigpipe_guard_t *g) {
+  if (t->socket_bio) sigpipe_block(g);
+}
+
+static void guard_leave(const sock_tls_t *t, sigpipe_guard_t *g) {
+  if (t->socket_bio) sigpipe_restore(g);
+}
+
 xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_handshake(t, done_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }
 
 xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_send_some(t, buf, len, off_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }
 
 xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_recv_some(t, buf, len, off_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }
