@@ -76,7 +76,8 @@
   S(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
   S(TLS, BOOL, "0", 0, 1,                                                                          \
     "1: the socket transport's streams run TLS 1.3 (OpenSSL; kernel offload where the tls ULP is " \
-    "loaded), the peer authenticated by a key derived from the bootstrap secret. Every rank must " \
+    "loaded), the peer authenticated by a key derived from the bootstrap secret (and from the "    \
+    "program's key, xcclSetEncryption/ncclSetEncryption, which also sets this). Every rank must " \
     "set it; the bootstrap and the ib transport stay as they are (authenticated, not encrypted).") \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
@@ -262,6 +263,11 @@ int config_is_set(config_id_t id);
 /* Where the value came from, for messages: "XCCL_X", the NCCL variable(s)
  * ("NCCL_X", or "NCCL_A, NCCL_B" for one made of two), or "default". */
 const char *config_source(config_id_t id);
+
+/* A value the program chose through the API (xcclSetEncryption sets TLS),
+ * in place of the environment's, for an INT or BOOL entry: from names the
+ * call in config_source. Call before any communicator reads it. */
+void config_override(config_id_t id, int64_t value, const char *from);
 
 /*
  * Parses text as a value of entry e. On success returns 0 and writes the

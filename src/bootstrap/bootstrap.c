@@ -7,6 +7,7 @@
 #include "bootstrap_conn.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "encryption.h"
 #include "error.h"
 #include "log.h"
 #include "thread.h"
@@ -206,6 +208,7 @@ static void *root_main(void *arg) {
 }
 
 xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
+  encryption_freeze();
   bs_root_t *rt = calloc(1, sizeof(*rt));
   if (!rt) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap root");
   rt->cands = calloc(BS_MAX_CANDIDATES, sizeof(*rt->cands));
@@ -240,8 +243,17 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
 
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
 
+int bs_derive_key(const uint8_t secret[BS_SECRET_BYTES], const char *label, uint8_t key[32]) {
+  uint8_t ikm[ENCRYPTION_PSK_MAX + BS_SECRET_BYTES];
+  size_t n = encryption_psk(ikm, ENCRYPTION_PSK_MAX);
+  memcpy(ikm + n, secret, BS_SECRET_BYTES);
+  int rc = bs_hkdf(ikm, n + BS_SECRET_BYTES, label, key, 32);
+  OPENSSL_cleanse(ikm, sizeof(ikm));
+  return rc;
+}
+
 int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]) {
-  return bs_hkdf(bs->id.secret, BS_SECRET_BYTES, label, key, 32);
+  return bs_derive_key(bs->id.secret, label, key);
 }
 
 void bootstrap_close(bootstrap_t *bs) {
@@ -319,6 +331,7 @@ static xcclResult_t gather_addrs(bootstrap_t *bs) {
 
 xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s, const _Atomic int *abort_flag,
                             bootstrap_t **bs_p) {
+  encryption_freeze();
   bootstrap_t *bs = calloc(1, sizeof(*bs));
   if (!bs) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap");
   bs->rank = rank;

@@ -333,12 +333,13 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   ncclWaitSignalDesc_t d = {1, (rank + n - 1) % n, 0, 0};
   EXPECT(ncclWaitSignal(1, &d, comm, S0) == ncclInvalidUsage, "ncclWaitSignal");
 
-  /* Encryption: plaintext is what xccl does; a key is refused. */
+  /* Encryption: fixed once a communicator exists; a short key is refused first. */
   ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
-  NCHECK(ncclSetEncryption(&enc));
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage && strstr(ncclGetLastError(NULL), "before"),
+         "encryption changed after init: %s", ncclGetLastError(NULL));
   enc.mode = NCCL_ENCRYPTION_MODE_PSK;
   enc.psk = "0123456789abcdef";
-  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage, "a pre-shared key taken");
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidArgument, "a 16-byte pre-shared key taken");
   EXPECT(ncclSetEncryption(NULL) == ncclInvalidArgument, "a NULL encryption config taken");
 
   NCHECK(ncclCommWindowDeregister(comm, win));
@@ -349,6 +350,25 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
+/* ---- encryption: ncclSetEncryption(PSK) before the id, then collectives over TLS ---- */
+
+static void mode_encryption(int n, int rank, ncclUniqueId unused) {
+  (void)unused;
+  ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  enc.mode = NCCL_ENCRYPTION_MODE_PSK;
+  enc.psk = "too short";
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidArgument, "a 9-byte pre-shared key taken");
+  enc.psk = "nccl_prog's pre-shared key, 32 bytes or more";
+  NCHECK(ncclSetEncryption(&enc));
+  ncclUniqueId id; /* every rank makes it, from NCCL_COMM_ID */
+  NCHECK(ncclGetUniqueId(&id));
+  ncclComm_t comm = init(n, id, rank);
+  check_sum_of_ranks(comm, rank, n * (n - 1) / 2, "over TLS with the program's key");
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage && strstr(ncclGetLastError(NULL), "before"),
+         "the key changed after init: %s", ncclGetLastError(NULL));
+  NCHECK(ncclCommDestroy(comm));
+}
+
 #define NCCL_PROG_232_MODES                                                                        \
   {"param", mode_param, 1}, {"suspend", mode_suspend, 0}, {"collconfig", mode_collconfig, 0},    \
-      {"grow", mode_grow, 0}, {"window", mode_window, 0},
+      {"grow", mode_grow, 0}, {"window", mode_window, 0}, {"encryption", mode_encryption, 0},

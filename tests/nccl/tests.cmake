@@ -121,6 +121,10 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
       add_test(NAME nccl_232_${mode}_n${n} COMMAND nccl_prog_232 ${mode} ${n})
     endforeach()
   endforeach()
+  # ncclSetEncryption(PSK) on every rank: TLS on the socket streams (no shm) and the bootstrap.
+  add_test(NAME nccl_232_encryption_n3 COMMAND nccl_prog_232 encryption 3)
+  set_tests_properties(nccl_232_encryption_n3 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_COMM_ID=127.0.0.1:29541;XCCL_SHM_DISABLE=1")
   # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
   add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
   set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT
