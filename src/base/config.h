@@ -78,7 +78,7 @@
     "1: the socket transport's streams run TLS 1.3 (OpenSSL; kernel offload where the tls ULP is " \
     "loaded), the peer authenticated by a key derived from the bootstrap secret (and from the "    \
     "program's key, xcclSetEncryption/ncclSetEncryption, which also sets this). Every rank must " \
-    "set it; the bootstrap and the ib transport stay as they are (authenticated, not encrypted).") \
+    "set it. The bootstrap's connections run TLS too (their own key); the ib transport does not.") \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \

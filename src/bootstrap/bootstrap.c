@@ -7,7 +7,6 @@
 #include "bootstrap_conn.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,7 +48,7 @@ static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
   else
     INFO(BOOTSTRAP, "bootstrap root %s refused a connection from %s (#%lu from that host): %s",
          sock_addr_str(&rt->addr, s, sizeof(s)), sock_addr_str(&c->from, from, sizeof(from)), nth, why);
-  if (tell) send_fail(c->fd, xcclInvalidUsage, rt->id.secret, c->nonce, why);
+  if (tell) send_fail(c, xcclInvalidUsage, rt->id.secret, c->nonce, why);
   conn_close(c);
   rt->cands[k] = rt->cands[--rt->ncands];
 }
@@ -103,9 +102,9 @@ static void root_accept_new(bs_root_t *rt) {
     c->fd = fd;
     c->from = from;
     err_quiet(1);
-    xcclResult_t r = send_challenge(c, rt->id.secret, clock_deadline(1.0));
+    xcclResult_t r = conn_accepted(c, rt->id.secret, clock_deadline(1.0));
     err_quiet(0);
-    if (r != xcclSuccess) root_refuse(rt, rt->ncands - 1, "could not send it a challenge", 0);
+    if (r != xcclSuccess) root_refuse(rt, rt->ncands - 1, err_last(), 0);
   }
 }
 
@@ -122,7 +121,7 @@ static void root_finish(bs_root_t *rt) {
       int to[BS_WELCOME_MAX], n = bootstrap_allgather_sends_to(rt->nranks, i, to);
       bs_welcome_encode(payload, rt->nranks, n, to, rt->hellos);
       err_quiet(1);
-      send_frame(rt->ranks[i].fd, BS_WELCOME, payload, (uint32_t)BS_WELCOME_BYTES(n), rt->id.secret,
+      send_frame(&rt->ranks[i], BS_WELCOME, payload, (uint32_t)BS_WELCOME_BYTES(n), rt->id.secret,
                  rt->ranks[i].nonce, dl, NULL);
       err_quiet(0);
     }
@@ -140,7 +139,7 @@ static void root_finish(bs_root_t *rt) {
              config_double(CFG_TIMEOUT));
     WARN(BOOTSTRAP, "%s", msg);
     for (int i = 0; i < rt->nranks; i++)
-      if (rt->ranks[i].fd >= 0) send_fail(rt->ranks[i].fd, xcclTimeout, rt->id.secret, rt->ranks[i].nonce, msg);
+      if (rt->ranks[i].fd >= 0) send_fail(&rt->ranks[i], xcclTimeout, rt->id.secret, rt->ranks[i].nonce, msg);
   }
 }
 
@@ -243,15 +242,6 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
 
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
 
-int bs_derive_key(const uint8_t secret[BS_SECRET_BYTES], const char *label, uint8_t key[32]) {
-  uint8_t ikm[ENCRYPTION_PSK_MAX + BS_SECRET_BYTES];
-  size_t n = encryption_psk(ikm, ENCRYPTION_PSK_MAX);
-  memcpy(ikm + n, secret, BS_SECRET_BYTES);
-  int rc = bs_hkdf(ikm, n + BS_SECRET_BYTES, label, key, 32);
-  OPENSSL_cleanse(ikm, sizeof(ikm));
-  return rc;
-}
-
 int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]) {
   return bs_derive_key(bs->id.secret, label, key);
 }
@@ -271,6 +261,7 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   bs_conn_t root = {.fd = -1};
   xcclResult_t res;
   TRY_GOTO(sock_connect_retry(&bs->id.root, &root.fd, deadline, (const volatile int *)bs->abort_flag), fail);
+  conn_connected(&root, &bs->id.root);
   TRY_GOTO(conn_read_frame(&root, bs->id.secret, NULL, BS_CHALLENGE, deadline, bs->abort_flag, peer), fail);
   if (root.h.len != BS_NONCE_BYTES) {
     res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a malformed challenge", peer);
@@ -282,7 +273,7 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   gethostname(h.host, sizeof(h.host) - 1);
   uint8_t hello[BS_HELLO_BYTES];
   bs_hello_encode(&h, hello);
-  TRY_GOTO(send_frame(root.fd, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag), fail);
+  TRY_GOTO(send_frame(&root, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag), fail);
   /* The root gives up at its own deadline and says who is missing; wait a
    * little longer than it so that its message, not ours, is what users see. */
   uint64_t welcome_deadline = deadline + (uint64_t)(BS_FAIL_GRACE_S * 1e9);

@@ -120,8 +120,7 @@ xcclResult_t bootstrap_split(bootstrap_t *bs, int color, int key, double timeout
  * it when xcclSetEncryption gave one: the same on every rank of the
  * communicator, unrelated to any other's. -1 when OpenSSL fails. */
 int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]);
-/* The same from a unique id's secret (the root has no bootstrap_t). */
-int bs_derive_key(const uint8_t secret[BS_SECRET_BYTES], const char *label, uint8_t key[32]);
+
 
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);

@@ -1,5 +1,7 @@
 /*
- * sock_tls.h — TLS 1.3 on one non-blocking TCP stream (XCCL_TLS=1).
+ * sock_tls.h — TLS 1.3 on one non-blocking TCP stream (XCCL_TLS=1): the
+ * socket transport's streams, and the bootstrap's connections
+ * (bootstrap_conn.c), each side with a key of its own.
  *
  * The peer is authenticated by an external pre-shared key that each rank
  * derives from its communicator's bootstrap secret (bootstrap_derive_key):
