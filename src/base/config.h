@@ -79,6 +79,12 @@
     "loaded), the peer authenticated by a key derived from the bootstrap secret (and from the "    \
     "program's key, xcclSetEncryption/ncclSetEncryption, which also sets this). Every rank must " \
     "set it. The bootstrap's connections run TLS too (their own key); the ib transport does not.") \
+  X(TLS_CERT, STR, "", 0, 0,                                                                      \
+    "With XCCL_TLS=1: this rank's certificate (PEM file); with XCCL_TLS_KEY and XCCL_TLS_CA, "     \
+    "peers authenticate by certificates verified against the CA, both ways, instead of the key "   \
+    "derived from the secret. Unset: the pre-shared key.")                                         \
+  X(TLS_KEY, STR, "", 0, 0, "The private key of XCCL_TLS_CERT (PEM file).")                         \
+  X(TLS_CA, STR, "", 0, 0, "The CA certificates (PEM file) a peer's certificate must chain to.")   \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \

@@ -6,7 +6,9 @@
  * and offer it under one fixed identity. A peer with another key fails the
  * binder check; OpenSSL still runs (EC)DHE beside the PSK (psk_dhe_ke), so
  * the traffic keys are fresh per stream. Only SHA-256 suites are offered,
- * the hash the PSK is bound to. No session tickets, no certificates.
+ * the hash the PSK is bound to. No session tickets. With XCCL_TLS_CERT
+ * (tls_cert.c) certificates verified against XCCL_TLS_CA, both ways,
+ * replace the PSK.
  *
  * Records reach the socket through stream_bio (send with MSG_NOSIGNAL), so a
  * dead peer fails the stream without SIGPIPE and without a signal mask per
@@ -30,6 +32,7 @@
 #include "config.h"
 #include "log.h"
 #include "sock.h"
+#include "tls_cert.h"
 
 struct sock_tls {
   SSL *ssl;
@@ -62,7 +65,8 @@ static const unsigned char aes128gcm_sha256[] = {0x13, 0x01}; /* TLS_AES_128_GCM
 
 static SSL_CTX *tls_ctx[2]; /* client, server */
 static int tls_ktls;        /* the kernel offers the tls ULP */
-static const char *tls_ctx_err;
+static int tls_certs;      /* XCCL_TLS_CERT: certificates, not the pre-shared key */
+static char tls_ctx_err[640];
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
 static SSL_SESSION *psk_session(SSL *ssl, const uint8_t *key) {
@@ -172,9 +176,10 @@ static int stream_bio_attach(sock_tls_t *t) {
 
 static void tls_ctx_init(void) {
   tls_ktls = ktls_offered();
+  tls_certs = tls_cert_wanted();
   stream_bio_method = tls_ktls ? NULL : stream_bio_method_new();
   if (!tls_ktls && !stream_bio_method) {
-    tls_ctx_err = "OpenSSL could not make a BIO method";
+    snprintf(tls_ctx_err, sizeof(tls_ctx_err), "OpenSSL could not make a BIO method");
     return;
   }
   for (int server = 0; server < 2; server++) {
@@ -183,7 +188,11 @@ static void tls_ctx_init(void) {
         !SSL_CTX_set_ciphersuites(c, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256") ||
         !SSL_CTX_set_num_tickets(c, 0)) {
       SSL_CTX_free(c);
-      tls_ctx_err = "OpenSSL could not make a TLS 1.3 context";
+      snprintf(tls_ctx_err, sizeof(tls_ctx_err), "OpenSSL could not make a TLS 1.3 context");
+      return;
+    }
+    if (tls_certs && tls_cert_configure(c, tls_ctx_err, sizeof(tls_ctx_err)) != 0) {
+      SSL_CTX_free(c);
       return;
     }
     SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -191,9 +200,9 @@ static void tls_ctx_init(void) {
 #ifdef SSL_OP_ENABLE_KTLS
     if (tls_ktls) SSL_CTX_set_options(c, SSL_OP_ENABLE_KTLS);
 #endif
-    if (server)
+    if (!tls_certs && server) /* with certificates, tls_cert_configure asked for the peer's */
       SSL_CTX_set_psk_find_session_callback(c, psk_find);
-    else
+    else if (!tls_certs)
       SSL_CTX_set_psk_use_session_callback(c, psk_use);
     tls_ctx[server] = c;
   }
@@ -238,7 +247,9 @@ void sock_tls_free(sock_tls_t **tls_p) {
 }
 
 /* The likely cause of a failed handshake, from OpenSSL's reason. */
-static const char *tls_cause(const sock_tls_t *t, int reason) {
+static const char *tls_cause(const sock_tls_t *t, int reason, char *buf, size_t len) {
+  const char *cert = tls_certs ? tls_cert_cause(t->ssl, reason, buf, len) : NULL;
+  if (cert) return cert;
   if (t->wrong_identity) return "the peer offered another pre-shared key identity (not an xccl rank with XCCL_TLS=1)";
   switch (reason) {
   case SSL_R_BINDER_DOES_NOT_VERIFY:
@@ -272,9 +283,11 @@ static xcclResult_t tls_fail(sock_tls_t *t, const char *what, int ret) {
                    "connection closed by the peer (it exited, aborted, or gave up after a failure of its own)");
   if (e == SSL_ERROR_SYSCALL)
     return err_set(xcclRemoteError, LOG_NET, "TLS %s with %s failed: %s", what, t->peer, strerror(saved));
-  if (strcmp(what, "handshake") == 0)
+  if (strcmp(what, "handshake") == 0) {
+    char cause[512];
     return err_set(xcclRemoteError, LOG_NET, "TLS handshake with %s failed: %s (OpenSSL: %s)", t->peer,
-                   tls_cause(t, err ? ERR_GET_REASON(err) : 0), buf[0] ? buf : "no reason given");
+                   tls_cause(t, err ? ERR_GET_REASON(err) : 0, cause, sizeof(cause)), buf[0] ? buf : "no reason given");
+  }
   return err_set(xcclRemoteError, LOG_NET, "TLS %s with %s failed (OpenSSL: %s): the stream is corrupt or forged",
                  what, t->peer, buf[0] ? buf : "no reason given");
 }
@@ -293,8 +306,8 @@ static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
     ktls_send = BIO_get_ktls_send(SSL_get_wbio(t->ssl)) > 0;
     ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(t->ssl)) > 0;
 #endif
-    INFO(NET, "TLS with %s: %s %s, pre-shared key, kernel offload %s", t->peer, SSL_get_version(t->ssl),
-         SSL_get_cipher_name(t->ssl),
+    INFO(NET, "TLS with %s: %s %s, %s, kernel offload %s", t->peer, SSL_get_version(t->ssl),
+         SSL_get_cipher_name(t->ssl), tls_certs ? "certificates" : "pre-shared key",
          ktls_send || ktls_recv ? (ktls_send && ktls_recv ? "send+recv" : ktls_send ? "send only" : "recv only")
          : tls_ktls            ? "refused by OpenSSL or the kernel"
                                : "absent (no tls ULP)");
