@@ -369,6 +369,31 @@ static void mode_encryption(int n, int rank, ncclUniqueId unused) {
   NCHECK(ncclCommDestroy(comm));
 }
 
+/* ---- wrongpsk: rank 1 holds another key: every rank's init fails, none hangs ---- */
+
+static void mode_wrongpsk(int n, int rank, ncclUniqueId unused) {
+  (void)unused;
+  ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  enc.mode = NCCL_ENCRYPTION_MODE_PSK;
+  enc.psk = rank == 1 ? "another job's pre-shared key, 32 bytes or more" : "nccl_prog's pre-shared key, 32 bytes or more";
+  NCHECK(ncclSetEncryption(&enc));
+  ncclUniqueId id;
+  NCHECK(ncclGetUniqueId(&id));
+  ncclComm_t comm = NULL;
+  double t0 = now_s();
+  ncclResult_t res = ncclCommInitRank(&comm, n, id, rank);
+  double took = now_s() - t0;
+  const char *msg = ncclGetLastError(NULL);
+  EXPECT(res != ncclSuccess, "rank %d joined though rank 1 holds another key", rank);
+  /* Rank 1 is refused by the root's handshake at once; the others wait for it until XCCL_TIMEOUT. */
+  EXPECT(rank == 1 ? strstr(msg, "another key") != NULL : strstr(msg, "missing rank 1") != NULL,
+         "rank %d: the message says neither: %s", rank, msg);
+  EXPECT(took < (rank == 1 ? 2.0 : 15.0), "rank %d: init took %.1f s to fail", rank, took);
+  printf("rank %d: refused in %.1f s: %s\n", rank, took, msg);
+  if (res == ncclSuccess) ncclCommDestroy(comm);
+}
+
 #define NCCL_PROG_232_MODES                                                                        \
   {"param", mode_param, 1}, {"suspend", mode_suspend, 0}, {"collconfig", mode_collconfig, 0},    \
-      {"grow", mode_grow, 0}, {"window", mode_window, 0}, {"encryption", mode_encryption, 0},
+      {"grow", mode_grow, 0}, {"window", mode_window, 0}, {"encryption", mode_encryption, 0},        \
+      {"wrongpsk", mode_wrongpsk, 0},
