@@ -29,7 +29,8 @@ xcclResult_t encryption_set(int mode, const char *psk, const char *fn) {
     if (n < ENCRYPTION_PSK_MIN || n > ENCRYPTION_PSK_MAX)
       return err_set(xcclInvalidArgument, LOG_INIT,
                      "%s: the psk has %s%zu bytes; give one of %d to %d bytes (the same on every rank)", fn,
-                     n > ENCRYPTION_PSK_MAX ? "more than " : "", n > ENCRYPTION_PSK_MAX ? (size_t)ENCRYPTION_PSK_MAX : n,
+                     n > ENCRYPTION_PSK_MAX ? "more than " : "",
+                     n > ENCRYPTION_PSK_MAX ? (size_t)ENCRYPTION_PSK_MAX : n,
                      ENCRYPTION_PSK_MIN, ENCRYPTION_PSK_MAX);
   }
   pthread_mutex_lock(&enc_lock);

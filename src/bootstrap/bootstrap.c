@@ -22,6 +22,7 @@
 
 #define BS_MAX_CANDIDATES 1024
 #define BS_FAIL_GRACE_S 5.0 /* ranks wait this much longer than the root */
+#define BS_GAVE_UP_LINGER_S 3.0 /* after root_give_up, ranks that come are still told why */
 
 /* ---- The root ---- */
 
@@ -36,6 +37,7 @@ typedef struct {
   bs_conn_t *ranks;
   bs_hello_t *hellos;
   int joined;
+  char gave_up[720]; /* set: a would-be rank said why the job cannot run (root_give_up) */
 } bs_root_t;
 
 static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
@@ -53,11 +55,34 @@ static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
   rt->cands[k] = rt->cands[--rt->ncands];
 }
 
+/* A candidate that holds the secret says it cannot join (it differs in
+ * XCCL_TLS): the job cannot run, so every rank is told now (root_finish)
+ * instead of at XCCL_TIMEOUT. */
+static void root_give_up(bs_root_t *rt, int k) {
+  bs_conn_t *c = &rt->cands[k];
+  char s[SOCK_ADDR_STRLEN];
+  int n = c->h.len > 4 ? (int)c->h.len - 4 : 0;
+  snprintf(rt->gave_up, sizeof(rt->gave_up), "%.*s", n > 600 ? 600 : n, (const char *)c->frame + BS_HDR_BYTES + 4);
+  WARN(BOOTSTRAP, "bootstrap root %s: %s", sock_addr_str(&rt->addr, s, sizeof(s)), rt->gave_up);
+  conn_close(c);
+  rt->cands[k] = rt->cands[--rt->ncands];
+  for (int i = 0; i < rt->nranks; i++) {
+    if (rt->ranks[i].fd < 0) continue;
+    send_fail(&rt->ranks[i], xcclInvalidUsage, rt->id.secret, rt->ranks[i].nonce, rt->gave_up);
+    conn_close(&rt->ranks[i]);
+  }
+  /* Ranks still on their way are told as they say hello (root_admit), for a little while. */
+  uint64_t linger = clock_deadline(BS_GAVE_UP_LINGER_S);
+  if (linger < rt->deadline) rt->deadline = linger;
+}
+
 /* A candidate sent an authentic frame: admit it as a rank, or refuse. */
 static void root_admit(bs_root_t *rt, int k) {
   bs_conn_t *c = &rt->cands[k];
   bs_hello_t h;
   char why[400];
+  if (c->h.type == BS_FAIL) return root_give_up(rt, k);
+  if (rt->gave_up[0]) return root_refuse(rt, k, rt->gave_up, 1);
   if (c->h.type != BS_HELLO) {
     snprintf(why, sizeof(why), "expected a hello, got message type %u", c->h.type);
     return root_refuse(rt, k, why, 1);
@@ -112,7 +137,10 @@ static int root_missing(const void *rt, int i) { return ((const bs_root_t *)rt)-
 
 static void root_finish(bs_root_t *rt) {
   char s[SOCK_ADDR_STRLEN];
-  if (rt->nranks > 0 && rt->joined == rt->nranks) {
+  if (rt->gave_up[0]) {
+    for (int k = 0; k < rt->ncands; k++)
+      send_fail(&rt->cands[k], xcclInvalidUsage, rt->id.secret, rt->cands[k].nonce, rt->gave_up);
+  } else if (rt->nranks > 0 && rt->joined == rt->nranks) {
     /* Each rank gets the addresses of the ranks it first sends to; the
      * all-gather of the addresses (bootstrap_init) brings the rest. */
     uint8_t payload[BS_WELCOME_BYTES(BS_WELCOME_MAX)];
@@ -273,7 +301,8 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   gethostname(h.host, sizeof(h.host) - 1);
   uint8_t hello[BS_HELLO_BYTES];
   bs_hello_encode(&h, hello);
-  TRY_GOTO(send_frame(&root, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag), fail);
+  TRY_GOTO(send_frame(&root, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag),
+           fail);
   /* The root gives up at its own deadline and says who is missing; wait a
    * little longer than it so that its message, not ours, is what users see. */
   uint64_t welcome_deadline = deadline + (uint64_t)(BS_FAIL_GRACE_S * 1e9);

@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
@@ -37,8 +39,56 @@ static xcclResult_t conn_tls_start(bs_conn_t *c, const uint8_t *secret, int is_s
 xcclResult_t conn_accepted(bs_conn_t *c, const uint8_t *secret, uint64_t deadline) {
   c->acceptor = 1;
   if (!sock_tls_wanted()) return send_challenge(c, secret, deadline);
-  TRY(sock_send_all(c->fd, tls_preamble, sizeof(tls_preamble), deadline, NULL));
+  uint8_t pre[BS_HDR_BYTES + BS_NONCE_BYTES];
+  if (bs_random(c->nonce, sizeof(c->nonce)) != 0)
+    return err_set(xcclSystemError, LOG_BOOTSTRAP, "cannot draw random bytes for a bootstrap preamble");
+  memcpy(pre, tls_preamble, BS_HDR_BYTES);
+  memcpy(pre + BS_HDR_BYTES, c->nonce, BS_NONCE_BYTES);
+  TRY(sock_send_all(c->fd, pre, sizeof(pre), deadline, NULL));
   return conn_tls_start(c, secret, 1);
+}
+
+/* Tells the acceptor that this process differs from it in XCCL_TLS
+ * (BS_FAIL under c->nonce, in clear: TLS cannot run between the two). */
+static void conn_tls_notice(bs_conn_t *c, const uint8_t *secret, int we_run_tls) {
+  char host[128] = "", text[400];
+  if (gethostname(host, sizeof(host) - 1) != 0) snprintf(host, sizeof(host), "?");
+  snprintf(text, sizeof(text),
+           "bootstrap: a rank on host %s (pid %d) runs %s TLS and the bootstrap root %s: set XCCL_TLS (or "
+           "xcclSetEncryption) the same on every rank and where the unique id was made",
+           host, (int)getpid(), we_run_tls ? "with" : "without", we_run_tls ? "does not" : "does");
+  send_fail(c, xcclInvalidUsage, secret, c->nonce, text);
+}
+
+/* A plaintext reader met the TLS preamble: reads its nonce, tells the
+ * acceptor, and fails with a sentence. 0 while the nonce is incomplete. */
+static int conn_preamble_seen(bs_conn_t *c, const uint8_t *secret, char *why, size_t wl) {
+  err_quiet(1);
+  xcclResult_t r = sock_recv_some(c->fd, c->nonce, BS_NONCE_BYTES, &c->nonce_got);
+  err_quiet(0);
+  char s[SOCK_ADDR_STRLEN];
+  if (r == xcclSuccess && c->nonce_got < BS_NONCE_BYTES) return 0;
+  if (r == xcclSuccess) conn_tls_notice(c, secret, 0);
+  snprintf(why, wl,
+           "bootstrap peer %s runs TLS (XCCL_TLS=1 or xcclSetEncryption) and this process does not: set it the "
+           "same on every rank",
+           sock_addr_str(&c->from, s, sizeof(s)));
+  return -1;
+}
+
+/* Acceptor with TLS, before the handshake reads anything: a peer whose
+ * first bytes are a frame's magic runs without TLS; its frame (a BS_FAIL
+ * notice, nothing else) is then read in clear. */
+static void conn_peek_plain(bs_conn_t *c) {
+  uint8_t b[4];
+  ssize_t n = recv(c->fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 || (n > 0 && n < 4 && memcmp(b, tls_preamble, (size_t)n) == 0)) return; /* not yet */
+  c->peeked = 1;
+  if (n == 4 && memcmp(b, tls_preamble, 4) == 0) {
+    sock_tls_free(&c->tls);
+    c->tls_state = BS_TLS_OFF;
+    c->tls_mismatch = BS_MISMATCH_PLAIN_PEER;
+  }
 }
 
 void conn_connected(bs_conn_t *c, const sock_addr_t *addr) {
@@ -55,21 +105,21 @@ static xcclResult_t conn_recv_some(bs_conn_t *c, void *buf, size_t len, size_t *
 static int conn_tls_progress(bs_conn_t *c, const uint8_t *secret, char *why, size_t wl) {
   xcclResult_t r = xcclSuccess;
   if (c->tls_state == BS_TLS_PREAMBLE) {
-    r = sock_recv_some(c->fd, c->hdr, BS_HDR_BYTES, &c->got);
-    if (r == xcclSuccess && c->got == BS_HDR_BYTES) {
-      char s[SOCK_ADDR_STRLEN];
-      if (memcmp(c->hdr, tls_preamble, BS_HDR_BYTES) != 0) {
-        snprintf(why, wl,
-                 "bootstrap peer %s does not run TLS (it sent a plaintext bootstrap message) and this process "
-                 "does: set XCCL_TLS (or xcclSetEncryption) the same on every rank",
-                 sock_addr_str(&c->from, s, sizeof(s)));
-        return -1;
-      }
+    if (c->got < BS_HDR_BYTES) r = sock_recv_some(c->fd, c->hdr, BS_HDR_BYTES, &c->got);
+    if (r == xcclSuccess && c->got == BS_HDR_BYTES && memcmp(c->hdr, tls_preamble, BS_HDR_BYTES) != 0) {
+      c->tls_state = BS_TLS_OFF; /* a plaintext acceptor: read its challenge, then tell it (conn_read) */
+      c->tls_mismatch = BS_MISMATCH_PLAIN_ACCEPTOR;
+      return 0;
+    }
+    if (r == xcclSuccess && c->got == BS_HDR_BYTES)
+      r = sock_recv_some(c->fd, c->nonce, BS_NONCE_BYTES, &c->nonce_got);
+    if (r == xcclSuccess && c->nonce_got == BS_NONCE_BYTES) {
       c->got = 0;
       r = conn_tls_start(c, secret, 0);
     }
   }
-  if (r == xcclSuccess && c->tls_state == BS_TLS_HANDSHAKE) {
+  if (r == xcclSuccess && c->tls_state == BS_TLS_HANDSHAKE && c->acceptor && !c->peeked) conn_peek_plain(c);
+  if (r == xcclSuccess && c->tls_state == BS_TLS_HANDSHAKE && (!c->acceptor || c->peeked)) {
     int done = 0;
     r = sock_tls_handshake(c->tls, &done);
     if (r == xcclSuccess && done) {
@@ -128,36 +178,29 @@ int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready
   xcclResult_t r = xcclSuccess;
   if (c->tls_state != BS_TLS_OFF && c->tls_state != BS_TLS_OPEN) {
     int rc = conn_tls_progress(c, key, why, wl);
-    if (rc != 0 || c->tls_state != BS_TLS_OPEN) {
+    if (rc != 0 || (c->tls_state != BS_TLS_OPEN && c->tls_state != BS_TLS_OFF)) {
       err_quiet(0);
       return rc;
     }
   }
-  if (c->got < BS_HDR_BYTES) {
-    r = conn_recv_some(c, c->hdr, BS_HDR_BYTES, &c->got);
-    if (r == xcclSuccess && c->got == BS_HDR_BYTES) {
-      if (!c->tls && memcmp(c->hdr, tls_preamble, BS_HDR_BYTES) == 0) {
-        char s[SOCK_ADDR_STRLEN];
-        err_quiet(0);
-        snprintf(why, wl,
-                 "bootstrap peer %s runs TLS (XCCL_TLS=1 or xcclSetEncryption) and this process does not: set it "
-                 "the same on every rank",
-                 sock_addr_str(&c->from, s, sizeof(s)));
-        return -1;
-      }
-      if (bs_hdr_parse(c->hdr, &c->h, why, wl) != 0) {
-        err_quiet(0);
-        return -1;
-      }
-      c->frame_len = BS_HDR_BYTES + (size_t)c->h.len + BS_MAC_BYTES;
-      c->frame = malloc(c->frame_len);
-      if (!c->frame) {
-        err_quiet(0);
-        snprintf(why, wl, "out of memory for a %zu-byte bootstrap message", c->frame_len);
-        return -1;
-      }
-      memcpy(c->frame, c->hdr, BS_HDR_BYTES);
+  if (c->got < BS_HDR_BYTES) r = conn_recv_some(c, c->hdr, BS_HDR_BYTES, &c->got);
+  if (r == xcclSuccess && c->got == BS_HDR_BYTES && !c->frame) {
+    if (!c->tls && memcmp(c->hdr, tls_preamble, BS_HDR_BYTES) == 0) {
+      err_quiet(0);
+      return conn_preamble_seen(c, key, why, wl);
     }
+    if (bs_hdr_parse(c->hdr, &c->h, why, wl) != 0) {
+      err_quiet(0);
+      return -1;
+    }
+    c->frame_len = BS_HDR_BYTES + (size_t)c->h.len + BS_MAC_BYTES;
+    c->frame = malloc(c->frame_len);
+    if (!c->frame) {
+      err_quiet(0);
+      snprintf(why, wl, "out of memory for a %zu-byte bootstrap message", c->frame_len);
+      return -1;
+    }
+    memcpy(c->frame, c->hdr, BS_HDR_BYTES);
   }
   if (r == xcclSuccess && c->frame) r = conn_recv_some(c, c->frame, c->frame_len, &c->got);
   err_quiet(0);
@@ -167,6 +210,23 @@ int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready
   }
   if (!c->frame || c->got < c->frame_len) return 0;
   if (bs_frame_verify(c->frame, c->frame_len, key, nonce, why, wl) != 0) return -1;
+  char s[SOCK_ADDR_STRLEN];
+  if (c->tls_mismatch == BS_MISMATCH_PLAIN_ACCEPTOR) {
+    if (c->h.type == BS_CHALLENGE && c->h.len == BS_NONCE_BYTES) {
+      memcpy(c->nonce, c->frame + BS_HDR_BYTES, BS_NONCE_BYTES);
+      conn_tls_notice(c, key, 1);
+    }
+    snprintf(why, wl,
+             "bootstrap peer %s does not run TLS (it sent a plaintext bootstrap message) and this process does: "
+             "set XCCL_TLS (or xcclSetEncryption) the same on every rank",
+             sock_addr_str(&c->from, s, sizeof(s)));
+    return -1;
+  }
+  if (c->tls_mismatch == BS_MISMATCH_PLAIN_PEER && c->h.type != BS_FAIL) {
+    snprintf(why, wl, "a plaintext bootstrap message (type %u) where TLS runs: only a notice is taken in clear",
+             c->h.type);
+    return -1;
+  }
   *ready = 1;
   return 0;
 }

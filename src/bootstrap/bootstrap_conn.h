@@ -14,7 +14,8 @@
  * BS_TLS_PREAMBLE in clear (so a plaintext peer learns at once why the
  * two cannot talk), then the connector starts TLS 1.3 with a key derived
  * by bs_derive_key under its own label; every frame, the challenge
- * included, then travels inside TLS. */
+ * included, then travels inside TLS. The preamble is 16 fixed bytes and a
+ * fresh nonce (BS_NONCE_BYTES). */
 typedef enum {
   BS_TLS_OFF = 0,    /* plaintext frames */
   BS_TLS_PREAMBLE,   /* connector: reading the acceptor's preamble */
@@ -22,11 +23,24 @@ typedef enum {
   BS_TLS_OPEN,       /* frames go through tls */
 } bs_tls_state_t;
 
+/* A peer that differs in XCCL_TLS is told in an authentic plaintext
+ * BS_FAIL frame under the acceptor's nonce (its challenge's, or the one
+ * that follows the preamble), so the root fails every rank at once instead
+ * of waiting for the one that cannot join. */
+enum {
+  BS_MISMATCH_NONE = 0,
+  BS_MISMATCH_PLAIN_ACCEPTOR, /* we run TLS; the acceptor sent a plaintext challenge */
+  BS_MISMATCH_PLAIN_PEER,     /* we accept with TLS; the peer sent a plaintext frame (only BS_FAIL is taken) */
+};
+
 typedef struct {
   int fd;
   sock_tls_t *tls;        /* NULL: plaintext, or before the handshake */
   bs_tls_state_t tls_state;
   int acceptor;           /* accepted here: sends the challenge */
+  int tls_mismatch;       /* BS_MISMATCH_*: the two ends differ in XCCL_TLS */
+  int peeked;             /* acceptor with TLS: the peer's first bytes were looked at */
+  size_t nonce_got;       /* bytes of the preamble's nonce received */
   sock_addr_t from;
   uint8_t nonce[BS_NONCE_BYTES]; /* the acceptor's challenge: MAC context of every frame */
   uint8_t hdr[BS_HDR_BYTES];

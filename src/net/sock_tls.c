@@ -257,7 +257,8 @@ static const char *tls_cause(const sock_tls_t *t, int reason, char *buf, size_t 
   case SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER: /* what OpenSSL sends when the binder fails */
   case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
   case SSL_R_NO_SHARED_CIPHER:
-    return "the peer holds another key: it is not a rank of this communicator (another unique id, XCCL_SECRET, or psk given to xcclSetEncryption)";
+    return "the peer holds another key: it is not a rank of this communicator (another unique id, XCCL_SECRET, "
+           "or psk given to xcclSetEncryption)";
   case SSL_R_WRONG_VERSION_NUMBER:
   case SSL_R_PACKET_LENGTH_TOO_LONG:
   case SSL_R_HTTP_REQUEST:

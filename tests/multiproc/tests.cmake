@@ -66,8 +66,8 @@ foreach(pair ${shared_cfg_mismatch})
                 ARGS mismatch ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
 endforeach()
 # XCCL_TLS differs before the shared-settings check: the bootstrap runs TLS
-# too. Rank 1 (TLS) meets the plaintext root and fails at once naming TLS;
-# the others fail at XCCL_TIMEOUT naming rank 1 as missing.
+# too. Rank 1 (TLS) meets the plaintext root, fails at once naming TLS and
+# tells the root, which fails the others at once too.
 list(APPEND shared_cfg_names TLS)
 xccl_add_test(NAME mp_shared_cfg_bootstrap_TLS TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
               ARGS bootstrap TLS=1 LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=5")

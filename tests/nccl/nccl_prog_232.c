@@ -375,7 +375,8 @@ static void mode_wrongpsk(int n, int rank, ncclUniqueId unused) {
   (void)unused;
   ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
   enc.mode = NCCL_ENCRYPTION_MODE_PSK;
-  enc.psk = rank == 1 ? "another job's pre-shared key, 32 bytes or more" : "nccl_prog's pre-shared key, 32 bytes or more";
+  enc.psk = rank == 1 ? "another job's pre-shared key, 32 bytes or more"
+                      : "nccl_prog's pre-shared key, 32 bytes or more";
   NCHECK(ncclSetEncryption(&enc));
   ncclUniqueId id;
   NCHECK(ncclGetUniqueId(&id));

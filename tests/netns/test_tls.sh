@@ -6,9 +6,9 @@
 #   2. with TLS it never does, while the broadcast still arrives bit for bit,
 #      and no bootstrap frame crosses in clear (only the TLS preamble);
 #   3. every collective of xccl-perf, checked element by element, with TLS;
-#   4. a rank without XCCL_TLS beside one with it: init fails on both, the
-#      plaintext one at once with a sentence naming XCCL_TLS, the other at
-#      XCCL_TIMEOUT naming the missing rank (the bootstrap runs TLS too);
+#   4. a rank without XCCL_TLS beside one with it: init fails on both within
+#      a bounded time, with sentences naming XCCL_TLS (met in the bootstrap,
+#      which runs TLS too);
 #   5. a rank with another secret: refused with a sentence, within a bounded
 #      time, and no rank hangs.
 # (A stranger on the data port with another key, or in plaintext, is
@@ -138,9 +138,9 @@ refused() {
   for r in 0 1; do echo "  rank $r: $(grep -m1 -- "${patterns[r]}" "$NETNS_LOG.$r" | cut -d' ' -f6- | head -c 300)"; done
 }
 # The bootstrap runs TLS too: the plaintext rank learns at once from the
-# root's preamble, and says so; the root cannot trust an unauthenticated
-# peer's word, so rank 0 gives up at XCCL_TIMEOUT, naming the missing rank.
-refused "plaintext peer" 40 "missing rank 1" "runs TLS (XCCL_TLS=1" XCCL_TLS=0 XCCL_TLS=1
+# root's preamble, says so, and tells the root (an authentic notice), which
+# fails rank 0 at once naming rank 1's host.
+refused "plaintext peer" 10 "runs without TLS and the bootstrap root does" "runs TLS (XCCL_TLS=1" XCCL_TLS=0 XCCL_TLS=1
 # The bootstrap's handshake refuses the stranger at once; the root gives up at XCCL_TIMEOUT.
 refused "wrong secret" 40 "missing rank 1" "holds another key" "XCCL_TLS=1 XCCL_SECRET=another-job" XCCL_TLS=1
 

@@ -219,7 +219,8 @@ static int case_missing(void) {
   return case_cert_refused("missing file", "no-such.pem", "ca.pem", "no-such.pem", "cannot be read");
 }
 static int case_wrong_ca(void) {
-  return case_cert_refused("another CA", "rank.pem", "other.pem", "the server end", "failed verification against XCCL_TLS_CA=");
+  return case_cert_refused("another CA", "rank.pem", "other.pem", "the server end",
+                           "failed verification against XCCL_TLS_CA=");
 }
 
 int main(void) {
