@@ -94,6 +94,10 @@ foreach(pair ALGO=bogus FAULT=action=nonsense HIER_INTER=bogus)
 endforeach()
 
 # xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
+# XCCL_TLS with certificates from files (issue 48): a signed pair runs, an expired one is refused.
+add_test(NAME mp_tls_certs COMMAND sh ${mp}/tls_certs.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_tls_certs PROPERTIES LABELS multiproc TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${XCCL_TEST_ENV}")
 add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
 
