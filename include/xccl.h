@@ -207,8 +207,9 @@ typedef enum { xcclEncryptionNone = 0, xcclEncryptionPsk = 1 } xcclEncryptionMod
  * instead of from the unique id's secret. xcclEncryptionNone: TLS off (psk
  * is ignored). Every rank must make the same call: a rank whose setting
  * differs fails init on every rank, and one with another psk is refused.
- * Call it before xcclGetUniqueId and the first communicator init: after
- * either, it returns xcclInvalidUsage and changes nothing. A bad mode or psk
+ * Call it before xcclGetUniqueId and the first communicator init: once this
+ * process started a bootstrap root or a communicator init, it returns
+ * xcclInvalidUsage and changes nothing. A bad mode or psk
  * is xcclInvalidArgument, the earlier setting kept. As ncclSetEncryption.
  */
 xcclResult_t xcclSetEncryption(xcclEncryptionMode_t mode, const char *psk);
