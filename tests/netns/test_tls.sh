@@ -142,7 +142,8 @@ refused() {
 # fails rank 0 at once naming rank 1's host.
 refused "plaintext peer" 10 "runs without TLS and the bootstrap root does" "runs TLS (XCCL_TLS=1" XCCL_TLS=0 XCCL_TLS=1
 # The bootstrap's handshake refuses the stranger at once; the root gives up at XCCL_TIMEOUT.
-refused "wrong secret" 40 "missing rank 1" "holds another key" "XCCL_TLS=1 XCCL_SECRET=another-job" XCCL_TLS=1
+refused "wrong secret" 40 "missing rank 1" "TLS handshake with bootstrap peer" "XCCL_TLS=1 XCCL_SECRET=another-job" \
+  XCCL_TLS=1
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "PASS: XCCL_TLS over the socket transport"
