@@ -196,6 +196,25 @@ const char *xcclGetErrorString(xcclResult_t result);
  */
 const char *xcclGetLastError(xcclComm_t comm);
 
+/* ---- Encryption --------------------------------------------------------- */
+
+typedef enum { xcclEncryptionNone = 0, xcclEncryptionPsk = 1 } xcclEncryptionMode_t;
+
+/*
+ * Sets, for this process, whether the socket transport and the bootstrap run
+ * TLS 1.3, in place of XCCL_TLS. xcclEncryptionPsk: TLS on, peers
+ * authenticated by psk (a NUL-terminated string of 32 to 1024 bytes, copied;
+ * the caller keeps its own), from which the keys are derived (HKDF-SHA256)
+ * instead of from the unique id's secret. xcclEncryptionNone: TLS off (psk
+ * is ignored). Every rank must make the same call: a rank whose setting
+ * differs fails init on every rank, and one with another psk is refused.
+ * Call it before xcclGetUniqueId and the first communicator init: once this
+ * process started a bootstrap root or a communicator init, it returns
+ * xcclInvalidUsage and changes nothing. A bad mode or psk
+ * is xcclInvalidArgument, the earlier setting kept. As ncclSetEncryption.
+ */
+xcclResult_t xcclSetEncryption(xcclEncryptionMode_t mode, const char *psk);
+
 /* ---- Communicator lifecycle -------------------------------------------- */
 
 /*

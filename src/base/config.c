@@ -629,6 +629,16 @@ const char *config_source(config_id_t id) {
   return config_load(), config_values[id].valid ? config_values[id].from : "default";
 }
 
+void config_override(config_id_t id, int64_t value, const char *from) {
+  config_load();
+  config_value_t *v = &config_values[id];
+  v->i = value;
+  v->d = (double)value;
+  v->set = v->valid = 1;
+  v->alias = -1;
+  snprintf(v->from, sizeof(v->from), "%s", from);
+}
+
 const char *config_foreign_env(const char *name) {
   const char *v = getenv(name);
   return v && *v ? v : NULL;

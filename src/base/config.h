@@ -76,8 +76,15 @@
   S(NSOCKS, INT, "4", 1, 16, "TCP streams per socket-transport connection (messages of 64 KiB and more are split).") \
   S(TLS, BOOL, "0", 0, 1,                                                                          \
     "1: the socket transport's streams run TLS 1.3 (OpenSSL; kernel offload where the tls ULP is " \
-    "loaded), the peer authenticated by a key derived from the bootstrap secret. Every rank must " \
-    "set it; the bootstrap and the ib transport stay as they are (authenticated, not encrypted).") \
+    "loaded), the peer authenticated by a key derived from the bootstrap secret (and from the "    \
+    "program's key, xcclSetEncryption/ncclSetEncryption, which also sets this). Every rank must " \
+    "set it. The bootstrap's connections run TLS too (their own key); the ib transport does not.") \
+  X(TLS_CERT, STR, "", 0, 0,                                                                      \
+    "With XCCL_TLS=1: this rank's certificate (PEM file); with XCCL_TLS_KEY and XCCL_TLS_CA, "     \
+    "peers authenticate by certificates verified against the CA, both ways, instead of the key "   \
+    "derived from the secret. Unset: the pre-shared key.")                                         \
+  X(TLS_KEY, STR, "", 0, 0, "The private key of XCCL_TLS_CERT (PEM file).")                         \
+  X(TLS_CA, STR, "", 0, 0, "The CA certificates (PEM file) a peer's certificate must chain to.")   \
   S(NET, STR, "", 0, 0, "Force a network transport by name: socket or ib.")                        \
   S(TRANSPORT, STR, "", 0, 0,                                                                      \
     "Force how ranks on one host talk: shm or socket. Default: shm between ranks of one host.")   \
@@ -276,6 +283,11 @@ int config_is_set(config_id_t id);
 /* Where the value came from, for messages: "XCCL_X", the NCCL variable(s)
  * ("NCCL_X", or "NCCL_A, NCCL_B" for one made of two), or "default". */
 const char *config_source(config_id_t id);
+
+/* A value the program chose through the API (xcclSetEncryption sets TLS),
+ * in place of the environment's, for an INT or BOOL entry: from names the
+ * call in config_source. Call before any communicator reads it. */
+void config_override(config_id_t id, int64_t value, const char *from);
 
 /*
  * Parses text as a value of entry e. On success returns 0 and writes the

@@ -15,12 +15,14 @@
 
 #include "clock.h"
 #include "config.h"
+#include "encryption.h"
 #include "error.h"
 #include "log.h"
 #include "thread.h"
 
 #define BS_MAX_CANDIDATES 1024
 #define BS_FAIL_GRACE_S 5.0 /* ranks wait this much longer than the root */
+#define BS_GAVE_UP_LINGER_S 3.0 /* after root_give_up, ranks that come are still told why */
 
 /* ---- The root ---- */
 
@@ -35,6 +37,7 @@ typedef struct {
   bs_conn_t *ranks;
   bs_hello_t *hellos;
   int joined;
+  char gave_up[720]; /* set: a would-be rank said why the job cannot run (root_give_up) */
 } bs_root_t;
 
 static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
@@ -47,9 +50,30 @@ static void root_refuse(bs_root_t *rt, int k, const char *why, int tell) {
   else
     INFO(BOOTSTRAP, "bootstrap root %s refused a connection from %s (#%lu from that host): %s",
          sock_addr_str(&rt->addr, s, sizeof(s)), sock_addr_str(&c->from, from, sizeof(from)), nth, why);
-  if (tell) send_fail(c->fd, xcclInvalidUsage, rt->id.secret, c->nonce, why);
+  if (tell) send_fail(c, xcclInvalidUsage, rt->id.secret, c->nonce, why);
   conn_close(c);
   rt->cands[k] = rt->cands[--rt->ncands];
+}
+
+/* A candidate that holds the secret says it cannot join (it differs in
+ * XCCL_TLS): the job cannot run, so every rank is told now (root_finish)
+ * instead of at XCCL_TIMEOUT. */
+static void root_give_up(bs_root_t *rt, int k) {
+  bs_conn_t *c = &rt->cands[k];
+  char s[SOCK_ADDR_STRLEN];
+  int n = c->h.len > 4 ? (int)c->h.len - 4 : 0;
+  snprintf(rt->gave_up, sizeof(rt->gave_up), "%.*s", n > 600 ? 600 : n, (const char *)c->frame + BS_HDR_BYTES + 4);
+  WARN(BOOTSTRAP, "bootstrap root %s: %s", sock_addr_str(&rt->addr, s, sizeof(s)), rt->gave_up);
+  conn_close(c);
+  rt->cands[k] = rt->cands[--rt->ncands];
+  for (int i = 0; i < rt->nranks; i++) {
+    if (rt->ranks[i].fd < 0) continue;
+    send_fail(&rt->ranks[i], xcclInvalidUsage, rt->id.secret, rt->ranks[i].nonce, rt->gave_up);
+    conn_close(&rt->ranks[i]);
+  }
+  /* Ranks still on their way are told as they say hello (root_admit), for a little while. */
+  uint64_t linger = clock_deadline(BS_GAVE_UP_LINGER_S);
+  if (linger < rt->deadline) rt->deadline = linger;
 }
 
 /* A candidate sent an authentic frame: admit it as a rank, or refuse. */
@@ -57,6 +81,8 @@ static void root_admit(bs_root_t *rt, int k) {
   bs_conn_t *c = &rt->cands[k];
   bs_hello_t h;
   char why[400];
+  if (c->h.type == BS_FAIL) return root_give_up(rt, k);
+  if (rt->gave_up[0]) return root_refuse(rt, k, rt->gave_up, 1);
   if (c->h.type != BS_HELLO) {
     snprintf(why, sizeof(why), "expected a hello, got message type %u", c->h.type);
     return root_refuse(rt, k, why, 1);
@@ -101,9 +127,9 @@ static void root_accept_new(bs_root_t *rt) {
     c->fd = fd;
     c->from = from;
     err_quiet(1);
-    xcclResult_t r = send_challenge(c, rt->id.secret, clock_deadline(1.0));
+    xcclResult_t r = conn_accepted(c, rt->id.secret, clock_deadline(1.0));
     err_quiet(0);
-    if (r != xcclSuccess) root_refuse(rt, rt->ncands - 1, "could not send it a challenge", 0);
+    if (r != xcclSuccess) root_refuse(rt, rt->ncands - 1, err_last(), 0);
   }
 }
 
@@ -111,7 +137,10 @@ static int root_missing(const void *rt, int i) { return ((const bs_root_t *)rt)-
 
 static void root_finish(bs_root_t *rt) {
   char s[SOCK_ADDR_STRLEN];
-  if (rt->nranks > 0 && rt->joined == rt->nranks) {
+  if (rt->gave_up[0]) {
+    for (int k = 0; k < rt->ncands; k++)
+      send_fail(&rt->cands[k], xcclInvalidUsage, rt->id.secret, rt->cands[k].nonce, rt->gave_up);
+  } else if (rt->nranks > 0 && rt->joined == rt->nranks) {
     /* Each rank gets the addresses of the ranks it first sends to; the
      * all-gather of the addresses (bootstrap_init) brings the rest. */
     uint8_t payload[BS_WELCOME_BYTES(BS_WELCOME_MAX)];
@@ -120,7 +149,7 @@ static void root_finish(bs_root_t *rt) {
       int to[BS_WELCOME_MAX], n = bootstrap_allgather_sends_to(rt->nranks, i, to);
       bs_welcome_encode(payload, rt->nranks, n, to, rt->hellos);
       err_quiet(1);
-      send_frame(rt->ranks[i].fd, BS_WELCOME, payload, (uint32_t)BS_WELCOME_BYTES(n), rt->id.secret,
+      send_frame(&rt->ranks[i], BS_WELCOME, payload, (uint32_t)BS_WELCOME_BYTES(n), rt->id.secret,
                  rt->ranks[i].nonce, dl, NULL);
       err_quiet(0);
     }
@@ -138,7 +167,7 @@ static void root_finish(bs_root_t *rt) {
              config_double(CFG_TIMEOUT));
     WARN(BOOTSTRAP, "%s", msg);
     for (int i = 0; i < rt->nranks; i++)
-      if (rt->ranks[i].fd >= 0) send_fail(rt->ranks[i].fd, xcclTimeout, rt->id.secret, rt->ranks[i].nonce, msg);
+      if (rt->ranks[i].fd >= 0) send_fail(&rt->ranks[i], xcclTimeout, rt->id.secret, rt->ranks[i].nonce, msg);
   }
 }
 
@@ -206,6 +235,7 @@ static void *root_main(void *arg) {
 }
 
 xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
+  encryption_freeze();
   bs_root_t *rt = calloc(1, sizeof(*rt));
   if (!rt) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap root");
   rt->cands = calloc(BS_MAX_CANDIDATES, sizeof(*rt->cands));
@@ -241,7 +271,7 @@ xcclResult_t bootstrap_root_start(bs_id_t *id, double timeout_s) {
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank) { return &bs->addrs[rank]; }
 
 int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]) {
-  return bs_hkdf(bs->id.secret, BS_SECRET_BYTES, label, key, 32);
+  return bs_derive_key(bs->id.secret, label, key);
 }
 
 void bootstrap_close(bootstrap_t *bs) {
@@ -259,6 +289,7 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   bs_conn_t root = {.fd = -1};
   xcclResult_t res;
   TRY_GOTO(sock_connect_retry(&bs->id.root, &root.fd, deadline, (const volatile int *)bs->abort_flag), fail);
+  conn_connected(&root, &bs->id.root);
   TRY_GOTO(conn_read_frame(&root, bs->id.secret, NULL, BS_CHALLENGE, deadline, bs->abort_flag, peer), fail);
   if (root.h.len != BS_NONCE_BYTES) {
     res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s sent a malformed challenge", peer);
@@ -270,7 +301,8 @@ static xcclResult_t rank_join_root(bootstrap_t *bs, const sock_addr_t *my_addr, 
   gethostname(h.host, sizeof(h.host) - 1);
   uint8_t hello[BS_HELLO_BYTES];
   bs_hello_encode(&h, hello);
-  TRY_GOTO(send_frame(root.fd, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag), fail);
+  TRY_GOTO(send_frame(&root, BS_HELLO, hello, BS_HELLO_BYTES, bs->id.secret, root.nonce, deadline, bs->abort_flag),
+           fail);
   /* The root gives up at its own deadline and says who is missing; wait a
    * little longer than it so that its message, not ours, is what users see. */
   uint64_t welcome_deadline = deadline + (uint64_t)(BS_FAIL_GRACE_S * 1e9);
@@ -319,6 +351,7 @@ static xcclResult_t gather_addrs(bootstrap_t *bs) {
 
 xcclResult_t bootstrap_init(const bs_id_t *id, int rank, int nranks, double timeout_s, const _Atomic int *abort_flag,
                             bootstrap_t **bs_p) {
+  encryption_freeze();
   bootstrap_t *bs = calloc(1, sizeof(*bs));
   if (!bs) return err_set(xcclSystemError, LOG_BOOTSTRAP, "out of memory for the bootstrap");
   bs->rank = rank;

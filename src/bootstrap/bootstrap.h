@@ -115,10 +115,12 @@ typedef struct {
 } bs_split_t;
 xcclResult_t bootstrap_split(bootstrap_t *bs, int color, int key, double timeout_s, bs_split_t *out_p);
 
-/* A 32-byte key for the purpose `label` names, derived from this
- * communicator's secret (HKDF, bs_hkdf): the same on every rank of the
+/* A 32-byte key for the purpose `label` names, derived (HKDF, bs_hkdf) from
+ * this communicator's secret, and from the program's pre-shared key before
+ * it when xcclSetEncryption gave one: the same on every rank of the
  * communicator, unrelated to any other's. -1 when OpenSSL fails. */
 int bootstrap_derive_key(const bootstrap_t *bs, const char *label, uint8_t key[32]);
+
 
 /* Where a rank's bootstrap listened (for messages). */
 const sock_addr_t *bootstrap_addr(const bootstrap_t *bs, int rank);

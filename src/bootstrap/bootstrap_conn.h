@@ -8,9 +8,39 @@
 #include <stdatomic.h>
 
 #include "bootstrap.h"
+#include "sock_tls.h"
+
+/* XCCL_TLS on the bootstrap (bootstrap_conn.c): the acceptor first sends
+ * BS_TLS_PREAMBLE in clear (so a plaintext peer learns at once why the
+ * two cannot talk), then the connector starts TLS 1.3 with a key derived
+ * by bs_derive_key under its own label; every frame, the challenge
+ * included, then travels inside TLS. The preamble is 16 fixed bytes and a
+ * fresh nonce (BS_NONCE_BYTES). */
+typedef enum {
+  BS_TLS_OFF = 0,    /* plaintext frames */
+  BS_TLS_PREAMBLE,   /* connector: reading the acceptor's preamble */
+  BS_TLS_HANDSHAKE,  /* either side: TLS handshake under way */
+  BS_TLS_OPEN,       /* frames go through tls */
+} bs_tls_state_t;
+
+/* A peer that differs in XCCL_TLS is told in an authentic plaintext
+ * BS_FAIL frame under the acceptor's nonce (its challenge's, or the one
+ * that follows the preamble), so the root fails every rank at once instead
+ * of waiting for the one that cannot join. */
+enum {
+  BS_MISMATCH_NONE = 0,
+  BS_MISMATCH_PLAIN_ACCEPTOR, /* we run TLS; the acceptor sent a plaintext challenge */
+  BS_MISMATCH_PLAIN_PEER,     /* we accept with TLS; the peer sent a plaintext frame (only BS_FAIL is taken) */
+};
 
 typedef struct {
   int fd;
+  sock_tls_t *tls;        /* NULL: plaintext, or before the handshake */
+  bs_tls_state_t tls_state;
+  int acceptor;           /* accepted here: sends the challenge */
+  int tls_mismatch;       /* BS_MISMATCH_*: the two ends differ in XCCL_TLS */
+  int peeked;             /* acceptor with TLS: the peer's first bytes were looked at */
+  size_t nonce_got;       /* bytes of the preamble's nonce received */
   sock_addr_t from;
   uint8_t nonce[BS_NONCE_BYTES]; /* the acceptor's challenge: MAC context of every frame */
   uint8_t hdr[BS_HDR_BYTES];
@@ -33,6 +63,13 @@ void conn_reset_frame(bs_conn_t *c);
 #define BS_GIVEWAY_S 1.0
 int conn_table_room(bs_conn_t *tab, int *n, int max, const char *who);
 void conn_close(bs_conn_t *c);
+/* A connection just accepted (c->fd, c->from set): with XCCL_TLS, the
+ * preamble is sent and the handshake begins (the challenge follows it, in
+ * conn_read); else the challenge is sent. A failure names c->from. */
+xcclResult_t conn_accepted(bs_conn_t *c, const uint8_t *secret, uint64_t deadline);
+/* A connection just made to addr (c->fd set): with XCCL_TLS, conn_read
+ * first expects the acceptor's preamble, then runs the handshake. */
+void conn_connected(bs_conn_t *c, const sock_addr_t *addr);
 /* Reads what is available. *ready = 1 once a whole, authentic frame is in
  * c->frame. -1 with why on a closed connection or a bad frame. */
 int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl);
@@ -40,11 +77,11 @@ int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready
  * frame from the root is turned into the error it carries. */
 xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, bs_type_t want,
                              uint64_t deadline, const _Atomic int *abort_flag, const char *peer);
-xcclResult_t send_frame(int fd, bs_type_t type, const void *payload, uint32_t len, const uint8_t *key,
+xcclResult_t send_frame(bs_conn_t *c, bs_type_t type, const void *payload, uint32_t len, const uint8_t *key,
                         const uint8_t *nonce, uint64_t deadline, const _Atomic int *abort_flag);
 /* The acceptor's first word on a connection: a fresh nonce. */
 xcclResult_t send_challenge(bs_conn_t *c, const uint8_t *key, uint64_t deadline);
-void send_fail(int fd, xcclResult_t code, const uint8_t *key, const uint8_t *nonce, const char *text);
+void send_fail(bs_conn_t *c, xcclResult_t code, const uint8_t *key, const uint8_t *nonce, const char *text);
 
 /* A point-to-point message that arrived before it was asked for. */
 typedef struct bs_msg {

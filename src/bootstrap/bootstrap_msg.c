@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encryption.h"
+
 #define ID_MAGIC 0x44494358u /* "XCID" */
 #define ID_VERSION 1
 #define ID_SUM_OFF 120
@@ -401,4 +403,13 @@ int bs_hkdf(const uint8_t *ikm, size_t ikm_len, const char *info, uint8_t *out, 
   EVP_KDF_free(kdf);
   if (!ok) memset(out, 0, out_len);
   return ok ? 0 : -1;
+}
+
+int bs_derive_key(const uint8_t secret[BS_SECRET_BYTES], const char *label, uint8_t key[32]) {
+  uint8_t ikm[ENCRYPTION_PSK_MAX + BS_SECRET_BYTES];
+  size_t n = encryption_psk(ikm, ENCRYPTION_PSK_MAX);
+  memcpy(ikm + n, secret, BS_SECRET_BYTES);
+  int rc = bs_hkdf(ikm, n + BS_SECRET_BYTES, label, key, 32);
+  OPENSSL_cleanse(ikm, sizeof(ikm));
+  return rc;
 }

@@ -168,5 +168,9 @@ void bs_derive_secret(const char *text, uint8_t key[BS_SECRET_BYTES]);
  * zeroed). Keys for other uses are drawn from the secret this way, so none
  * of them reveals the secret or another. */
 int bs_hkdf(const uint8_t *ikm, size_t ikm_len, const char *info, uint8_t *out, size_t out_len);
+/* bootstrap_derive_key from a unique id's secret (the root has no
+ * bootstrap_t): HKDF of the program's pre-shared key (xcclSetEncryption),
+ * if any, followed by the secret. -1 when OpenSSL fails. */
+int bs_derive_key(const uint8_t secret[BS_SECRET_BYTES], const char *label, uint8_t key[32]);
 
 #endif

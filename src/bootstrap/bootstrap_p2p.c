@@ -92,7 +92,7 @@ static short p2p_poll(bootstrap_t *bs, int fd, short events, int ms) {
     bs_conn_t c = {.fd = -1, .accepted_ns = clock_ns()};
     if (sock_accept(bs->listen_fd, &c.fd, &c.from) == xcclSuccess && c.fd >= 0) {
       err_quiet(1);
-      if (send_challenge(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)
+      if (conn_accepted(&c, bs->id.secret, clock_deadline(1.0)) == xcclSuccess)
         bs->incoming[bs->nincoming++] = c;
       else
         conn_close(&c);
@@ -127,6 +127,7 @@ xcclResult_t bootstrap_send_by(bootstrap_t *bs, int peer, uint32_t tag, const vo
   bs_conn_t c = {.fd = -1};
   xcclResult_t res;
   TRY(sock_connect_retry(&bs->addrs[peer], &c.fd, deadline, (const volatile int *)bs->abort_flag));
+  conn_connected(&c, &bs->addrs[peer]);
   for (;;) { /* wait for the peer's challenge, serving our own listener meanwhile */
     char why[512];
     int ready;
@@ -151,7 +152,7 @@ xcclResult_t bootstrap_send_by(bootstrap_t *bs, int peer, uint32_t tag, const vo
   put32(payload, (uint32_t)bs->rank);
   put32(payload + 4, tag);
   if (size) memcpy(payload + P2P_HDR, data, size);
-  res = send_frame(c.fd, BS_P2P, payload, (uint32_t)(P2P_HDR + size), bs->id.secret, c.nonce, deadline,
+  res = send_frame(&c, BS_P2P, payload, (uint32_t)(P2P_HDR + size), bs->id.secret, c.nonce, deadline,
                    bs->abort_flag);
   free(payload);
 out:

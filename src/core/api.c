@@ -6,12 +6,17 @@
 #include "clock.h"
 #include "comm.h"
 #include "connect.h"
+#include "encryption.h"
 #include "log.h"
 
 xcclResult_t xcclGetVersion(int *version) {
   if (!version) return err_set(xcclInvalidArgument, LOG_INIT, "xcclGetVersion: version is NULL");
   *version = XCCL_VERSION_CODE;
   return xcclSuccess;
+}
+
+xcclResult_t xcclSetEncryption(xcclEncryptionMode_t mode, const char *psk) {
+  return encryption_set((int)mode, psk, "xcclSetEncryption");
 }
 
 const char *xcclGetLastError(xcclComm_t comm) {

@@ -20,6 +20,7 @@
 
 #include "comm.h"
 #include "connect.h"
+#include "encryption.h"
 #include "error.h"
 #include "log.h"
 #include "nccl_232.h"
@@ -180,21 +181,18 @@ ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t cou
 
 /* ---- What xccl does not serve ----------------------------------------- */
 
-/* Plaintext is what xccl's sockets carry: asking for it succeeds. */
+/* NCCL's process-wide setting, as xcclSetEncryption: mode PSK turns TLS on
+ * with keys derived from config->psk, NONE turns it off. */
+_Static_assert(XCCL_NCCL_ENCRYPTION_NONE == ENCRYPTION_NONE && XCCL_NCCL_ENCRYPTION_PSK == ENCRYPTION_PSK,
+               "NCCL's encryption modes are xccl's");
 ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t *config) {
   if (!config || config->magic != XCCL_NCCL_API_MAGIC ||
       config->size < offsetof(ncclEncryptionConfig_t, mode) + sizeof(int))
     return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclSetEncryption: %s",
                             config ? "config was not initialized with NCCL_ENCRYPTION_CONFIG_INITIALIZER"
                                    : "config is NULL"));
-  if (config->mode == XCCL_NCCL_ENCRYPTION_NONE) return ncclSuccess;
-  if (config->mode != XCCL_NCCL_ENCRYPTION_PSK)
-    return shim_res(err_set(xcclInvalidArgument, LOG_INIT, "ncclSetEncryption: mode %d is not an encryption mode",
-                            config->mode));
-  return shim_res(err_set(xcclInvalidUsage, LOG_INIT,
-                          "ncclSetEncryption: xccl takes no key from the program: set XCCL_TLS=1 on every rank and "
-                          "its socket transport runs TLS 1.3 with a key derived from the job's secret (the unique "
-                          "id's, or XCCL_SECRET); the bootstrap is authenticated, and ib data is not encrypted"));
+  int has_psk = config->size >= offsetof(ncclEncryptionConfig_t, psk) + sizeof(const char *);
+  return shim_res(encryption_set(config->mode, has_psk ? config->psk : NULL, "ncclSetEncryption"));
 }
 
 XCCL_NCCL_ALIAS(ncclCommSuspend);

@@ -6,10 +6,16 @@
  * and offer it under one fixed identity. A peer with another key fails the
  * binder check; OpenSSL still runs (EC)DHE beside the PSK (psk_dhe_ke), so
  * the traffic keys are fresh per stream. Only SHA-256 suites are offered,
- * the hash the PSK is bound to. No session tickets, no certificates.
+ * the hash the PSK is bound to. No session tickets. With XCCL_TLS_CERT
+ * (tls_cert.c) certificates verified against XCCL_TLS_CA, both ways,
+ * replace the PSK.
  *
- * Kernel TLS: when the kernel offers the tls ULP, SSL_OP_ENABLE_KTLS lets
- * OpenSSL hand the record layer to the kernel after the handshake.
+ * Records reach the socket through stream_bio (send with MSG_NOSIGNAL), so a
+ * dead peer fails the stream without SIGPIPE and without a signal mask per
+ * call. Kernel TLS: when the kernel offers the tls ULP, SSL_OP_ENABLE_KTLS
+ * lets OpenSSL hand the record layer to the kernel after the handshake;
+ * only OpenSSL's own socket BIO can do that, so those streams keep it and
+ * guard SIGPIPE around each call instead (see sigpipe_guard_t).
  */
 #include "sock_tls.h"
 
@@ -21,14 +27,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "config.h"
 #include "log.h"
 #include "sock.h"
+#include "tls_cert.h"
 
 struct sock_tls {
   SSL *ssl;
+  int fd;
   int is_server;
+  int socket_bio;     /* OpenSSL's socket BIO (kernel TLS possible), not stream_bio */
+  int eof;            /* stream_bio: recv returned 0 */
   int wrong_identity; /* server: the client offered an identity that is not ours */
   uint8_t key[NET_KEY_BYTES];
   char peer[SOCK_ADDR_STRLEN + 32];
@@ -54,7 +65,8 @@ static const unsigned char aes128gcm_sha256[] = {0x13, 0x01}; /* TLS_AES_128_GCM
 
 static SSL_CTX *tls_ctx[2]; /* client, server */
 static int tls_ktls;        /* the kernel offers the tls ULP */
-static const char *tls_ctx_err;
+static int tls_certs;      /* XCCL_TLS_CERT: certificates, not the pre-shared key */
+static char tls_ctx_err[640];
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
 static SSL_SESSION *psk_session(SSL *ssl, const uint8_t *key) {
@@ -99,15 +111,88 @@ static int ktls_offered(void) {
   return 0;
 }
 
+/* ---- stream_bio: the records' way to the socket ----
+ * A source/sink BIO over the stream's fd (the sock_tls_t is its data):
+ * send(MSG_NOSIGNAL) and recv, non-blocking; EAGAIN and EINTR are "retry". */
+static BIO_METHOD *stream_bio_method;
+
+static int stream_bio_write(BIO *b, const char *buf, int len) {
+  sock_tls_t *t = BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  ssize_t n = send(t->fd, buf, (size_t)len, MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+  return (int)n;
+}
+
+static int stream_bio_read(BIO *b, char *buf, int len) {
+  sock_tls_t *t = BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  ssize_t n = recv(t->fd, buf, (size_t)len, 0);
+  if (n == 0) t->eof = 1;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
+  return (int)n;
+}
+
+static long stream_bio_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  (void)num, (void)ptr;
+  sock_tls_t *t = BIO_get_data(b);
+  switch (cmd) {
+  case BIO_CTRL_FLUSH: /* nothing is buffered here */
+    return 1;
+  case BIO_CTRL_EOF: /* how OpenSSL tells a peer's close from a retry */
+    return t && t->eof;
+  default:
+    return 0;
+  }
+}
+
+static int stream_bio_create(BIO *b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+static BIO_METHOD *stream_bio_method_new(void) {
+  BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "xccl stream");
+  if (m && BIO_meth_set_write(m, stream_bio_write) && BIO_meth_set_read(m, stream_bio_read) &&
+      BIO_meth_set_ctrl(m, stream_bio_ctrl) && BIO_meth_set_create(m, stream_bio_create))
+    return m;
+  BIO_meth_free(m);
+  return NULL;
+}
+
+/* The stream's BIO: stream_bio, or OpenSSL's socket BIO where kernel TLS
+ * may take the records. 1 on success. */
+static int stream_bio_attach(sock_tls_t *t) {
+  if (tls_ktls) {
+    t->socket_bio = 1;
+    return SSL_set_fd(t->ssl, t->fd);
+  }
+  BIO *b = BIO_new(stream_bio_method);
+  if (!b) return 0;
+  BIO_set_data(b, t);
+  SSL_set_bio(t->ssl, b, b);
+  return 1;
+}
+
 static void tls_ctx_init(void) {
   tls_ktls = ktls_offered();
+  tls_certs = tls_cert_wanted();
+  stream_bio_method = tls_ktls ? NULL : stream_bio_method_new();
+  if (!tls_ktls && !stream_bio_method) {
+    snprintf(tls_ctx_err, sizeof(tls_ctx_err), "OpenSSL could not make a BIO method");
+    return;
+  }
   for (int server = 0; server < 2; server++) {
     SSL_CTX *c = SSL_CTX_new(TLS_method());
     if (!c || !SSL_CTX_set_min_proto_version(c, TLS1_3_VERSION) ||
         !SSL_CTX_set_ciphersuites(c, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256") ||
         !SSL_CTX_set_num_tickets(c, 0)) {
       SSL_CTX_free(c);
-      tls_ctx_err = "OpenSSL could not make a TLS 1.3 context";
+      snprintf(tls_ctx_err, sizeof(tls_ctx_err), "OpenSSL could not make a TLS 1.3 context");
+      return;
+    }
+    if (tls_certs && tls_cert_configure(c, tls_ctx_err, sizeof(tls_ctx_err)) != 0) {
+      SSL_CTX_free(c);
       return;
     }
     SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -115,9 +200,9 @@ static void tls_ctx_init(void) {
 #ifdef SSL_OP_ENABLE_KTLS
     if (tls_ktls) SSL_CTX_set_options(c, SSL_OP_ENABLE_KTLS);
 #endif
-    if (server)
+    if (!tls_certs && server) /* with certificates, tls_cert_configure asked for the peer's */
       SSL_CTX_set_psk_find_session_callback(c, psk_find);
-    else
+    else if (!tls_certs)
       SSL_CTX_set_psk_use_session_callback(c, psk_use);
     tls_ctx[server] = c;
   }
@@ -134,11 +219,12 @@ xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES
   if (!tls_ctx[is_server]) return err_set(xcclSystemError, LOG_NET, "TLS with %s: %s", peer, tls_ctx_err);
   sock_tls_t *t = calloc(1, sizeof(*t));
   if (!t) return err_set(xcclSystemError, LOG_NET, "out of memory for a TLS stream with %s", peer);
+  t->fd = fd;
   t->is_server = is_server;
   memcpy(t->key, key, NET_KEY_BYTES);
   snprintf(t->peer, sizeof(t->peer), "%s", peer);
   t->ssl = SSL_new(tls_ctx[is_server]);
-  if (!t->ssl || !SSL_set_fd(t->ssl, fd)) {
+  if (!t->ssl || !stream_bio_attach(t)) {
     SSL_free(t->ssl);
     free(t);
     return err_set(xcclSystemError, LOG_NET, "TLS with %s: OpenSSL could not make a stream", peer);
@@ -161,7 +247,9 @@ void sock_tls_free(sock_tls_t **tls_p) {
 }
 
 /* The likely cause of a failed handshake, from OpenSSL's reason. */
-static const char *tls_cause(const sock_tls_t *t, int reason) {
+static const char *tls_cause(const sock_tls_t *t, int reason, char *buf, size_t len) {
+  const char *cert = tls_certs ? tls_cert_cause(t->ssl, reason, buf, len) : NULL;
+  if (cert) return cert;
   if (t->wrong_identity) return "the peer offered another pre-shared key identity (not an xccl rank with XCCL_TLS=1)";
   switch (reason) {
   case SSL_R_BINDER_DOES_NOT_VERIFY:
@@ -169,7 +257,8 @@ static const char *tls_cause(const sock_tls_t *t, int reason) {
   case SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER: /* what OpenSSL sends when the binder fails */
   case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
   case SSL_R_NO_SHARED_CIPHER:
-    return "the peer holds another key: it is not a rank of this communicator (another unique id or XCCL_SECRET)";
+    return "the peer holds another key: it is not a rank of this communicator (another unique id, XCCL_SECRET, "
+           "or psk given to xcclSetEncryption)";
   case SSL_R_WRONG_VERSION_NUMBER:
   case SSL_R_PACKET_LENGTH_TOO_LONG:
   case SSL_R_HTTP_REQUEST:
@@ -195,9 +284,11 @@ static xcclResult_t tls_fail(sock_tls_t *t, const char *what, int ret) {
                    "connection closed by the peer (it exited, aborted, or gave up after a failure of its own)");
   if (e == SSL_ERROR_SYSCALL)
     return err_set(xcclRemoteError, LOG_NET, "TLS %s with %s failed: %s", what, t->peer, strerror(saved));
-  if (strcmp(what, "handshake") == 0)
+  if (strcmp(what, "handshake") == 0) {
+    char cause[512];
     return err_set(xcclRemoteError, LOG_NET, "TLS handshake with %s failed: %s (OpenSSL: %s)", t->peer,
-                   tls_cause(t, err ? ERR_GET_REASON(err) : 0), buf[0] ? buf : "no reason given");
+                   tls_cause(t, err ? ERR_GET_REASON(err) : 0, cause, sizeof(cause)), buf[0] ? buf : "no reason given");
+  }
   return err_set(xcclRemoteError, LOG_NET, "TLS %s with %s failed (OpenSSL: %s): the stream is corrupt or forged",
                  what, t->peer, buf[0] ? buf : "no reason given");
 }
@@ -216,8 +307,8 @@ static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
     ktls_send = BIO_get_ktls_send(SSL_get_wbio(t->ssl)) > 0;
     ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(t->ssl)) > 0;
 #endif
-    INFO(NET, "TLS with %s: %s %s, pre-shared key, kernel offload %s", t->peer, SSL_get_version(t->ssl),
-         SSL_get_cipher_name(t->ssl),
+    INFO(NET, "TLS with %s: %s %s, %s, kernel offload %s", t->peer, SSL_get_version(t->ssl),
+         SSL_get_cipher_name(t->ssl), tls_certs ? "certificates" : "pre-shared key",
          ktls_send || ktls_recv ? (ktls_send && ktls_recv ? "send+recv" : ktls_send ? "send only" : "recv only")
          : tls_ktls            ? "refused by OpenSSL or the kernel"
                                : "absent (no tls ULP)");
@@ -259,11 +350,17 @@ static xcclResult_t tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *
   return xcclSuccess;
 }
 
-/* OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer
- * that died would raise SIGPIPE and kill the rank instead of failing the
- * stream. SIGPIPE from a socket write goes to the writing thread, so each
- * call blocks it in this thread and discards one it raised (not one that
- * was already pending). */
+/* OpenSSL's socket BIO writes with write(): to a peer that died that
+ * raises SIGPIPE, which kills the rank instead of failing the stream. So a
+ * stream's records go through stream_bio (send with MSG_NOSIGNAL, recv), and
+ * no signal mask is touched.
+ *
+ * Kernel TLS is the exception: OpenSSL arms the kernel's record layer only
+ * through its own socket BIO (BIO_CTRL_SET_KTLS and the control-message
+ * writes live inside it), so where the kernel offers the tls ULP a stream
+ * keeps that BIO and each call blocks SIGPIPE in the calling thread (a
+ * socket write's SIGPIPE goes to the writer) and discards one it raised
+ * (not one that was already pending). */
 typedef struct {
   sigset_t old;
   int was_pending;
@@ -290,26 +387,35 @@ static void sigpipe_restore(sigpipe_guard_t *g) {
   errno = saved;
 }
 
+/* No-ops on streams that went through stream_bio. */
+static void guard_enter(const sock_tls_t *t, sigpipe_guard_t *g) {
+  if (t->socket_bio) sigpipe_block(g);
+}
+
+static void guard_leave(const sock_tls_t *t, sigpipe_guard_t *g) {
+  if (t->socket_bio) sigpipe_restore(g);
+}
+
 xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_handshake(t, done_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }
 
 xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_send_some(t, buf, len, off_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }
 
 xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
   sigpipe_guard_t g;
-  sigpipe_block(&g);
+  guard_enter(t, &g);
   xcclResult_t res = tls_recv_some(t, buf, len, off_p);
-  sigpipe_restore(&g);
+  guard_leave(t, &g);
   return res;
 }

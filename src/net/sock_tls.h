@@ -1,10 +1,13 @@
 /*
- * sock_tls.h — TLS 1.3 on one non-blocking TCP stream (XCCL_TLS=1).
+ * sock_tls.h — TLS 1.3 on one non-blocking TCP stream (XCCL_TLS=1): the
+ * socket transport's streams, and the bootstrap's connections
+ * (bootstrap_conn.c), each side with a key of its own.
  *
  * The peer is authenticated by an external pre-shared key that each rank
- * derives from its communicator's bootstrap secret (bootstrap_derive_key):
- * no certificate, no file. A stream whose peer holds another key, or speaks
- * plaintext, fails its handshake with a sentence naming the peer's host.
+ * derives from its communicator's bootstrap secret (bootstrap_derive_key),
+ * or, with XCCL_TLS_CERT, by certificates (tls_cert.h). A stream whose peer
+ * holds another key or certificate, or speaks plaintext, fails its
+ * handshake with a sentence naming the peer's host.
  *
  * Every call is non-blocking: it does what the socket allows and returns
  * xcclSuccess with the progress made (WANT_READ / WANT_WRITE are "not yet").

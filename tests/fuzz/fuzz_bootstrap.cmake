@@ -11,7 +11,7 @@ set(_fzb_dir ${PROJECT_SOURCE_DIR}/tests/fuzz)
 set(_fzb_src ${PROJECT_SOURCE_DIR}/src)
 file(GLOB _fzb_base ${_fzb_src}/base/*.c)
 set(_fzb_common ${_fzb_base} ${_fzb_src}/net/sock.c ${_fzb_src}/bootstrap/bootstrap_msg.c)
-set(_fzb_extra_bootstrap_msg ${_fzb_src}/bootstrap/bootstrap_conn.c)
+set(_fzb_extra_bootstrap_msg ${_fzb_src}/bootstrap/bootstrap_conn.c ${_fzb_src}/net/sock_tls.c ${_fzb_src}/net/tls_cert.c)
 set(_fzb_extra_unique_id ${_fzb_src}/core/init_env.c ${_fzb_src}/launch/launch_torchrun.c ${_fzb_src}/launch/launch_pmix.c
   ${_fzb_src}/launch/launch_slurm.c ${_fzb_src}/core/unique_id.c) # launchers: PMIx compiled out here
 set(_fzb_link_unique_id -Wl,--wrap=getaddrinfo) # numeric hosts only: no input waits on DNS
@@ -24,7 +24,7 @@ foreach(kind bootstrap_msg unique_id)
   if(XCCL_FUZZ_OK)
     add_custom_command(OUTPUT ${_out}
       COMMAND ${XCCL_CLANG} ${_fzb_flags} ${_fzb_dir}/fuzz_${kind}.c ${_fzb_common} ${_fzb_extra_${kind}}
-        -o ${_out} ${_fzb_link_${kind}} -lcrypto -lpthread -lm
+        -o ${_out} ${_fzb_link_${kind}} -lssl -lcrypto -lpthread -lm
       DEPENDS ${_fzb_dir}/fuzz_${kind}.c ${_fzb_dir}/fuzz_keys.h ${_fzb_common} ${_fzb_extra_${kind}}
       COMMENT "Building libFuzzer target fuzz_${kind} with clang")
     list(APPEND _fzb_targets ${_out})

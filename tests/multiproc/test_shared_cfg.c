@@ -70,6 +70,19 @@ static void expect_refused(int rank, xcclResult_t res, double took, const char *
   printf("rank %d: init refused in %.3f s: %s\n", rank, took, msg);
 }
 
+/* A setting the bootstrap itself depends on (XCCL_TLS): rank 1 fails at
+ * once naming it, and tells the root, which fails the others at once with
+ * rank 1's host and the setting. */
+static void expect_bootstrap_refused(int rank, xcclResult_t res, double took, const char *var) {
+  const char *msg = xcclGetLastError(NULL);
+  CHECK(res != xcclSuccess, "rank %d: init succeeded though rank 1 sets XCCL_%s", rank, var);
+  CHECK(strstr(msg, var) != NULL, "rank %d: the message does not name XCCL_%s: %s", rank, var, msg);
+  if (rank != 1)
+    CHECK(strstr(msg, "a rank on host ") != NULL, "rank %d: the message does not name rank 1's host: %s", rank, msg);
+  CHECK(took < 1.0, "rank %d: init took %.3f s to fail (more than 1 s)", rank, took);
+  printf("rank %d: init refused in %.3f s: %s\n", rank, took, msg);
+}
+
 static void expect_agree(xcclComm_t comm, int rank, int nranks) {
   enum { N = 4096 };
   static float buf[N];
@@ -86,8 +99,9 @@ int main(int argc, char **argv) {
   char var[64];
   const char *eq = argc == 3 ? strchr(argv[2], '=') : NULL;
   if (!eq || eq - argv[2] >= (long)sizeof(var) || (strcmp(argv[1], "mismatch") != 0 && strcmp(argv[1], "agree") != 0 &&
-                                                   strcmp(argv[1], "refused") != 0)) {
-    fprintf(stderr, "usage: test_shared_cfg mismatch|agree|refused VAR=VALUE | covered VAR...\n");
+                                                   strcmp(argv[1], "refused") != 0 &&
+                                                   strcmp(argv[1], "bootstrap") != 0)) {
+    fprintf(stderr, "usage: test_shared_cfg mismatch|agree|refused|bootstrap VAR=VALUE | covered VAR...\n");
     return 2;
   }
   const char *mode = argv[1], *value = eq + 1;
@@ -107,11 +121,13 @@ int main(int argc, char **argv) {
   xcclResult_t res = xcclCommInitFromEnv(&comm);
   double took = now_s() - t0;
   int nranks = 0;
-  if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "refused") == 0) {
+  if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "refused") == 0 || strcmp(mode, "bootstrap") == 0) {
     if (mode[0] == 'm')
       expect_mismatch(rank, res, took, var, value);
-    else
+    else if (mode[0] == 'r')
       expect_refused(rank, res, took, var);
+    else
+      expect_bootstrap_refused(rank, res, took, var);
     if (res == xcclSuccess) xcclCommDestroy(comm);
   } else {
     XCHECK(res);

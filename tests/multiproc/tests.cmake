@@ -53,7 +53,7 @@ xccl_add_test(NAME mp_p2p_settimeout TARGET test_p2p SOURCES ${p2p_src} RANKS 2 
 # ---- Settings every rank must share (the S entries of src/base/config.h) ----
 # Rank 1 of 3 sets one of them (test_shared_cfg.c): init fails on every rank
 # within a second, naming it. Values as the message shows them (numbers as parsed).
-set(shared_cfg_mismatch NSOCKS=2 TLS=1 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
+set(shared_cfg_mismatch NSOCKS=2 NET=socket TRANSPORT=socket SHM_DISABLE=1 NET_GDR_LEVEL=SYS P2P_DISABLE=1
     NCHANNELS=3 MIN_NCHANNELS=3 MAX_NCHANNELS=8 CHUNK_SIZE=1048576 ALGO_CHUNK_SIZE=131072
     RMA_CHUNK_SIZE=131072 ALGO=allreduce:ring TUNE=measure CHECKSUM=1 CHECK=1
     HIER_INTER=tree
@@ -66,6 +66,12 @@ foreach(pair ${shared_cfg_mismatch})
   xccl_add_test(NAME mp_shared_cfg_mismatch_${var} TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
                 ARGS mismatch ${pair} LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=20")
 endforeach()
+# XCCL_TLS differs before the shared-settings check: the bootstrap runs TLS
+# too. Rank 1 (TLS) meets the plaintext root, fails at once naming TLS and
+# tells the root, which fails the others at once too.
+list(APPEND shared_cfg_names TLS)
+xccl_add_test(NAME mp_shared_cfg_bootstrap_TLS TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c RANKS 3
+              ARGS bootstrap TLS=1 LABELS multiproc TIMEOUT 60 ENV "XCCL_TIMEOUT=5")
 # The list above is the table's S entries, no more, no fewer.
 xccl_add_test(NAME unit_shared_cfg_covered TARGET test_shared_cfg SOURCES ${mp}/test_shared_cfg.c
               ARGS covered ${shared_cfg_names} LABELS unit TIMEOUT 30)
@@ -89,6 +95,10 @@ foreach(pair ALGO=bogus FAULT=action=nonsense HIER_INTER=bogus)
 endforeach()
 
 # xccl-run piped into head: the job ends at once with 141 (or 0), no rank left.
+# XCCL_TLS with certificates from files (issue 48): a signed pair runs, an expired one is refused.
+add_test(NAME mp_tls_certs COMMAND sh ${mp}/tls_certs.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
+set_tests_properties(mp_tls_certs PROPERTIES LABELS multiproc TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${XCCL_TEST_ENV}")
 add_test(NAME mp_pipe_close COMMAND sh ${mp}/pipe_close.sh $<TARGET_FILE:xccl-run> $<TARGET_FILE:xccl-perf>)
 set_tests_properties(mp_pipe_close PROPERTIES LABELS multiproc TIMEOUT 120 ENVIRONMENT "${XCCL_TEST_ENV}")
 

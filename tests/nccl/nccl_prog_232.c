@@ -328,12 +328,13 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   EXPECT(ncclWinGetUserPtr(comm, (ncclWindow_t)(void *)&size, &back) == ncclInvalidArgument && back == &back,
          "a made-up window answered");
 
-  /* Encryption: plaintext is what xccl does; a key is refused. */
+  /* Encryption: fixed once a communicator exists; a short key is refused first. */
   ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
-  NCHECK(ncclSetEncryption(&enc));
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage && strstr(ncclGetLastError(NULL), "before"),
+         "encryption changed after init: %s", ncclGetLastError(NULL));
   enc.mode = NCCL_ENCRYPTION_MODE_PSK;
   enc.psk = "0123456789abcdef";
-  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage, "a pre-shared key taken");
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidArgument, "a 16-byte pre-shared key taken");
   EXPECT(ncclSetEncryption(NULL) == ncclInvalidArgument, "a NULL encryption config taken");
 
   NCHECK(ncclCommWindowDeregister(comm, win));
@@ -344,8 +345,54 @@ static void mode_window(int n, int rank, ncclUniqueId id) {
   NCHECK(ncclCommDestroy(comm));
 }
 
+/* ---- encryption: ncclSetEncryption(PSK) before the id, then collectives over TLS ---- */
+
+static void mode_encryption(int n, int rank, ncclUniqueId unused) {
+  (void)unused;
+  ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  enc.mode = NCCL_ENCRYPTION_MODE_PSK;
+  enc.psk = "too short";
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidArgument, "a 9-byte pre-shared key taken");
+  enc.psk = "nccl_prog's pre-shared key, 32 bytes or more";
+  NCHECK(ncclSetEncryption(&enc));
+  ncclUniqueId id; /* every rank makes it, from NCCL_COMM_ID */
+  NCHECK(ncclGetUniqueId(&id));
+  ncclComm_t comm = init(n, id, rank);
+  check_sum_of_ranks(comm, rank, n * (n - 1) / 2, "over TLS with the program's key");
+  EXPECT(ncclSetEncryption(&enc) == ncclInvalidUsage && strstr(ncclGetLastError(NULL), "before"),
+         "the key changed after init: %s", ncclGetLastError(NULL));
+  NCHECK(ncclCommDestroy(comm));
+}
+
+/* ---- wrongpsk: rank 1 holds another key: every rank's init fails, none hangs ---- */
+
+static void mode_wrongpsk(int n, int rank, ncclUniqueId unused) {
+  (void)unused;
+  ncclEncryptionConfig_t enc = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  enc.mode = NCCL_ENCRYPTION_MODE_PSK;
+  enc.psk = rank == 1 ? "another job's pre-shared key, 32 bytes or more"
+                      : "nccl_prog's pre-shared key, 32 bytes or more";
+  NCHECK(ncclSetEncryption(&enc));
+  ncclUniqueId id;
+  NCHECK(ncclGetUniqueId(&id));
+  ncclComm_t comm = NULL;
+  double t0 = now_s();
+  ncclResult_t res = ncclCommInitRank(&comm, n, id, rank);
+  double took = now_s() - t0;
+  const char *msg = ncclGetLastError(NULL);
+  EXPECT(res != ncclSuccess, "rank %d joined though rank 1 holds another key", rank);
+  /* Rank 1 is refused by the root's handshake at once (the cause it gives depends on whether the
+   * root's alert or its close arrives first); the others wait for it until XCCL_TIMEOUT. */
+  EXPECT(rank == 1 ? strstr(msg, "TLS handshake with bootstrap peer") != NULL : strstr(msg, "missing rank 1") != NULL,
+         "rank %d: the message says neither: %s", rank, msg);
+  EXPECT(took < (rank == 1 ? 2.0 : 15.0), "rank %d: init took %.1f s to fail", rank, took);
+  printf("rank %d: refused in %.1f s: %s\n", rank, took, msg);
+  if (res == ncclSuccess) ncclCommDestroy(comm);
+}
+
 #include "nccl_prog_rma.c"
 
 #define NCCL_PROG_232_MODES                                                                        \
   {"param", mode_param, 1}, {"suspend", mode_suspend, 0}, {"collconfig", mode_collconfig, 0},    \
-      {"grow", mode_grow, 0}, {"window", mode_window, 0}, NCCL_PROG_RMA_MODES
+      {"grow", mode_grow, 0}, {"window", mode_window, 0}, {"encryption", mode_encryption, 0},        \
+      {"wrongpsk", mode_wrongpsk, 0}, NCCL_PROG_RMA_MODES

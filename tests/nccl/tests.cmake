@@ -150,6 +150,14 @@ if(XCCL_REAL_NCCL232_INCLUDE AND XCCL_REAL_CUDART_INCLUDE)
   add_test(NAME nccl_232_rma_last_socket_n2 COMMAND nccl_prog_232 rma_last 2)
   set_tests_properties(nccl_232_rma_last_socket_n2 PROPERTIES ENVIRONMENT
     "${XCCL_NCCL_TEST_ENV};NCCL_SHM_DISABLE=1;NCCL_P2P_DISABLE=1;XCCL_RMA_CHUNK_SIZE=4194304;RMA_LAST_BYTES=29360128")
+  # ncclSetEncryption(PSK) on every rank: TLS on the socket streams (no shm) and the bootstrap.
+  add_test(NAME nccl_232_encryption_n3 COMMAND nccl_prog_232 encryption 3)
+  set_tests_properties(nccl_232_encryption_n3 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_COMM_ID=127.0.0.1:29541;XCCL_SHM_DISABLE=1")
+  # Rank 1 sets another psk: refused by the bootstrap's handshake; no rank hangs.
+  add_test(NAME nccl_232_wrongpsk_n3 COMMAND nccl_prog_232 wrongpsk 3)
+  set_tests_properties(nccl_232_wrongpsk_n3 PROPERTIES ENVIRONMENT
+    "${XCCL_NCCL_TEST_ENV};NCCL_COMM_ID=127.0.0.1:29543;XCCL_TIMEOUT=5")
   # userProfilerTag reaches xccl's trace (XCCL_TRACE): the program reads its file back.
   add_test(NAME nccl_232_collconfig_trace_n2 COMMAND nccl_prog_232 collconfig 2)
   set_tests_properties(nccl_232_collconfig_trace_n2 PROPERTIES ENVIRONMENT

@@ -3,10 +3,12 @@
 # two namespace hosts joined by a veth pair, one rank each:
 #   1. without TLS a capture on the veth shows the phrase that the probe's
 #      broadcast buffer repeats (so the check below can fail), and
-#   2. with TLS it never does, while the broadcast still arrives bit for bit;
+#   2. with TLS it never does, while the broadcast still arrives bit for bit,
+#      and no bootstrap frame crosses in clear (only the TLS preamble);
 #   3. every collective of xccl-perf, checked element by element, with TLS;
-#   4. a rank without XCCL_TLS beside one with it: init fails on both with a
-#      sentence naming XCCL_TLS, within a bounded time;
+#   4. a rank without XCCL_TLS beside one with it: init fails on both within
+#      a bounded time, with sentences naming XCCL_TLS (met in the bootstrap,
+#      which runs TLS too);
 #   5. a rank with another secret: refused with a sentence, within a bounded
 #      time, and no rank hangs.
 # (A stranger on the data port with another key, or in plaintext, is
@@ -62,6 +64,20 @@ sealed=$CAPTURED
 echo "with TLS: $sealed captured lines hold the phrase ($(stat -c %s "$tmp/tls.pcap") bytes captured)"
 if [ "$sealed" -ne 0 ]; then
   echo "FAIL: with XCCL_TLS=1 the broadcast's bytes crossed the veth in clear"
+  fail=1
+fi
+# The bootstrap: each of its frames starts with the magic "XCBS" (and the
+# peer info they carry holds addresses and host names). Without TLS they
+# show; with it the only clear bytes are the acceptors' preamble.
+bs_clear=$(grep -a -o "XCBS" "$tmp/plain.pcap" | wc -l)
+bs_magic=$(grep -a -o "XCBS" "$tmp/tls.pcap" | wc -l)
+bs_preamble=$(grep -a -o "XCBS TLS1.3 PSK" "$tmp/tls.pcap" | wc -l)
+echo "bootstrap frame magics in clear: $bs_clear without TLS; $bs_magic with TLS, $bs_preamble of them preambles"
+if [ "$bs_clear" -eq 0 ] || [ "$bs_preamble" -eq 0 ]; then
+  echo "FAIL: the capture shows no bootstrap traffic: it could not show a leak either"
+  fail=1
+elif [ "$bs_magic" -ne "$bs_preamble" ]; then
+  echo "FAIL: with XCCL_TLS=1 a bootstrap frame crossed the veth in clear"
   fail=1
 fi
 # 4 broadcasts of 4 MiB crossed; tcpdump may drop some under load, but half
@@ -121,9 +137,13 @@ refused() {
   echo "$label: refused in $took s"
   for r in 0 1; do echo "  rank $r: $(grep -m1 -- "${patterns[r]}" "$NETNS_LOG.$r" | cut -d' ' -f6- | head -c 300)"; done
 }
-refused "plaintext peer" 10 "XCCL_TLS=0 but" "XCCL_TLS=0 but" XCCL_TLS=0 XCCL_TLS=1
-# The bootstrap refuses the stranger at once; the root gives up at XCCL_TIMEOUT.
-refused "wrong secret" 40 "missing rank 1" "wrong secret" "XCCL_TLS=1 XCCL_SECRET=another-job" XCCL_TLS=1
+# The bootstrap runs TLS too: the plaintext rank learns at once from the
+# root's preamble, says so, and tells the root (an authentic notice), which
+# fails rank 0 at once naming rank 1's host.
+refused "plaintext peer" 10 "runs without TLS and the bootstrap root does" "runs TLS (XCCL_TLS=1" XCCL_TLS=0 XCCL_TLS=1
+# The bootstrap's handshake refuses the stranger at once; the root gives up at XCCL_TIMEOUT.
+refused "wrong secret" 40 "missing rank 1" "TLS handshake with bootstrap peer" "XCCL_TLS=1 XCCL_SECRET=another-job" \
+  XCCL_TLS=1
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "PASS: XCCL_TLS over the socket transport"
