@@ -46,6 +46,7 @@
 
 #define IB_MAX_DEVS 32
 #define IB_MAX_QPS 16
+#define IB_MAX_PORTS 8 /* port numbers above this have no port-error watch */
 #define IB_CTS_SIGNAL 8          /* every n-th clear-to-send write is signalled */
 #define IB_MAX_MSG (1u << 31)    /* the immediate carries the size */
 #define IB_SPLIT_MIN 16384       /* messages below this go on QP 0 alone (the others carry empty writes) */
@@ -64,6 +65,11 @@ typedef struct ib_ctx {
   int nregs, cap;
   int async_started;
   int gpu_routes_logged; /* GPU registration routes logged, a bit each (net_ib_reg.c) */
+  /* Set by the async thread: IBV_EVENT_PORT_ERR's per port, and whether
+   * the device reported IBV_EVENT_DEVICE_FATAL. A comm made before a
+   * port error on its port fails at its next call (ib_comm_check). */
+  _Atomic unsigned port_errs[IB_MAX_PORTS + 1];
+  _Atomic int fatal;
 } ib_ctx_t;
 
 typedef union {
@@ -196,7 +202,9 @@ typedef struct ib_comm {
   uint64_t next_event_ns; /* when to look at the event channel again */
   int peer_gone;          /* a disconnect event arrived */
   char gone_why[48];
-  char peer[128]; /* ib_peer_name: address, and the local NIC */
+  int port;            /* the local port (QP 0's), 0 until known */
+  unsigned port_errs0; /* ctx->port_errs[port] when the comm was made */
+  char peer[128];      /* ib_peer_name: address, and the local NIC */
 } ib_comm_t;
 
 /* Records the comm's first failure (logs it) and returns it. */

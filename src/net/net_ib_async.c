@@ -1,8 +1,9 @@
 /*
  * net_ib_async.c — one thread per HCA reads its asynchronous events. A QP
  * or CQ that breaks marks its comm failed (the data path then returns
- * xcclRemoteError with the event's name instead of waiting); port and device
- * events are logged. Every event is acknowledged after it is handled, and
+ * xcclRemoteError with the event's name instead of waiting); a port error
+ * fails the comms on that port, a fatal device error every comm on it, at
+ * their next call. Every event is acknowledged after it is handled, and
  * ibv_destroy_qp/cq wait for that, so a comm is never freed under the thread.
  */
 #include <errno.h>
@@ -44,9 +45,14 @@ static void *ib_async_main(void *arg) {
         ib_async_fail(ev.element.cq->cq_context, dev, &ev);
         break;
       case IBV_EVENT_DEVICE_FATAL:
+        WARN(NET, "ib: %s: %s; every connection on it fails", dev, ibv_event_type_str(ev.event_type));
+        atomic_store_explicit(&ctx->fatal, 1, memory_order_release);
+        break;
       case IBV_EVENT_PORT_ERR:
-        WARN(NET, "ib: %s port %d: %s", dev, ev.event_type == IBV_EVENT_PORT_ERR ? ev.element.port_num : 0,
+        WARN(NET, "ib: %s port %d: %s; the connections on it fail", dev, ev.element.port_num,
              ibv_event_type_str(ev.event_type));
+        if (ev.element.port_num > 0 && ev.element.port_num <= IB_MAX_PORTS)
+          atomic_fetch_add_explicit(&ctx->port_errs[ev.element.port_num], 1, memory_order_acq_rel);
         break;
       default:
         INFO(NET, "ib: %s: %s", dev, ibv_event_type_str(ev.event_type));

@@ -122,6 +122,10 @@ static xcclResult_t ib_qp_create(ib_comm_t *c, struct rdma_cm_id *id) {
       return err_set(xcclSystemError, LOG_NET, "ib: rdma_create_qp failed: %s", strerror(errno));
   }
   if (c->max_inline == 0 || a.cap.max_inline_data < c->max_inline) c->max_inline = a.cap.max_inline_data;
+  if (!c->port && id->port_num > 0 && id->port_num <= IB_MAX_PORTS) {
+    c->port = id->port_num;
+    c->port_errs0 = atomic_load_explicit(&c->ctx->port_errs[c->port], memory_order_acquire);
+  }
   return xcclSuccess;
 }
 
@@ -322,8 +326,8 @@ xcclResult_t ib_accept(void *listen_comm, void **recv_comm_p) {
     if (rdma_migrate_id(c->ids[i], c->chan) != 0)
       return err_set(xcclSystemError, LOG_NET, "ib: rdma_migrate_id failed: %s", strerror(errno));
   l->comm = NULL;
-  INFO(NET, "ib: accepted a connection from %s (%d QP%s, inline %u)", c->peer, c->nqps, c->nqps > 1 ? "s" : "",
-       c->max_inline);
+  INFO(NET, "ib: accepted a connection from %s (%d QP%s on port %d, inline %u)", c->peer, c->nqps,
+       c->nqps > 1 ? "s" : "", c->port, c->max_inline);
   *recv_comm_p = c;
   return xcclSuccess;
 }
@@ -442,7 +446,8 @@ xcclResult_t ib_connect(int dev, net_handle_t *handle, void **send_comm_p) {
     *send_comm_p = NULL;
     return xcclSuccess;
   }
-  INFO(NET, "ib: connected to %s (%d QP%s, inline %u)", c->peer, c->nqps, c->nqps > 1 ? "s" : "", c->max_inline);
+  INFO(NET, "ib: connected to %s (%d QP%s on port %d, inline %u)", c->peer, c->nqps, c->nqps > 1 ? "s" : "",
+       c->port, c->max_inline);
   st->comm = NULL;
   *send_comm_p = c;
   return xcclSuccess;

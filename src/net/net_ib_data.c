@@ -44,6 +44,16 @@ xcclResult_t ib_comm_check(ib_comm_t *c) {
   if (c->failed) return err_set(c->failed, LOG_NET, "%s", c->fail_msg);
   if (atomic_load_explicit(&c->async_failed, memory_order_acquire))
     return ib_comm_fail(c, xcclRemoteError, "ib: connection with %s broke: %s", c->peer, c->async_msg);
+  /* Port and device events fail the comm at once: with no other port to
+   * move to, waiting for the retry counters to run out only adds seconds. */
+  if (c->ctx && atomic_load_explicit(&c->ctx->fatal, memory_order_acquire))
+    return ib_comm_fail(c, xcclSystemError, "ib: connection with %s: the device reported a fatal error (%s)", c->peer,
+                        ibv_event_type_str(IBV_EVENT_DEVICE_FATAL));
+  if (c->port && atomic_load_explicit(&c->ctx->port_errs[c->port], memory_order_acquire) != c->port_errs0)
+    return ib_comm_fail(c, xcclRemoteError,
+                        "ib: connection with %s: the port went down (%s; its link is down or was unplugged), and "
+                        "there is no other port to fail over to",
+                        c->peer, ibv_event_type_str(IBV_EVENT_PORT_ERR));
   return xcclSuccess;
 }
 

@@ -199,6 +199,15 @@ fault_cell() {
       why="the error names no peer rank $((1 - NODE))"
     fi
   fi
+  # Beside the cut link, reported: whether the port's event (IBV_EVENT_PORT_ERR)
+  # failed the connection at once, naming the NIC, or the wait ran to XCCL_TIMEOUT.
+  if [ "$kind" = link ] && [ "$NODE" = "$actor" ] && [ -n "$after" ]; then
+    if echo "$err" | grep -q "from rxe0 port 1"; then
+      say "figure link_down_nic_named_s $after"
+    else
+      say "figure link_down_timeout_s $after"
+    fi
+  fi
   if [ -z "$why" ]; then st=PASS; else st=FAIL fails=$((fails + 1)) && say "$name: $why"; fi
   ran=$((ran + 1))
   echo "XCCL-RXE-RESULT $name $st rc=${rc:-none} $(($(date +%s) - start))s"
