@@ -62,8 +62,12 @@ int main(void) {
   CHECK(ib_addr_range_parse("10.47.0.0/16", &r, why, sizeof(why)) == 0, "10.47.0.0/16: %s", why);
   CHECK(ib_addr_range_has(&r, AF_INET, a4) && !ib_addr_range_has(&r, AF_INET, b4), "/16 match");
   CHECK(!ib_addr_range_has(&r, AF_INET6, a6), "an IPv6 address is not in an IPv4 range");
-  CHECK(ib_addr_range_parse("10.47.0.0/12", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET, b4),
-        "/12 takes 10.48");
+  CHECK(ib_addr_range_parse("10.32.0.0/11", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET, b4) &&
+            ib_addr_range_has(&r, AF_INET, a4),
+        "/11 takes 10.47 and 10.48 (a partial byte)");
+  CHECK(ib_addr_range_parse("10.32.0.0/12", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET, b4) == 0 &&
+            ib_addr_range_has(&r, AF_INET, a4),
+        "/12 takes 10.47 but not 10.48");
   CHECK(ib_addr_range_parse("fd00::/8", &r, why, sizeof(why)) == 0 && ib_addr_range_has(&r, AF_INET6, a6) &&
             !ib_addr_range_has(&r, AF_INET, a4),
         "fd00::/8");
