@@ -36,8 +36,8 @@ busbw() {
 printf "%-6s %10s %10s %8s\n" round plain tls ratio
 : >"$tmp/rows"
 for ((r = 1; r <= rounds; r++)); do
-  p=$(busbw 0)
-  t=$(busbw 1)
+  p=$(busbw 0) || exit 1
+  t=$(busbw 1) || exit 1
   echo "$p $t" >>"$tmp/rows"
   awk -v r=$r -v p="$p" -v t="$t" 'BEGIN {printf "%-6s %10s %10s %8.2f\n", r, p, t, (p > 0 ? t / p : 0)}'
 done

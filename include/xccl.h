@@ -204,8 +204,8 @@ typedef enum { xcclEncryptionNone = 0, xcclEncryptionPsk = 1 } xcclEncryptionMod
  * Sets, for this process, whether the socket transport and the bootstrap run
  * TLS 1.3, in place of XCCL_TLS. xcclEncryptionPsk: TLS on, peers
  * authenticated by psk (a NUL-terminated string of 32 to 1024 bytes, copied;
- * the caller keeps its own), from which the keys are derived (HKDF-SHA256)
- * instead of from the unique id's secret. xcclEncryptionNone: TLS off (psk
+ * the caller keeps its own), from which, with the unique id's secret, the
+ * keys are derived (HKDF-SHA256): one psk still gives each job its own keys. xcclEncryptionNone: TLS off (psk
  * is ignored). Every rank must make the same call: a rank whose setting
  * differs fails init on every rank, and one with another psk is refused.
  * Call it before xcclGetUniqueId and the first communicator init: once this

@@ -186,6 +186,12 @@ static xcclResult_t win_connect_rma(struct xcclComm *comm) {
   return xcclSuccess;
 }
 
+xcclResult_t win_rma_reconnect(struct xcclComm *comm) {
+  if (!atomic_exchange(&comm->rma_connected, 0)) return xcclSuccess;
+  rma_comm_reset(comm);
+  return win_connect_rma(comm);
+}
+
 xcclResult_t xcclCommWindowRegister(xcclComm_t comm, void *buff, size_t size, xcclWindow_t *win, int winFlags) {
   TRY(comm_acquire(comm));
   int n = comm->nranks;
@@ -286,7 +292,10 @@ xcclResult_t xcclCommWindowDeregister(xcclComm_t comm, xcclWindow_t win) {
                   "xcclCommWindowDeregister: %p is not a window of this communicator (NULL, deregistered already, or "
                   "another communicator's)",
                   (void *)win);
-  if (found) free(found->sizes);
+  if (found) {
+    rma_window_gone(comm, found->buff, found->size);
+    free(found->sizes);
+  }
   free(found);
   comm_release(comm);
   return res == xcclSuccess ? res : comm_record(comm, res);

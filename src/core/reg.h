@@ -59,4 +59,9 @@ xcclResult_t reg_window_buff(struct xcclComm *comm, const struct xcclWindow *win
  * registrations and windows go (reg.c; its PreMulSum ops: redop_comm_free). */
 void comm_ops_free(struct xcclComm *comm);
 
+struct xcclComm;
+/* Resume: the one-sided connections again, where the first window had
+ * made them (and their progress thread). */
+xcclResult_t win_rma_reconnect(struct xcclComm *comm);
+
 #endif

@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "bootstrap.h"
 #include "clock.h"
 #include "comm.h"
 #include "error.h"
@@ -60,6 +62,7 @@ struct comm_rma {
   _Atomic uint64_t *arrived;  /* signals counted, per (peer, ctx, sigIdx): rma_sig */
   _Atomic uint64_t *consumed; /* of which waits consumed */
   _Atomic int bad;            /* a peer's put could not land: the next wait says so */
+  _Atomic int bad_claim;      /* the writer of bad_msg claims it first (threads race to report) */
   _Atomic int closing;        /* xcclCommDestroy: what still arrives is dropped unread */
   _Atomic int stop;           /* the progress thread ends */
   int running;                /* it was started (rma_start) and not joined */
@@ -163,6 +166,9 @@ static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv,
   if (++w->idle < RMA_IDLE_POLLS) return xcclSuccess;
   if (f && !f->shared && comm->proxy) {
     if (!proxy_progress(comm->proxy) && !spinning) proxy_wait(comm->proxy, 1000);
+  } else if (!f && !spinning) { /* a wait on this rank's own signals: nothing to poll, so nap */
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
   } else if (spinning || !f) {
     if (comm->env.yield || !f) sched_yield();
   } else {
@@ -175,7 +181,8 @@ static xcclResult_t rma_idle(struct xcclComm *comm, slot_fifo_t *f, int is_recv,
 
 static void rma_bad(struct comm_rma *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void rma_bad(struct comm_rma *r, const char *fmt, ...) {
-  if (atomic_load(&r->bad)) return;
+  int unclaimed = 0;
+  if (!atomic_compare_exchange_strong(&r->bad_claim, &unclaimed, 1)) return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->bad_msg, sizeof(r->bad_msg), fmt, ap);
@@ -405,6 +412,7 @@ xcclResult_t rma_wait(struct xcclComm *comm, int nd, const xcclWaitSignalDesc_t 
   if (res == xcclSuccess && atomic_load(&r->bad)) { /* said once: the next wait goes on */
     res = err_set(xcclRemoteError, LOG_COLL, "%s: %s", fn, r->bad_msg);
     atomic_store(&r->bad, 0);
+    atomic_store(&r->bad_claim, 0); /* the message is read: the next failure may write it */
   }
   for (int i = 0; i < nd && res == xcclSuccess; i++)
     atomic_fetch_add_explicit(&r->consumed[rma_sig(d[i].peer, d[i].sigIdx, d[i].ctx)], (uint64_t)d[i].opCnt,
@@ -455,5 +463,92 @@ void rma_comm_stop(struct xcclComm *comm) {
   atomic_store_explicit(&r->stop, 1, memory_order_release);
   pthread_join(r->thread, NULL);
   r->running = 0;
+  atomic_store(&r->stop, 0); /* a later rma_start's thread runs */
 }
 
+/* A window deregistered here: a put still open into [buff, buff + size)
+ * drops the rest of its data (its header found the window; its remaining
+ * slots must not be written into memory the program may free now). */
+void rma_window_gone(struct xcclComm *comm, const void *buff, size_t size) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r) return;
+  const char *lo = buff, *hi = lo + size;
+  for (int p = 0; p < comm->nranks; p++) {
+    rma_rx_t *x = &r->rx[p];
+    pthread_mutex_lock(&x->lock);
+    if (x->open && x->dst && x->dst >= lo && x->dst < hi) {
+      x->dst = NULL;
+      rma_bad(r, "a put from rank %d was still arriving when its window (%p) was deregistered here: the rest of its "
+                 "data was dropped",
+              p, buff);
+    }
+    pthread_mutex_unlock(&x->lock);
+  }
+}
+
+
+/* XCCL_SUSPEND_MEM, once every rank is in it (suspend_agree): this rank's
+ * puts taken by the network, then, from an exchange of how many slots each
+ * rank sent each peer, every put sent here consumed into its window, so
+ * that nothing is lost when the connections go. Bounded by XCCL_TIMEOUT
+ * without progress per wait. */
+xcclResult_t rma_comm_quiesce(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  int n = comm->nranks, me = comm->rank;
+  if (!r || n < 2 || !atomic_load(&comm->rma_connected)) return xcclSuccess;
+  xcclResult_t res = xcclSuccess;
+  for (int i = 1; i < n && res == xcclSuccess; i++) {
+    int peer = (me + i) % n;
+    comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
+    if (!atomic_load(&c->ready) || c->fifo->shared) continue; /* shared memory: in the peer's fifo already */
+    pthread_mutex_lock(&r->tx[peer]);
+    rma_wait_t w;
+    rma_moved(&w);
+    while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
+      if (rma_drain_all(comm, r)) rma_moved(&w);
+      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommSuspend");
+    }
+    pthread_mutex_unlock(&r->tx[peer]);
+  }
+  uint64_t *sent = res == xcclSuccess ? calloc((size_t)n * (size_t)n, sizeof(*sent)) : NULL;
+  if (res == xcclSuccess && !sent)
+    res = err_set(xcclSystemError, LOG_INIT, "xcclCommSuspend: out of memory for %d ranks' counts", n);
+  if (res == xcclSuccess) {
+    for (int p = 0; p < n; p++) {
+      comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][p];
+      if (p == me || !atomic_load(&c->ready)) continue;
+      pthread_mutex_lock(&r->tx[p]);
+      sent[(size_t)me * (size_t)n + (size_t)p] = c->step;
+      pthread_mutex_unlock(&r->tx[p]);
+    }
+    res = bootstrap_allgather(comm->bs, sent, (size_t)n * sizeof(*sent));
+  }
+  for (int i = 1; i < n && res == xcclSuccess; i++) {
+    int peer = (me + i) % n;
+    comm_p2p_t *c = &comm->p2p_recv[COMM_P2P_RMA][peer];
+    uint64_t want = sent[(size_t)peer * (size_t)n + (size_t)me], got;
+    rma_wait_t w;
+    rma_moved(&w);
+    for (;;) {
+      pthread_mutex_lock(&r->rx[peer].lock);
+      got = atomic_load(&c->ready) ? c->step : want;
+      pthread_mutex_unlock(&r->rx[peer].lock);
+      if (got >= want) break;
+      if (rma_drain_all(comm, r)) rma_moved(&w);
+      else if ((res = rma_idle(comm, c->fifo, 1, peer, &w, "xcclCommSuspend")) != xcclSuccess) break;
+    }
+  }
+  free(sent);
+  return res;
+}
+
+/* Resume: the connections are new (their steps at 0), so no put is open. */
+void rma_comm_reset(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r) return;
+  for (int p = 0; p < comm->nranks; p++) {
+    pthread_mutex_lock(&r->rx[p].lock);
+    r->rx[p].open = 0, r->rx[p].left = 0, r->rx[p].dst = NULL;
+    pthread_mutex_unlock(&r->rx[p].lock);
+  }
+}

@@ -47,6 +47,15 @@ void rma_comm_stop(struct xcclComm *comm);
 /* xcclCommDestroy, before anything is torn down: the network takes the
  * puts this rank returned from before the proxy stops (rma.c). */
 void rma_comm_flush(struct xcclComm *comm);
+/* xcclCommWindowDeregister: puts still arriving into that window drop the
+ * rest of their data (said by the next wait). */
+void rma_window_gone(struct xcclComm *comm, const void *buff, size_t size);
+/* XCCL_SUSPEND_MEM, every rank in it: every put sent to this rank is
+ * consumed and this rank's own are taken by the network (an all-gather of
+ * counts); then the connections may go. */
+xcclResult_t rma_comm_quiesce(struct xcclComm *comm);
+/* After the one-sided connections were made again: no put is open. */
+void rma_comm_reset(struct xcclComm *comm);
 /* Frees comm's one-sided state (comm_free, once nothing runs on comm). */
 void rma_comm_free(struct xcclComm *comm);
 

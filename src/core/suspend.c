@@ -24,6 +24,8 @@
 #include "algo.h"
 #include "clock.h"
 #include "comm.h"
+#include "reg.h"
+#include "rma.h"
 #include "comm_stats.h"
 #include "comm_trace.h"
 #include "connect.h"
@@ -65,6 +67,7 @@ static void conns_drop(struct xcclComm *comm) {
 #ifdef XCCL_HAVE_CUDA
   enqueue_cuda_comm_free(comm); /* the fifos leave CUDA before they go; made again at the next device launch */
 #endif
+  rma_comm_stop(comm);        /* the one-sided progress thread reads the connections */
   proxy_destroy(comm->proxy); /* stops the thread, closes the sockets, before the fifos go */
   comm->proxy = NULL;
   comm->env.progress_ctx = NULL;
@@ -95,6 +98,7 @@ static xcclResult_t resume_remake(struct xcclComm *comm) {
     comm_trace_proxy(comm);
     res = comm_connect_algos(comm);
   }
+  if (res == xcclSuccess) res = win_rma_reconnect(comm); /* and their progress thread */
   /* The algorithms that had all their connections: they have them again
    * (others make theirs at first use, as after init). */
   for (int a = 0; res == xcclSuccess && a < ALGO_COUNT; a++)
@@ -149,6 +153,7 @@ xcclResult_t xcclCommSuspend(xcclComm_t comm, int flags) {
   }
   if (mem) {
     res = comm->nranks > 1 ? suspend_agree(comm, flags) : xcclSuccess;
+    if (res == xcclSuccess) res = rma_comm_quiesce(comm); /* puts on their way land first */
     /* Released even when they did not agree: some rank may have, and
      * resume then makes every connection again. Unmapping a segment and
      * closing a socket never harm a peer's memory (it keeps its mapping). */

@@ -9,8 +9,8 @@
  *     resources are ignored (INFO once), an algorithm selection xccl cannot
  *     honour per call is refused when forced;
  *   - ncclWinGetUserPtr over xccl's windows;
- *   - socket encryption with a key from the program, which xccl lacks:
- *     NCCL's ncclInvalidUsage and a WARN saying what to use instead.
+ *   - ncclSetEncryption over xcclSetEncryption (TLS on the socket transport
+ *     and the bootstrap, keyed by the program's psk and the job's secret).
  * The one-sided calls are in shim_rma.c.
  */
 #include <pthread.h>
@@ -179,7 +179,7 @@ ncclResult_t pncclScatterConfig(const void *sendbuff, void *recvbuff, size_t cou
   RUN_CONFIG("ncclScatterConfig", xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 
-/* ---- What xccl does not serve ----------------------------------------- */
+/* ---- Encryption ------------------------------------------------------- */
 
 /* NCCL's process-wide setting, as xcclSetEncryption: mode PSK turns TLS on
  * with keys derived from config->psk, NONE turns it off. */

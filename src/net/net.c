@@ -100,6 +100,14 @@ xcclResult_t net_get(const xccl_net_ops_v1_t **ops_p) {
     res = net_complete[i].devices(&ndev);
     if (res == xcclSuccess && ndev > 0) {
       INFO(NET, "using network transport '%s' (%d device%s)", net_complete[i].name, ndev, ndev > 1 ? "s" : "");
+      /* TLS covers the bootstrap and the socket transport only (as NCCL's
+       * covers its own sockets): say so once where data goes over verbs. */
+      static int tls_ib_warned;
+      if (config_bool(CFG_TLS) && strcasecmp(net_complete[i].name, "ib") == 0 && !tls_ib_warned) {
+        tls_ib_warned = 1;
+        WARN(NET, "XCCL_TLS=1: the bootstrap is encrypted, but the ib transport's data is not (TLS covers sockets "
+                  "only); set XCCL_NET=socket to encrypt the data too");
+      }
       *ops_p = fault_enabled() ? net_fault_wrap(&net_complete[i]) : &net_complete[i];
       pthread_mutex_unlock(&net_lock);
       return xcclSuccess;

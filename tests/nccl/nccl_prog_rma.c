@@ -118,6 +118,28 @@ static void mode_rma(int n, int rank, ncclUniqueId id) {
   rma_same(win_buf + RMA_WIN - 256, 256, rank, 77, "put to oneself");
 
   check_sum_of_ranks(comm, 1, n, "after the one-sided calls");
+  /* NCCL_SUSPEND_MEM with one-sided connections: a put sent just before it lands
+   * (suspend consumes what is on its way), and after resume the connections are
+   * made again. */
+  if (n > 1) {
+    rma_fill(src, 4096, rank, 91);
+    NCHECK(ncclPutSignal(src, 4096, ncclInt8, right, win, 0, 5, 1, 0, comm, S0));
+    NCHECK(ncclCommSuspend(comm, NCCL_SUSPEND_MEM));
+    uint64_t held = 1;
+    NCHECK(ncclCommMemStats(comm, ncclStatGpuMemSuspend, &held));
+    EXPECT(held == 0, "%llu bytes of connections held while suspended", (unsigned long long)held);
+    NCHECK(ncclCommResume(comm));
+    ncclWaitSignalDesc_t before = rma_desc(1, left, 5, 1);
+    NCHECK(ncclWaitSignal(1, &before, comm, S0));
+    rma_same(win_buf, 4096, left, 91, "a put sent just before NCCL_SUSPEND_MEM");
+    check_sum_of_ranks(comm, 1, n, "between the puts around the suspend");
+    rma_fill(src, 4096, rank, 92);
+    NCHECK(ncclPutSignal(src, 4096, ncclInt8, right, win, 4096, 6, 1, 0, comm, S0));
+    ncclWaitSignalDesc_t after = rma_desc(1, left, 6, 1);
+    NCHECK(ncclWaitSignal(1, &after, comm, S0));
+    rma_same(win_buf + 4096, 4096, left, 92, "a put after resume");
+    check_sum_of_ranks(comm, 1, n, "after a suspend and resume");
+  }
   NCHECK(ncclCommWindowDeregister(comm, win));
   free(win_buf);
   free(src);

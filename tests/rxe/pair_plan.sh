@@ -42,6 +42,10 @@ j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" r
 # With NCCL's names for the GID rules, which rxe0's RoCE v2 IPv4 GID passes.
 j traffic_class_ib env XCCL_IB_TC=104 NCCL_IB_ADDR_FAMILY=AF_INET NCCL_IB_ADDR_RANGE=10.47.0.0/24 \
   NCCL_IB_ROCE_VERSION_NUM=2 "$B/tests/test_allreduce" repeat
+# TLS with ib: the bootstrap runs TLS between the guests, the data goes over verbs in
+# clear, and a WARN says so.
+j tls_over_ib env XCCL_TLS=1 XCCL_DEBUG_FILE=/tmp/tls-%p.log "$B/tests/test_allreduce" bytes
+t tls_over_ib_warned sh -c 'grep -h "the ib transport.s data is not" /tmp/tls-*.log'
 # A range no GID is in: every port ruled out, a WARN that names the rules, and with XCCL_NET=ib init fails.
 tx gid_range_none "XCCL_IB_ADDR_RANGE=192.168.0.0/16" env XCCL_RANK="$NODE" XCCL_NRANKS=2 XCCL_LOCAL_RANK=0 \
   XCCL_ROOT="$ROOT_IP:$((port += 1))" XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 \
