@@ -259,12 +259,20 @@ static void mode_inflight(xcclComm_t comm) {
   inflight_t f = {comm, first, 0};
   if (rank == 0) {
     pthread_t t;
+    double started = test_now_s();
     CHECK(pthread_create(&t, NULL, inflight_thread, &f) == 0, "pthread_create");
     usleep(100000); /* its all-reduce waits for the others, 500 ms late */
     XCHECK(xcclCommSuspend(comm, XCCL_SUSPEND_MEM));
     double suspended_at = test_now_s();
     pthread_join(t, NULL);
-    CHECK(f.done_at > 0 && f.done_at <= suspended_at, "the suspend returned before the all-reduce in flight ended");
+    /* The all-reduce cannot end before the other ranks join it, about 600 ms
+     * after they passed init; a suspend that had not waited for it would
+     * return about 100 ms after it began. (Not done_at: the thread stamps it
+     * after checking the result, which under a sanitizer may come after the
+     * suspend returned, as it may.) */
+    CHECK(f.done_at > 0 && suspended_at - started >= 0.4,
+          "the suspend returned %.2f s after the all-reduce in flight began, before the others joined it",
+          suspended_at - started);
   } else {
     usleep(600000);
     inflight_thread(&f);
