@@ -173,10 +173,6 @@ XCCL_NCCL_232_DECLARE(void, ncclParamDumpAll, (void));
 /* ncclX as a weak alias of pncclX: a profiler interposes on ncclX. */
 #define XCCL_NCCL_ALIAS(name) extern __typeof__(p##name) name __attribute__((weak, alias("p" #name)))
 
-/* Shared inside the shim (shim_232.c): whether comm is suspended, so the
- * calls that run operations refuse it; forget drops comm at destroy/abort. */
-ncclResult_t shim_check_active(const char *fn, ncclComm_t comm);
-void shim_suspend_forget(ncclComm_t comm);
 
 /* The shim's translation of xccl's result (shim.c). */
 ncclResult_t shim_res(xcclResult_t r);

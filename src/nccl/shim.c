@@ -187,13 +187,10 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist) {
 
 ncclResult_t pncclCommFinalize(ncclComm_t comm) { return res(xcclCommFinalize(X(comm))); }
 ncclResult_t pncclCommDestroy(ncclComm_t comm) {
-  xcclResult_t r = xcclCommDestroy(X(comm));
-  if (r == xcclSuccess) shim_suspend_forget(comm);
-  return res(r);
+  return res(xcclCommDestroy(X(comm)));
 }
 ncclResult_t pncclCommAbort(ncclComm_t comm) {
   if (!comm) return ncclSuccess; /* NCCL: aborting NULL is allowed */
-  shim_suspend_forget(comm);
   return res(xcclCommAbort(X(comm)));
 }
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags) { return res(xcclCommRevoke(X(comm), revokeFlags)); }
@@ -328,66 +325,48 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 #define T(t) ((xcclDataType_t)(t))
 #define O(o) ((xcclRedOp_t)(o))
 #define S(s) ((void *)(s))
-/* A suspended communicator runs nothing (shim_232.c). */
-#define ACTIVE(fn)                                        \
-  do {                                                    \
-    ncclResult_t ar_ = shim_check_active(fn, comm);       \
-    if (ar_ != ncclSuccess) return ar_;                   \
-  } while (0)
-
 ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                          int root, ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclReduce");
   return res(xcclReduce(sendbuff, recvbuff, count, T(datatype), O(op), root, X(comm), S(stream)));
 }
 ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                         cudaStream_t stream) {
-  ACTIVE("ncclBcast");
   return res(xcclBcast(buff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                             ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclBroadcast");
   return res(xcclBroadcast(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                             ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclAllReduce");
   return res(xcclAllReduce(sendbuff, recvbuff, count, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclReduceScatter");
   return res(xcclReduceScatter(sendbuff, recvbuff, recvcount, T(datatype), O(op), X(comm), S(stream)));
 }
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                             ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclAllGather");
   return res(xcclAllGather(sendbuff, recvbuff, sendcount, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                            cudaStream_t stream) {
-  ACTIVE("ncclAlltoAll");
   return res(xcclAllToAll(sendbuff, recvbuff, count, T(datatype), X(comm), S(stream)));
 }
 ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclGather");
   return res(xcclGather(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                           ncclComm_t comm, cudaStream_t stream) {
-  ACTIVE("ncclScatter");
   return res(xcclScatter(sendbuff, recvbuff, count, T(datatype), root, X(comm), S(stream)));
 }
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream) {
-  ACTIVE("ncclSend");
   return res(xcclSend(sendbuff, count, T(datatype), peer, X(comm), S(stream)));
 }
 ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                        cudaStream_t stream) {
-  ACTIVE("ncclRecv");
   return res(xcclRecv(recvbuff, count, T(datatype), peer, X(comm), S(stream)));
 }
 

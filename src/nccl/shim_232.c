@@ -43,16 +43,6 @@ _Static_assert((int)ncclStatGpuMemSuspend == (int)xcclStatMemSuspend &&
 /* r, recorded on comm too, so that ncclGetLastError(comm) tells it. */
 static ncclResult_t refuse(ncclComm_t comm, xcclResult_t r) { return shim_res(comm ? comm_record(X(comm), r) : r); }
 
-/* The core's handle refuses every operation on a suspended communicator
- * (comm_acquire: ncclInvalidUsage, "call xcclCommResume first"), so the
- * shim keeps no list of its own. */
-ncclResult_t shim_check_active(const char *fn, ncclComm_t comm) {
-  (void)fn, (void)comm;
-  return ncclSuccess;
-}
-
-void shim_suspend_forget(ncclComm_t comm) { (void)comm; }
-
 ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags) { return shim_res(xcclCommSuspend(X(comm), flags)); }
 
 ncclResult_t pncclCommResume(ncclComm_t comm) { return shim_res(xcclCommResume(X(comm))); }
@@ -95,8 +85,7 @@ static void coll_config_note(const char *fn, const ncclCollConfig_t *c) {
 
 /* NULL or a valid config: ncclSuccess; else the reason. */
 static ncclResult_t coll_config_check(const char *fn, ncclComm_t comm, const ncclCollConfig_t *c) {
-  ncclResult_t r = shim_check_active(fn, comm);
-  if (r != ncclSuccess || !c) return r;
+  if (!c) return ncclSuccess;
   if (c->magic != XCCL_NCCL_API_MAGIC || c->size < COLL_CONFIG_MIN_SIZE)
     return refuse(comm, err_set(xcclInvalidArgument, LOG_COLL,
                                 "%s: config was not initialized with NCCL_COLLCONFIG_INITIALIZER "

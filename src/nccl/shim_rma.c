@@ -23,21 +23,15 @@ _Static_assert(sizeof(ncclWaitSignalDesc_t) == sizeof(xcclWaitSignalDesc_t) &&
 ncclResult_t pncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
                             ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
                             ncclComm_t comm, cudaStream_t stream) {
-  ncclResult_t r = shim_check_active("ncclPutSignal", comm);
-  if (r != ncclSuccess) return r;
   return shim_res(xcclPutSignal(localbuff, count, (xcclDataType_t)datatype, peer, W(peerWin), peerWinOffset, sigIdx,
                                 ctx, flags, X(comm), S(stream)));
 }
 
 ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
-  ncclResult_t r = shim_check_active("ncclSignal", comm);
-  if (r != ncclSuccess) return r;
   return shim_res(xcclSignal(peer, sigIdx, ctx, flags, X(comm), S(stream)));
 }
 
 ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *signalDescs, ncclComm_t comm, cudaStream_t stream) {
-  ncclResult_t r = shim_check_active("ncclWaitSignal", comm);
-  if (r != ncclSuccess) return r;
   return shim_res(xcclWaitSignal(nDesc, (xcclWaitSignalDesc_t *)(void *)signalDescs, X(comm), S(stream)));
 }
 
