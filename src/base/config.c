@@ -404,6 +404,10 @@ const config_alias_t config_aliases[] = {
     {{"NCCL_IB_TIMEOUT"}, CFG_IB_TIMEOUT, xlate_int, AS_INT},
     {{"NCCL_IB_RETRY_CNT"}, CFG_IB_RETRY_CNT, xlate_int, AS_INT},
     {{"NCCL_IB_QPS_PER_CONNECTION"}, CFG_IB_QPS_PER_CONNECTION, xlate_int, AS_INT},
+    {{"NCCL_IB_SPLIT_DATA_ON_QPS"}, CFG_IB_SPLIT_DATA_ON_QPS, xlate_int, AS_INT},
+    {{"NCCL_IB_ADAPTIVE_ROUTING"}, CFG_IB_ADAPTIVE_ROUTING, xlate_int, AS_INT},
+    {{"NCCL_IB_AR_THRESHOLD"}, CFG_IB_AR_THRESHOLD, xlate_int, AS_INT},
+    {{"NCCL_IB_PCI_RELAXED_ORDERING"}, CFG_IB_PCI_RELAXED_ORDERING, xlate_int, AS_INT},
 };
 const int config_alias_count = (int)(sizeof(config_aliases) / sizeof(config_aliases[0]));
 

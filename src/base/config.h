@@ -233,7 +233,20 @@
     "ib ack timeout exponent: a packet is retried after 4.096 us * 2^value without an ack.")        \
   X(IB_RETRY_CNT, INT, "7", 0, 7, "ib transport retries before a send fails with retry exceeded.") \
   S(IB_QPS_PER_CONNECTION, INT, "1", 1, 16,                                                        \
-    "Queue pairs per ib connection; a message is split across them.")                              \
+    "Queue pairs per ib connection; messages go round-robin over them (or are split, "             \
+    "XCCL_IB_SPLIT_DATA_ON_QPS).")                                                                 \
+  X(IB_SPLIT_DATA_ON_QPS, BOOL, "0", 0, 1,                                                         \
+    "ib: 1: each message of 16 KiB or more is split over every queue pair of its connection; 0: "  \
+    "each message goes whole on one queue pair, the next message on the next.")                    \
+  X(IB_ADAPTIVE_ROUTING, INT, "-1", -1, 1,                                                         \
+    "ib: 1: a message of XCCL_IB_AR_THRESHOLD bytes or more goes as an RDMA write followed by an "  \
+    "empty write with immediate (safe when the fabric reorders packets); 0: one write with "       \
+    "immediate; -1: 1 on InfiniBand, 0 on RoCE.")                                                  \
+  X(IB_AR_THRESHOLD, INT, "8192", 0, 2147483647,                                                   \
+    "ib: smallest message sent in XCCL_IB_ADAPTIVE_ROUTING's two-write form.")                     \
+  X(IB_PCI_RELAXED_ORDERING, INT, "2", 0, 2,                                                       \
+    "ib: register memory with PCI relaxed ordering: 1 on (init fails where verbs lacks it), 0 "   \
+    "off, 2 where the verbs library offers it.")                                                   \
   X(IB_FAULT_RKEY, BOOL, "0", 0, 1,                                                                \
     "Test only: the ib receiver advertises a wrong remote key, so the sender's RDMA write fails "  \
     "with a remote access error.")

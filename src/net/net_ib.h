@@ -15,15 +15,24 @@
  *  - The sender owns a fifo of NET_MAX_REQUESTS clear-to-send entries,
  *    registered for remote write; its address and key travel in the connect
  *    request's private data.
- *  - irecv posts one receive per QP, then RDMA-writes the entry {address,
+ *  - A message goes whole on one QP, QP seq % nqps (XCCL_IB_SPLIT_DATA_ON_QPS=0,
+ *    as NCCL by default), or, split, over every QP (below; the receiver's
+ *    setting travels in the handle, so both sides agree).
+ *  - irecv posts one receive per QP it uses, then RDMA-writes the entry {address,
  *    key, capacity, seq} into fifo[seq % NET_MAX_REQUESTS] on QP 0 (inline,
  *    signalled only every IB_CTS_SIGNAL-th time).
  *  - isend waits (NULL request) until entry seq is there, then writes its
- *    message split across the QPs, each part an RDMA write with immediate
- *    whose immediate is the message size (inline when small). A message
+ *    message (or, split, each QP's part) as an RDMA write with immediate
+ *    whose immediate is the message size (inline when small); in adaptive-
+ *    routing form (XCCL_IB_ADAPTIVE_ROUTING, from XCCL_IB_AR_THRESHOLD bytes)
+ *    as an RDMA write then an empty write with immediate on the same QP: a
+ *    fabric that reorders packets may place the data's last bytes after
+ *    the first write's, but the second write completes only after the
+ *    first is placed (RC ordering), so its completion still means the
+ *    message is there. A message
  *    larger than the receive's capacity goes as empty writes whose immediate
  *    still says the size: the receiver fails it, the sender too.
- *  - A request is complete when all its nqps completions are in.
+ *  - A request is complete when the completions of every QP it used are in.
  *  - A completion error, a disconnect event or an async QP error fails the
  *    comm for good (xcclRemoteError with the verbs status and the peer).
  *  - iflush (recv side, for GPUDirect): an RDMA read of a few bytes of the
@@ -49,7 +58,7 @@
 #define IB_MAX_PORTS 8 /* port numbers above this have no port-error watch */
 #define IB_CTS_SIGNAL 8          /* every n-th clear-to-send write is signalled */
 #define IB_MAX_MSG (1u << 31)    /* the immediate carries the size */
-#define IB_SPLIT_MIN 16384       /* messages below this go on QP 0 alone (the others carry empty writes) */
+#define IB_SPLIT_MIN 16384       /* split: messages below this go on QP 0 alone (the others carry empty writes) */
 
 /* ---- devices (net_ib_init.c) ---- */
 
@@ -70,6 +79,7 @@ typedef struct ib_ctx {
    * port error on its port fails at its next call (ib_comm_check). */
   _Atomic unsigned port_errs[IB_MAX_PORTS + 1];
   _Atomic int fatal;
+  int dmabuf; /* the device takes dma-buf registrations (probed when the context is made) */
 } ib_ctx_t;
 
 typedef union {
@@ -115,6 +125,10 @@ xcclResult_t ib_reg_get(ib_ctx_t *ctx, void *addr, size_t size, int gpu, ib_reg_
 void ib_reg_put(ib_reg_t *reg);
 xcclResult_t ib_reg_mr(void *comm, void *data, size_t size, int ptr_type, void **mhandle_p);
 xcclResult_t ib_dereg_mr(void *comm, void *mhandle);
+/* IBV_ACCESS_RELAXED_ORDERING where XCCL_IB_PCI_RELAXED_ORDERING asks for it
+ * and verbs has it, else 0; ib_relaxed_check fails ib_init on 1 without it. */
+int ib_access_relaxed(void);
+xcclResult_t ib_relaxed_check(void);
 
 /* ---- async events (net_ib_async.c) ---- */
 
@@ -172,6 +186,8 @@ typedef struct ib_comm {
   ib_ctx_t *ctx;
   struct rdma_event_channel *chan; /* disconnects arrive here */
   int nqps;
+  int split;     /* XCCL_IB_SPLIT_DATA_ON_QPS (the receiver's, in the handle): split, not round-robin */
+  size_t ar_min; /* send: messages this large or larger go as write + empty write-with-imm; SIZE_MAX: none */
   struct rdma_cm_id *ids[IB_MAX_QPS];
   int established[IB_MAX_QPS];
   struct ibv_cq *cq;

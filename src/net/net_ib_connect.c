@@ -36,9 +36,11 @@ typedef struct {
   uint64_t conn_id;
   uint8_t addr[16];
   uint16_t port; /* network order */
-  uint16_t pad;
+  uint16_t flags; /* IB_HANDLE_* */
   uint32_t scope_id;
 } ib_handle_t;
+
+#define IB_HANDLE_SPLIT 0x1 /* the receiver splits messages over its QPs (XCCL_IB_SPLIT_DATA_ON_QPS) */
 
 /* connect() progress, in the handle's private bytes. */
 typedef struct {
@@ -55,6 +57,7 @@ typedef struct {
   struct rdma_cm_id *id;
   uint64_t conn_id;
   int nqps;
+  int split;       /* XCCL_IB_SPLIT_DATA_ON_QPS when the listener was made */
   ib_comm_t *comm; /* being accepted */
 } ib_listen_t;
 
@@ -69,11 +72,22 @@ static struct rdma_event_channel *ib_channel(void) {
   return ch;
 }
 
+/* The smallest message a send comm on dev writes in adaptive-routing form
+ * (SIZE_MAX: none). XCCL_IB_ADAPTIVE_ROUTING -1 means on where the port is
+ * InfiniBand (whose switches may spray packets over paths, as NCCL does
+ * there) and off on RoCE. */
+static size_t ib_ar_min(int dev) {
+  int ar = (int)config_int(CFG_IB_ADAPTIVE_ROUTING);
+  if (ar < 0) ar = ib_devs[dev].link_layer == IBV_LINK_LAYER_INFINIBAND;
+  return ar ? (size_t)config_int(CFG_IB_AR_THRESHOLD) : SIZE_MAX;
+}
+
 static ib_comm_t *ib_comm_new(int is_send, int nqps) {
   ib_comm_t *c = calloc(1, sizeof(*c));
   if (!c) return NULL;
   c->is_send = is_send;
   c->nqps = nqps;
+  c->ar_min = SIZE_MAX;
   c->max_inline = 0;
   for (int i = 0; i < NET_MAX_REQUESTS; i++) c->reqs[i].comm = c;
   return c;
@@ -174,6 +188,7 @@ xcclResult_t ib_listen(int dev, net_handle_t *handle_p, void **listen_comm_p) {
   if (!l) return err_set(xcclSystemError, LOG_NET, "ib: out of memory for a listener");
   l->dev = dev;
   l->nqps = (int)config_int(CFG_IB_QPS_PER_CONNECTION);
+  l->split = config_bool(CFG_IB_SPLIT_DATA_ON_QPS);
   if (getrandom(&l->conn_id, sizeof(l->conn_id), 0) != sizeof(l->conn_id)) {
     res = err_set(xcclSystemError, LOG_NET, "getrandom failed: %s", strerror(errno));
     goto free_listen;
@@ -203,6 +218,7 @@ xcclResult_t ib_listen(int dev, net_handle_t *handle_p, void **listen_comm_p) {
   memset(&h, 0, sizeof(h));
   h.magic = IB_MAGIC;
   h.nqps = (uint16_t)l->nqps;
+  h.flags = l->split ? IB_HANDLE_SPLIT : 0;
   h.family = a.sa.sa_family;
   h.conn_id = l->conn_id;
   h.port = rdma_get_src_port(l->id);
@@ -257,6 +273,7 @@ static xcclResult_t ib_on_request(ib_listen_t *l, struct rdma_cm_event *ev, int 
     l->comm->rfifo_addr = p.fifo_addr;
     l->comm->rfifo_rkey = p.fifo_rkey;
     l->comm->fault_rkey = config_bool(CFG_IB_FAULT_RKEY);
+    l->comm->split = l->split;
     ib_sockaddr_t peer;
     memcpy(&peer, rdma_get_peer_addr(ev->id), sizeof(peer));
     ib_peer_name(&peer, l->dev, l->comm->peer, sizeof(l->comm->peer));
@@ -349,6 +366,8 @@ static xcclResult_t ib_connect_start(int dev, const ib_handle_t *h, ib_comm_t **
     return err_set(xcclInternalError, LOG_NET, "ib connect: the handle asks for %u queue pairs", h->nqps);
   ib_comm_t *c = ib_comm_new(1, h->nqps);
   if (!c) return err_set(xcclSystemError, LOG_NET, "ib: out of memory for a comm");
+  c->split = (h->flags & IB_HANDLE_SPLIT) != 0;
+  c->ar_min = ib_ar_min(dev);
   xcclResult_t res = xcclSuccess;
   ib_sockaddr_t dst;
   memset(&dst, 0, sizeof(dst));
@@ -446,8 +465,12 @@ xcclResult_t ib_connect(int dev, net_handle_t *handle, void **send_comm_p) {
     *send_comm_p = NULL;
     return xcclSuccess;
   }
-  INFO(NET, "ib: connected to %s (%d QP%s on port %d, inline %u)", c->peer, c->nqps, c->nqps > 1 ? "s" : "",
-       c->port, c->max_inline);
+  char ar[64] = "one write with immediate per message";
+  if (c->ar_min != SIZE_MAX) snprintf(ar, sizeof(ar), "adaptive-routing form from %zu bytes", c->ar_min);
+  INFO(NET, "ib: connected to %s (%d QP%s on port %d, inline %u; %s; %s)", c->peer, c->nqps, c->nqps > 1 ? "s" : "",
+       c->port, c->max_inline,
+       c->nqps == 1 ? "messages whole" : c->split ? "messages split over the QPs" : "messages round-robin over the QPs",
+       ar);
   st->comm = NULL;
   *send_comm_p = c;
   return xcclSuccess;

@@ -117,8 +117,21 @@ static xcclResult_t ib_poll(ib_comm_t *c) {
   }
 }
 
+/* The QPs message seq uses: [*first, *first + *count). Whole messages go
+ * round-robin; split ones use every QP. */
+static void ib_msg_qps(const ib_comm_t *c, uint64_t seq, int *first, int *count) {
+  *first = c->split ? 0 : (int)(seq % (uint64_t)c->nqps);
+  *count = c->split ? c->nqps : 1;
+}
+
 /* The slice of a message that QP i carries. */
-static void ib_slice(size_t size, int nqps, int i, size_t *off_p, size_t *len_p) {
+static void ib_slice(const ib_comm_t *c, size_t size, int i, size_t *off_p, size_t *len_p) {
+  int nqps = c->nqps;
+  if (!c->split) { /* whole, on its own QP */
+    *off_p = 0;
+    *len_p = size;
+    return;
+  }
   if (size < IB_SPLIT_MIN || nqps == 1) {
     *off_p = 0;
     *len_p = i == 0 ? size : 0;
@@ -177,23 +190,41 @@ xcclResult_t ib_isend(void *send_comm, void *data, size_t size, void *mhandle, v
   size_t too_big = size > cap ? (size_t)cap + 1 : 0;
   ib_reg_t *reg = mhandle;
   if (!too_big && size > c->max_inline && !reg) TRY(ib_comm_reg(c, data, size, &reg));
-  *r = (ib_req_t){.comm = c, .seq = seq, .in_use = 1, .nwant = c->nqps, .data = data, .size = size,
+  int first, count;
+  ib_msg_qps(c, seq, &first, &count);
+  *r = (ib_req_t){.comm = c, .seq = seq, .in_use = 1, .nwant = count, .data = data, .size = size,
                   .too_big = too_big};
-  for (int i = 0; i < c->nqps; i++) {
+  for (int i = first; i < first + count; i++) {
     size_t off, len;
-    ib_slice(too_big ? 0 : size, c->nqps, i, &off, &len);
+    ib_slice(c, too_big ? 0 : size, i, &off, &len);
     struct ibv_sge sge = {.addr = (uintptr_t)data + off, .length = (uint32_t)len, .lkey = reg ? reg->mr->lkey : 0};
-    struct ibv_send_wr wr, *bad;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = ib_wr_id(IB_WR_DATA, i, seq);
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl((uint32_t)size); /* the receiver learns the size, even when it does not fit */
-    wr.sg_list = len ? &sge : NULL;
-    wr.num_sge = len ? 1 : 0;
-    wr.send_flags = IBV_SEND_SIGNALED | (len && len <= c->max_inline ? IBV_SEND_INLINE : 0);
-    wr.wr.rdma.remote_addr = raddr + off;
-    wr.wr.rdma.rkey = rkey;
-    int rc = ibv_post_send(c->ids[i]->qp, &wr, &bad);
+    struct ibv_send_wr wr[2], *bad;
+    memset(wr, 0, sizeof(wr));
+    /* Adaptive-routing form: the data as a plain write (unsignalled: an
+     * error still completes, under the same id), then an empty write with
+     * immediate that the receiver's completion waits on. Not for inline
+     * data: it has no registration to write from, and it is one packet,
+     * which no path can reorder. */
+    int ar = len > c->max_inline && len >= c->ar_min;
+    struct ibv_send_wr *imm = &wr[ar];
+    if (ar) {
+      wr[0].wr_id = ib_wr_id(IB_WR_DATA, i, seq);
+      wr[0].opcode = IBV_WR_RDMA_WRITE;
+      wr[0].sg_list = &sge;
+      wr[0].num_sge = 1;
+      wr[0].wr.rdma.remote_addr = raddr + off;
+      wr[0].wr.rdma.rkey = rkey;
+      wr[0].next = imm;
+    }
+    imm->wr_id = ib_wr_id(IB_WR_DATA, i, seq);
+    imm->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    imm->imm_data = htonl((uint32_t)size); /* the receiver learns the size, even when it does not fit */
+    imm->sg_list = len && !ar ? &sge : NULL;
+    imm->num_sge = len && !ar ? 1 : 0;
+    imm->send_flags = IBV_SEND_SIGNALED | (len && !ar && len <= c->max_inline ? IBV_SEND_INLINE : 0);
+    imm->wr.rdma.remote_addr = raddr + (ar ? off + len : off);
+    imm->wr.rdma.rkey = rkey;
+    int rc = ibv_post_send(c->ids[i]->qp, wr, &bad);
     if (rc != 0)
       return ib_comm_fail(c, xcclSystemError, "ib: ibv_post_send to %s failed: %s", c->peer, strerror(rc));
   }
@@ -215,7 +246,9 @@ xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, v
   if (size > IB_MAX_MSG) size = IB_MAX_MSG; /* no message can be larger */
   ib_reg_t *reg = mhandle;
   if (size && !reg) TRY(ib_comm_reg(c, data, size, &reg));
-  for (int i = 0; i < c->nqps; i++) {
+  int first, count;
+  ib_msg_qps(c, seq, &first, &count);
+  for (int i = first; i < first + count; i++) {
     struct ibv_recv_wr wr, *bad;
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = ib_wr_id(IB_WR_RECV, i, seq);
@@ -223,7 +256,7 @@ xcclResult_t ib_irecv(void *recv_comm, void *data, size_t size, void *mhandle, v
     if (rc != 0)
       return ib_comm_fail(c, xcclSystemError, "ib: ibv_post_recv failed: %s (connection with %s)", strerror(rc), c->peer);
   }
-  *r = (ib_req_t){.comm = c, .seq = seq, .in_use = 1, .nwant = c->nqps, .data = data, .size = size};
+  *r = (ib_req_t){.comm = c, .seq = seq, .in_use = 1, .nwant = count, .data = data, .size = size};
   /* The clear-to-send entry, into the sender's fifo slot for this message. */
   ib_cts_t *e = &c->cts[seq % NET_MAX_REQUESTS];
   uint32_t rkey = reg ? reg->mr->rkey : 0;

@@ -51,6 +51,27 @@ const char *ib_peer_name(const ib_sockaddr_t *peer, int dev, char *buf, size_t l
   return buf;
 }
 
+/* Whether the device takes dma-buf registrations, asked before one is
+ * promised: a registration of fd -1 fails with EBADF (or the like) where the
+ * provider has the call, and with EOPNOTSUPP / EPROTONOSUPPORT where it (or
+ * the kernel) does not. Logged once per device. */
+static int ib_dmabuf_probe(struct ibv_pd *pd) {
+  const char *dev = ibv_get_device_name(pd->context->device);
+#ifdef XCCL_HAVE_IBV_DMABUF
+  errno = 0;
+  struct ibv_mr *mr = ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, IBV_ACCESS_LOCAL_WRITE);
+  int e = errno;
+  if (mr) ibv_dereg_mr(mr);
+  int ok = mr || (e != EOPNOTSUPP && e != EPROTONOSUPPORT && e != ENOSYS);
+  INFO(NET, "ib: %s %s dma-buf registrations (probed: %s)", dev, ok ? "takes" : "does not take",
+       mr ? "a registration of fd -1 succeeded" : strerror(e));
+  return ok;
+#else
+  INFO(NET, "ib: %s: this build's rdma-core has no ibv_reg_dmabuf_mr (before rdma-core 34)", dev);
+  return 0;
+#endif
+}
+
 xcclResult_t ib_ctx_get(struct ibv_context *verbs, ib_ctx_t **ctx_p) {
   xcclResult_t res = xcclSuccess;
   pthread_mutex_lock(&ib_ctx_lock);
@@ -72,6 +93,7 @@ xcclResult_t ib_ctx_get(struct ibv_context *verbs, ib_ctx_t **ctx_p) {
     memset(c, 0, sizeof(*c));
     c->verbs = verbs;
     c->pd = pd;
+    c->dmabuf = ib_dmabuf_probe(pd);
     pthread_mutex_init(&c->lock, NULL);
     ib_nctxs++;
     /* Without the thread (logged), errors still show, later, as completion errors. */
@@ -287,6 +309,7 @@ static xcclResult_t ib_init(void) {
   if (ib_addr_range_parse(config_str(CFG_IB_ADDR_RANGE), &ib_gid_rule.range, why, sizeof(why)) != 0)
     return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_ADDR_RANGE=%s: %s", config_str(CFG_IB_ADDR_RANGE), why);
   ib_gid_rule.version = (int)config_int(CFG_IB_ROCE_VERSION_NUM);
+  TRY(ib_relaxed_check());
   if (ib_gid_rule.family && ib_gid_rule.range.family && ib_gid_rule.family != ib_gid_rule.range.family)
     return err_set(xcclInvalidUsage, LOG_NET, "XCCL_IB_ADDR_RANGE=%s is not of XCCL_IB_ADDR_FAMILY=%s: no GID can match both",
                    config_str(CFG_IB_ADDR_RANGE), config_str(CFG_IB_ADDR_FAMILY));

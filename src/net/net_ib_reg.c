@@ -24,9 +24,33 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "error.h"
 #include "log.h"
 #include "net_ib.h"
+
+/* XCCL_IB_PCI_RELAXED_ORDERING: the access flag that lets the NIC's PCI
+ * writes to registered memory pass each other (faster on hosts whose root
+ * complex orders them strictly, e.g. with a GPU behind a switch). It is in
+ * verbs' optional range: a device without it registers as if it were not
+ * asked. 1 with a verbs library that lacks it fails ib_init (ib_relaxed_check). */
+int ib_access_relaxed(void) {
+#ifdef XCCL_HAVE_IBV_RELAXED_ORDERING
+  return config_int(CFG_IB_PCI_RELAXED_ORDERING) ? IBV_ACCESS_RELAXED_ORDERING : 0;
+#else
+  return 0;
+#endif
+}
+
+xcclResult_t ib_relaxed_check(void) {
+#ifndef XCCL_HAVE_IBV_RELAXED_ORDERING
+  if (config_int(CFG_IB_PCI_RELAXED_ORDERING) == 1)
+    return err_set(xcclInvalidUsage, LOG_NET,
+                   "XCCL_IB_PCI_RELAXED_ORDERING=1, but this build's rdma-core has no relaxed-ordering registration "
+                   "(rdma-core 28 or later): unset it, or set 2 to use it where offered");
+#endif
+  return xcclSuccess;
+}
 
 #ifdef XCCL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -73,7 +97,11 @@ static xcclResult_t ib_register_gpu(ib_ctx_t *ctx, uintptr_t start, uintptr_t en
   const char *dev = ibv_get_device_name(ctx->verbs->device);
   char why[256];
   struct ibv_mr *mr = NULL;
-  int fd = ib_gpu_dmabuf(start, end, why, sizeof(why));
+  int fd = -1;
+  if (ctx->dmabuf)
+    fd = ib_gpu_dmabuf(start, end, why, sizeof(why));
+  else
+    snprintf(why, sizeof(why), "%s does not take dma-buf registrations (probed when it was opened)", dev);
   if (fd >= 0) {
     mr = ibv_reg_dmabuf_mr(ctx->pd, 0, end - start, start, fd, access);
     int e = errno;
@@ -107,7 +135,7 @@ static xcclResult_t ib_register_gpu(ib_ctx_t *ctx, uintptr_t start, uintptr_t en
 /* Registers [start, end) on ctx's protection domain: host memory directly,
  * GPU memory through ib_register_gpu. */
 static xcclResult_t ib_register(ib_ctx_t *ctx, uintptr_t start, uintptr_t end, int gpu, struct ibv_mr **mr_p) {
-  int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | ib_access_relaxed();
   if (gpu) {
 #ifdef XCCL_HAVE_CUDA
     return ib_register_gpu(ctx, start, end, access, mr_p);

@@ -11,6 +11,19 @@ IB="env XCCL_NET=ib XCCL_SHM_DISABLE=1"
 t net_conformance_ib env XCCL_NET=ib "$B/tests/test_net_conformance"
 t net_conformance_ib_qps3 env XCCL_NET=ib XCCL_IB_QPS_PER_CONNECTION=3 "$B/tests/test_net_conformance" \
   sizes ordered smaller_recv inflight kill_sender flush
+# Messages split over three QPs (XCCL_IB_SPLIT_DATA_ON_QPS=1; the default sends each whole on
+# the next QP), and the adaptive-routing form (a write, then an empty write with immediate)
+# for every size, on two QPs; the INFO line says which form each connection took, and the
+# dma-buf probe says what rxe answered.
+t net_conformance_ib_split_qps3 env XCCL_NET=ib XCCL_IB_QPS_PER_CONNECTION=3 XCCL_IB_SPLIT_DATA_ON_QPS=1 \
+  "$B/tests/test_net_conformance" sizes ordered smaller_recv inflight kill_sender flush
+t net_conformance_ib_ar_qps2 env XCCL_NET=ib XCCL_IB_QPS_PER_CONNECTION=2 XCCL_IB_ADAPTIVE_ROUTING=1 \
+  XCCL_IB_AR_THRESHOLD=0 "$B/tests/test_net_conformance" sizes ordered smaller_recv inflight
+t allreduce_ar_ib_n3 env XCCL_IB_ADAPTIVE_ROUTING=1 XCCL_IB_AR_THRESHOLD=4096 XCCL_IB_QPS_PER_CONNECTION=2 \
+  XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET XCCL_DEBUG_FILE=/tmp/ar-%p.log $IB $RUN -n 3 "$B/tests/test_allreduce" bytes
+t ar_form_said sh -c 'grep -h "adaptive-routing form from 4096 bytes" /tmp/ar-*.log | head -n 2 &&
+  grep -h "dma-buf registrations" /tmp/ar-*.log | head -n 1 &&
+  [ $(grep -l "messages round-robin over the QPs; adaptive-routing form" /tmp/ar-*.log | wc -l) = 3 ]'
 # Device choice and connection settings from the configuration table.
 t net_conformance_ib_settings env XCCL_NET=ib XCCL_IB_HCA==rxe0:1 XCCL_IB_GID_INDEX=1 XCCL_IB_TC=32 \
   XCCL_IB_TIMEOUT=14 XCCL_IB_RETRY_CNT=3 "$B/tests/test_net_conformance" handshake sizes
