@@ -96,6 +96,8 @@ void conn_connected(bs_conn_t *c, const sock_addr_t *addr) {
   c->tls_state = sock_tls_wanted() ? BS_TLS_PREAMBLE : BS_TLS_OFF;
 }
 
+short conn_events(const bs_conn_t *c, short events) { return c->tls ? sock_tls_events(c->tls, events) : events; }
+
 static xcclResult_t conn_recv_some(bs_conn_t *c, void *buf, size_t len, size_t *off_p) {
   return c->tls ? sock_tls_recv_some(c->tls, buf, len, off_p) : sock_recv_some(c->fd, buf, len, off_p);
 }
@@ -246,7 +248,7 @@ xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *no
     if (clock_expired(deadline))
       return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s sent nothing within XCCL_TIMEOUT=%g s", peer,
                      config_double(CFG_TIMEOUT));
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    struct pollfd p = {.fd = c->fd, .events = conn_events(c, POLLIN)};
     if (!c->tls || !sock_tls_pending(c->tls)) poll(&p, 1, clock_ms_left(deadline, 100));
   }
   if (c->h.type == BS_FAIL && want != BS_FAIL) {
@@ -277,7 +279,7 @@ static xcclResult_t conn_send_all(bs_conn_t *c, const void *buf, size_t len, uin
     if (clock_expired(deadline))
       return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: sent %zu of %zu bytes within XCCL_TIMEOUT=%g s", off,
                      len, config_double(CFG_TIMEOUT));
-    struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+    struct pollfd p = {.fd = c->fd, .events = conn_events(c, POLLOUT)}; /* a write may need a read first */
     poll(&p, 1, clock_ms_left(deadline, 100));
   }
 }

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -236,6 +237,12 @@ xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES
 }
 
 int sock_tls_pending(const sock_tls_t *t) { return SSL_has_pending(t->ssl); }
+
+short sock_tls_events(const sock_tls_t *t, short events) {
+  if (SSL_want_read(t->ssl)) return POLLIN;
+  if (SSL_want_write(t->ssl)) return POLLOUT;
+  return events;
+}
 
 void sock_tls_free(sock_tls_t **tls_p) {
   sock_tls_t *t = *tls_p;

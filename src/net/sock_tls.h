@@ -46,6 +46,12 @@ xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p);
 xcclResult_t sock_tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p);
 xcclResult_t sock_tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p);
 
+/* The poll() events the stream waits for: POLLIN or POLLOUT when the last
+ * call stopped because OpenSSL must read or write first (TLS 1.3 can need a
+ * read during a write, or a write during a read), else `events`, what the
+ * caller itself wants to do. */
+short sock_tls_events(const sock_tls_t *t, short events);
+
 /* 1 when decrypted bytes wait inside OpenSSL (poll() on the fd does not
  * see them). */
 int sock_tls_pending(const sock_tls_t *t);

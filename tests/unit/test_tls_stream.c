@@ -9,7 +9,10 @@
  *     command, in a temporary folder): signed by the CA, the handshake
  *     completes and data crosses; an expired certificate, a missing file,
  *     or a peer signed by another CA are refused with a sentence naming
- *     the host (this one, or the peer) and the file.
+ *     the host (this one, or the peer) and the file;
+ *   - sock_tls_events: a client whose handshake waits for the server's
+ *     answer asks for POLLIN though the caller would write, and a writer
+ *     whose socket is full asks for POLLOUT though the caller would read.
  */
 #include <errno.h>
 #include <poll.h>
@@ -212,6 +215,29 @@ static int run_child(case_fn fn) {
   return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+static int case_events(void) {
+  uint8_t key[NET_KEY_BYTES];
+  memset(key, 0x5a, sizeof(key));
+  pair_t p;
+  pair_open(&p, key);
+  int done = 0;
+  XCHECK(sock_tls_handshake(p.c, &done)); /* ClientHello out; the server's answer is next */
+  CHECK(!done && sock_tls_events(p.c, POLLOUT) == POLLIN, "a client waiting for the server's hello asks for %d",
+        sock_tls_events(p.c, POLLOUT));
+  XCHECK(pair_handshake(&p));
+  static char big[1 << 20];
+  size_t off = 0, before = 1;
+  while (off != before && off < sizeof(big)) { /* nothing is relayed: the client's socket fills */
+    before = off;
+    XCHECK(sock_tls_send_some(p.c, big, sizeof(big), &off));
+  }
+  CHECK(off < sizeof(big), "a 1 MiB write went whole into a socket nobody reads");
+  CHECK(sock_tls_events(p.c, POLLIN) == POLLOUT, "a writer with a full socket asks for %d",
+        sock_tls_events(p.c, POLLIN));
+  pair_close(&p);
+  return test_finish("test_tls_stream poll events");
+}
+
 static int case_expired(void) {
   return case_cert_refused("expired certificate", "expired.pem", "ca.pem", "expired.pem", "has expired");
 }
@@ -225,6 +251,7 @@ static int case_wrong_ca(void) {
 
 int main(void) {
   int failed = run_child(case_replay);
+  failed |= run_child(case_events);
   char tmpl[] = "/tmp/xccl-tls-certs-XXXXXX";
   dir = mkdtemp(tmpl);
   if (!dir || make_certs() != 0) {
