@@ -78,7 +78,11 @@ static int conn_preamble_seen(bs_conn_t *c, const uint8_t *secret, char *why, si
 
 /* Acceptor with TLS, before the handshake reads anything: a peer whose
  * first bytes are a frame's magic runs without TLS; its frame (a BS_FAIL
- * notice, nothing else) is then read in clear. */
+ * notice, nothing else) is then read in clear. It is verified in conn_read
+ * like every frame, by its MAC under the job's secret and the nonce sent
+ * with our preamble, so a notice forged without the secret, or replayed
+ * from another connection, is refused and the rank goes on waiting
+ * (tests/unit/test_bootstrap_notice.c). */
 static void conn_peek_plain(bs_conn_t *c) {
   uint8_t b[4];
   ssize_t n = recv(c->fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
