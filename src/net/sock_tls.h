@@ -5,9 +5,12 @@
  *
  * The peer is authenticated by an external pre-shared key that each rank
  * derives from its communicator's bootstrap secret (bootstrap_derive_key),
- * or, with XCCL_TLS_CERT, by certificates (tls_cert.h). A stream whose peer
- * holds another key or certificate, or speaks plaintext, fails its
- * handshake with a sentence naming the peer's host.
+ * or, with XCCL_TLS_CERT, by certificates (tls_cert.h). With certificates
+ * the stream is also bound to the job: once the TLS handshake is over, each
+ * side proves it holds the stream's key (tls_cert_binding), so a rank of
+ * another job whose certificate the same CA signed is refused. A stream
+ * whose peer holds another key or certificate, or speaks plaintext, fails
+ * its handshake with a sentence naming the peer's host.
  *
  * Every call is non-blocking: it does what the socket allows and returns
  * xcclSuccess with the progress made (WANT_READ / WANT_WRITE are "not yet").
@@ -38,7 +41,8 @@ xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES
                           sock_tls_t **tls_p);
 
 /* Moves the handshake on; *done_p = 1 once it completed (the cipher is said
- * at INFO then). An error names the peer and the likely cause. */
+ * at INFO then): with certificates, that includes the job binding (32 bytes
+ * each way inside TLS). An error names the peer and the likely cause. */
 xcclResult_t sock_tls_handshake(sock_tls_t *t, int *done_p);
 
 /* sock_send_some / sock_recv_some over TLS: moves what it can of
