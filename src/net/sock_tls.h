@@ -35,8 +35,9 @@ int sock_tls_wanted(void);
 int sock_tls_session_key(uint8_t key[NET_KEY_BYTES]);
 
 /* A TLS stream on fd (which stays the caller's to close), client or server
- * side, with key; peer names the other host in messages. On failure *tls_p
- * is untouched. */
+ * side, with key (drawn from the job's secret: the pre-shared key, or with
+ * certificates the job binding's key; both ends must pass the same); peer
+ * names the other host in messages. On failure *tls_p is untouched. */
 xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES], const char *peer,
                           sock_tls_t **tls_p);
 
