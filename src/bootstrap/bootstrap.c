@@ -205,13 +205,14 @@ static void *root_main(void *arg) {
   struct pollfd *pfds = calloc(BS_MAX_CANDIDATES + 1, sizeof(*pfds));
   while (pfds && !(rt->nranks > 0 && rt->joined == rt->nranks) && !clock_expired(rt->deadline)) {
     pfds[0] = (struct pollfd){.fd = rt->listen_fd, .events = POLLIN};
-    for (int k = 0; k < rt->ncands; k++) pfds[k + 1] = (struct pollfd){.fd = rt->cands[k].fd, .events = POLLIN};
+    for (int k = 0; k < rt->ncands; k++)
+      pfds[k + 1] = (struct pollfd){.fd = rt->cands[k].fd, .events = conn_events(&rt->cands[k], POLLIN)};
     int n = poll(pfds, (nfds_t)rt->ncands + 1, clock_ms_left(rt->deadline, 200));
     if (n <= 0) continue;
     int ncands = rt->ncands;
     /* Candidates first (indices are stable until one is removed; go backwards). */
     for (int k = ncands - 1; k >= 0; k--) {
-      if (!(pfds[k + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (!(pfds[k + 1].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))) continue;
       char why[512];
       int ready;
       if (conn_read(&rt->cands[k], rt->id.secret, rt->cands[k].nonce, &ready, why, sizeof(why)) != 0)

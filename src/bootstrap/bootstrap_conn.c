@@ -78,7 +78,11 @@ static int conn_preamble_seen(bs_conn_t *c, const uint8_t *secret, char *why, si
 
 /* Acceptor with TLS, before the handshake reads anything: a peer whose
  * first bytes are a frame's magic runs without TLS; its frame (a BS_FAIL
- * notice, nothing else) is then read in clear. */
+ * notice, nothing else) is then read in clear. It is verified in conn_read
+ * like every frame, by its MAC under the job's secret and the nonce sent
+ * with our preamble, so a notice forged without the secret, or replayed
+ * from another connection, is refused and the rank goes on waiting
+ * (tests/unit/test_bootstrap_notice.c). */
 static void conn_peek_plain(bs_conn_t *c) {
   uint8_t b[4];
   ssize_t n = recv(c->fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
@@ -95,6 +99,8 @@ void conn_connected(bs_conn_t *c, const sock_addr_t *addr) {
   c->from = *addr;
   c->tls_state = sock_tls_wanted() ? BS_TLS_PREAMBLE : BS_TLS_OFF;
 }
+
+short conn_events(const bs_conn_t *c, short events) { return c->tls ? sock_tls_events(c->tls, events) : events; }
 
 static xcclResult_t conn_recv_some(bs_conn_t *c, void *buf, size_t len, size_t *off_p) {
   return c->tls ? sock_tls_recv_some(c->tls, buf, len, off_p) : sock_recv_some(c->fd, buf, len, off_p);
@@ -246,7 +252,7 @@ xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *no
     if (clock_expired(deadline))
       return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: %s sent nothing within XCCL_TIMEOUT=%g s", peer,
                      config_double(CFG_TIMEOUT));
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    struct pollfd p = {.fd = c->fd, .events = conn_events(c, POLLIN)};
     if (!c->tls || !sock_tls_pending(c->tls)) poll(&p, 1, clock_ms_left(deadline, 100));
   }
   if (c->h.type == BS_FAIL && want != BS_FAIL) {
@@ -277,7 +283,7 @@ static xcclResult_t conn_send_all(bs_conn_t *c, const void *buf, size_t len, uin
     if (clock_expired(deadline))
       return err_set(xcclTimeout, LOG_BOOTSTRAP, "bootstrap: sent %zu of %zu bytes within XCCL_TIMEOUT=%g s", off,
                      len, config_double(CFG_TIMEOUT));
-    struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+    struct pollfd p = {.fd = c->fd, .events = conn_events(c, POLLOUT)}; /* a write may need a read first */
     poll(&p, 1, clock_ms_left(deadline, 100));
   }
 }

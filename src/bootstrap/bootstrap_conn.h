@@ -73,6 +73,10 @@ void conn_connected(bs_conn_t *c, const sock_addr_t *addr);
 /* Reads what is available. *ready = 1 once a whole, authentic frame is in
  * c->frame. -1 with why on a closed connection or a bad frame. */
 int conn_read(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, int *ready, char *why, size_t wl);
+/* The poll() events to wait for on c when the caller would wait for
+ * `events`: with TLS, OpenSSL may need the other direction first (a
+ * handshake or post-handshake message), and then only that wakes it. */
+short conn_events(const bs_conn_t *c, short events);
 /* Blocking read of one frame of the given type, with a deadline. A FAIL
  * frame from the root is turned into the error it carries. */
 xcclResult_t conn_read_frame(bs_conn_t *c, const uint8_t *key, const uint8_t *nonce, bs_type_t want,

@@ -77,7 +77,8 @@ static short p2p_poll(bootstrap_t *bs, int fd, short events, int ms) {
   int room = conn_table_room(bs->incoming, &bs->nincoming, BS_MAX_INCOMING, who);
   pf[n++] = (struct pollfd){.fd = room ? bs->listen_fd : -1, .events = POLLIN};
   pf[n++] = (struct pollfd){.fd = fd, .events = events};
-  for (int k = 0; k < bs->nincoming; k++) pf[n++] = (struct pollfd){.fd = bs->incoming[k].fd, .events = POLLIN};
+  for (int k = 0; k < bs->nincoming; k++)
+    pf[n++] = (struct pollfd){.fd = bs->incoming[k].fd, .events = conn_events(&bs->incoming[k], POLLIN)};
   if (poll(pf, (nfds_t)n, ms) <= 0) return 0;
   for (int k = bs->nincoming - 1; k >= 0; k--) {
     if (!pf[2 + k].revents) continue;
@@ -137,7 +138,7 @@ xcclResult_t bootstrap_send_by(bootstrap_t *bs, int peer, uint32_t tag, const vo
     }
     if (ready) break;
     TRY_GOTO(p2p_check_wait(bs, deadline, "sending to", peer), out);
-    p2p_poll(bs, c.fd, POLLIN, clock_ms_left(deadline, 100));
+    p2p_poll(bs, c.fd, conn_events(&c, POLLIN), clock_ms_left(deadline, 100));
   }
   if (c.h.type != BS_CHALLENGE || c.h.len != BS_NONCE_BYTES) {
     res = err_set(xcclRemoteError, LOG_BOOTSTRAP, "bootstrap: %s did not answer with a challenge", desc);

@@ -543,6 +543,10 @@ static int socket_poll_fds(void *comm, int *fds, int max) {
   for (int i = 0; i < c->nstreams; i++)
     if (c->tls[i] && sock_tls_pending(c->tls[i]) && c->cur[i] < c->posted)
       return 0; /* bytes already decrypted: poll() would not see them */
+  short dir = c->is_send ? POLLOUT : POLLIN; /* what the proxy polls a comm's fds for */
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->tls[i] && c->cur[i] < c->posted && sock_tls_events(c->tls[i], dir) != dir)
+      return 0; /* OpenSSL waits for the other direction, which that poll would not watch */
   for (int i = 0; i < c->nstreams && n < max; i++)
     if (c->cur[i] < c->posted && (c->is_send || i == 0 || c->reqs[c->cur[i] % NET_MAX_REQUESTS].size_known))
       fds[n++] = c->fds[i]; /* streams that can move bytes now */

@@ -8,7 +8,8 @@
  * the traffic keys are fresh per stream. Only SHA-256 suites are offered,
  * the hash the PSK is bound to. No session tickets. With XCCL_TLS_CERT
  * (tls_cert.c) certificates verified against XCCL_TLS_CA, both ways,
- * replace the PSK.
+ * replace the PSK; the key then binds the stream to the job after the
+ * handshake (tls_bind_step), since the CA may sign ranks of other jobs.
  *
  * Records reach the socket through stream_bio (send with MSG_NOSIGNAL), so a
  * dead peer fails the stream without SIGPIPE and without a signal mask per
@@ -20,8 +21,10 @@
 #include "sock_tls.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +46,16 @@ struct sock_tls {
   int wrong_identity; /* server: the client offered an identity that is not ours */
   uint8_t key[NET_KEY_BYTES];
   char peer[SOCK_ADDR_STRLEN + 32];
+  /* Certificates: the job binding after the handshake (tls_bind_step). */
+  int bind_state; /* TLS_BIND_* */
+  uint8_t bind_mine[TLS_CERT_BIND_BYTES], bind_peer[TLS_CERT_BIND_BYTES];
+  size_t bind_sent, bind_got;
+};
+
+enum {
+  TLS_BIND_HANDSHAKE = 0, /* the TLS handshake is under way */
+  TLS_BIND_EXCHANGE,      /* certificates: the binding values cross */
+  TLS_BIND_DONE,          /* the stream is open */
 };
 
 static _Thread_local uint8_t session_key[NET_KEY_BYTES];
@@ -248,6 +261,12 @@ xcclResult_t sock_tls_new(int fd, int is_server, const uint8_t key[NET_KEY_BYTES
 
 int sock_tls_pending(const sock_tls_t *t) { return SSL_has_pending(t->ssl); }
 
+short sock_tls_events(const sock_tls_t *t, short events) {
+  if (SSL_want_read(t->ssl)) return POLLIN;
+  if (SSL_want_write(t->ssl)) return POLLOUT;
+  return events;
+}
+
 void sock_tls_free(sock_tls_t **tls_p) {
   sock_tls_t *t = *tls_p;
   if (!t) return;
@@ -309,26 +328,63 @@ static int tls_want(sock_tls_t *t, int ret) {
   return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
 }
 
-static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
-  ERR_clear_error();
-  int r = t->is_server ? SSL_accept(t->ssl) : SSL_connect(t->ssl);
-  if (r == 1) {
-    int ktls_send = 0, ktls_recv = 0;
-#ifdef SSL_OP_ENABLE_KTLS
-    ktls_send = BIO_get_ktls_send(SSL_get_wbio(t->ssl)) > 0;
-    ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(t->ssl)) > 0;
-#endif
-    INFO(NET, "TLS with %s: %s %s, %s, kernel offload %s", t->peer, SSL_get_version(t->ssl),
-         SSL_get_cipher_name(t->ssl), tls_certs ? "certificates" : "pre-shared key",
-         ktls_send || ktls_recv ? (ktls_send && ktls_recv ? "send+recv" : ktls_send ? "send only" : "recv only")
-         : tls_ktls            ? "refused by OpenSSL or the kernel"
-                               : "absent (no tls ULP)");
-    *done_p = 1;
-    return xcclSuccess;
+/* Sends this side's binding value, then reads the peer's and compares it
+ * with the one the peer must have computed (tls_cert.h says why). Moves
+ * what the socket allows; t->bind_state becomes TLS_BIND_DONE once the
+ * peer's value matched. The peer's alerts (e.g. it refused our certificate
+ * after our side of the handshake ended) surface here, hence "handshake". */
+static xcclResult_t tls_bind_step(sock_tls_t *t) {
+  for (int reading = 0; reading < 2; reading++) {
+    uint8_t *buf = reading ? t->bind_peer : t->bind_mine;
+    size_t *off = reading ? &t->bind_got : &t->bind_sent;
+    while (*off < TLS_CERT_BIND_BYTES) {
+      size_t n = 0;
+      ERR_clear_error();
+      int r = reading ? SSL_read_ex(t->ssl, buf + *off, TLS_CERT_BIND_BYTES - *off, &n)
+                      : SSL_write_ex(t->ssl, buf + *off, TLS_CERT_BIND_BYTES - *off, &n);
+      if (r != 1) return tls_want(t, r) ? xcclSuccess : tls_fail(t, "handshake", r);
+      *off += n;
+    }
   }
+  uint8_t want[TLS_CERT_BIND_BYTES];
+  int ok = tls_cert_binding(t->ssl, t->key, sizeof(t->key), !t->is_server, want) == 0 &&
+           CRYPTO_memcmp(want, t->bind_peer, sizeof(want)) == 0;
+  OPENSSL_cleanse(want, sizeof(want));
+  if (!ok)
+    return err_set(xcclRemoteError, LOG_NET,
+                   "TLS with %s: the peer holds a certificate signed by XCCL_TLS_CA=%s but not this job's secret: "
+                   "a rank of another job? (the ranks of one job share its unique id, XCCL_SECRET, or the psk "
+                   "given to xcclSetEncryption)",
+                   t->peer, config_str(CFG_TLS_CA));
+  t->bind_state = TLS_BIND_DONE;
+  return xcclSuccess;
+}
+
+static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
   *done_p = 0;
-  if (tls_want(t, r)) return xcclSuccess;
-  return tls_fail(t, "handshake", r);
+  if (t->bind_state == TLS_BIND_HANDSHAKE) {
+    ERR_clear_error();
+    int r = t->is_server ? SSL_accept(t->ssl) : SSL_connect(t->ssl);
+    if (r != 1) return tls_want(t, r) ? xcclSuccess : tls_fail(t, "handshake", r);
+    t->bind_state = tls_certs ? TLS_BIND_EXCHANGE : TLS_BIND_DONE; /* a PSK already binds to the job */
+    if (tls_certs && tls_cert_binding(t->ssl, t->key, sizeof(t->key), t->is_server, t->bind_mine) != 0)
+      return err_set(xcclSystemError, LOG_NET, "TLS with %s: OpenSSL could not export keying material to bind the "
+                     "stream to the job", t->peer);
+  }
+  if (t->bind_state == TLS_BIND_EXCHANGE) TRY(tls_bind_step(t));
+  if (t->bind_state != TLS_BIND_DONE) return xcclSuccess;
+  int ktls_send = 0, ktls_recv = 0;
+#ifdef SSL_OP_ENABLE_KTLS
+  ktls_send = BIO_get_ktls_send(SSL_get_wbio(t->ssl)) > 0;
+  ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(t->ssl)) > 0;
+#endif
+  INFO(NET, "TLS with %s: %s %s, %s, kernel offload %s", t->peer, SSL_get_version(t->ssl),
+       SSL_get_cipher_name(t->ssl), tls_certs ? "certificates bound to the job" : "pre-shared key",
+       ktls_send || ktls_recv ? (ktls_send && ktls_recv ? "send+recv" : ktls_send ? "send only" : "recv only")
+       : tls_ktls            ? "refused by OpenSSL or the kernel"
+                             : "absent (no tls ULP)");
+  *done_p = 1;
+  return xcclSuccess;
 }
 
 static xcclResult_t tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {

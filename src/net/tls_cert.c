@@ -4,7 +4,10 @@
 #include "tls_cert.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/x509.h>
 #include <stdio.h>
 #include <string.h>
@@ -88,4 +91,18 @@ const char *tls_cert_cause(const SSL *ssl, int reason, char *buf, size_t len) {
   default:
     return NULL;
   }
+}
+
+int tls_cert_binding(SSL *ssl, const uint8_t *key, size_t keylen, int server_role,
+                     uint8_t out[TLS_CERT_BIND_BYTES]) {
+  static const char roles[2][7] = {"client", "server"};
+  uint8_t msg[6 + TLS_CERT_BIND_BYTES];
+  memcpy(msg, roles[server_role != 0], 6);
+  if (SSL_export_keying_material(ssl, msg + 6, TLS_CERT_BIND_BYTES, TLS_CERT_BIND_LABEL,
+                                 sizeof(TLS_CERT_BIND_LABEL) - 1, NULL, 0, 0) != 1)
+    return -1;
+  unsigned int outl = 0;
+  const unsigned char *r = HMAC(EVP_sha256(), key, (int)keylen, msg, sizeof(msg), out, &outl);
+  OPENSSL_cleanse(msg, sizeof(msg));
+  return r && outl == TLS_CERT_BIND_BYTES ? 0 : -1;
 }

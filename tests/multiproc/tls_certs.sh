@@ -2,7 +2,8 @@
 # XCCL_TLS with certificates (XCCL_TLS_CERT/KEY/CA), as processes: two ranks
 # under xccl-run on loopback, the socket transport only (issue 48).
 #   1. both with a certificate the CA signed: every all-reduce checks out,
-#      and each rank's INFO output says its streams used certificates;
+#      and the INFO output says the bootstrap's connections and the
+#      streams used certificates and passed the job binding;
 #   2. rank 1 with an expired certificate: init fails on both ranks; rank 1
 #      at once, naming its host and the file; rank 0 by XCCL_TIMEOUT.
 # The certificates are made here with the openssl command, in a temporary
@@ -28,11 +29,15 @@ export XCCL_TLS=1 XCCL_SHM_DISABLE=1 XCCL_TLS_CERT="$dir/rank.pem" XCCL_TLS_KEY=
 # 1. Signed certificates: the data arrives, over certificates.
 if XCCL_TIMEOUT=30 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET "$run" -n 2 "$perf" allreduce -b 4 -e 1M -f 16 -n 2 -w 1 \
   -c 1 >"$dir/good.log" 2>&1; then
-  n=$(grep -c "TLS with .*certificates" "$dir/good.log")
-  if [ "$n" -gt 0 ]; then
-    echo "PASS: all-reduce over certificates ($n TLS streams and bootstrap connections said so)"
+  # Each TLS connection says so once its job binding passed: the bootstrap's
+  # ("bootstrap peer ...") and the transport's ("(stream i of n)") alike.
+  nb=$(grep -c "TLS with bootstrap peer .*certificates bound to the job" "$dir/good.log")
+  ns=$(grep -c "TLS with .*(stream .*certificates bound to the job" "$dir/good.log")
+  if [ "$nb" -gt 0 ] && [ "$ns" -gt 0 ]; then
+    echo "PASS: all-reduce over certificates bound to the job ($nb bootstrap connections, $ns streams said so)"
   else
-    echo "FAIL: the run passed but no stream says it used certificates"
+    echo "FAIL: the run passed but $nb bootstrap connections and $ns streams say they used certificates bound to the job"
+    grep "TLS with" "$dir/good.log" | head -n 5
     fail=1
   fi
 else

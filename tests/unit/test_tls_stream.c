@@ -9,7 +9,14 @@
  *     command, in a temporary folder): signed by the CA, the handshake
  *     completes and data crosses; an expired certificate, a missing file,
  *     or a peer signed by another CA are refused with a sentence naming
- *     the host (this one, or the peer) and the file.
+ *     the host (this one, or the peer) and the file;
+ *   - the job binding with certificates: two ends whose certificates the
+ *     CA signed but whose keys differ (ranks of two jobs) both fail, each
+ *     with a sentence naming its peer and "not this job's secret", well
+ *     within the 10 s the test allows (nothing waits for the other);
+ *   - sock_tls_events: a client whose handshake waits for the server's
+ *     answer asks for POLLIN though the caller would write, and a writer
+ *     whose socket is full asks for POLLOUT though the caller would read.
  */
 #include <errno.h>
 #include <poll.h>
@@ -53,14 +60,16 @@ static size_t relay(int from, int to, uint8_t *log, size_t cap) {
   return (size_t)n;
 }
 
-static void pair_open(pair_t *p, const uint8_t key[NET_KEY_BYTES]) {
+static void pair_open_keys(pair_t *p, const uint8_t key_c[NET_KEY_BYTES], const uint8_t key_s[NET_KEY_BYTES]) {
   int a[2], b[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b))
     exit(1);
   *p = (pair_t){.cli = a[0], .cli_relay = a[1], .srv = b[0], .srv_relay = b[1]};
-  XCHECK(sock_tls_new(p->cli, 0, key, "the server end", &p->c));
-  XCHECK(sock_tls_new(p->srv, 1, key, "the client end", &p->s));
+  XCHECK(sock_tls_new(p->cli, 0, key_c, "the server end", &p->c));
+  XCHECK(sock_tls_new(p->srv, 1, key_s, "the client end", &p->s));
 }
+
+static void pair_open(pair_t *p, const uint8_t key[NET_KEY_BYTES]) { pair_open_keys(p, key, key); }
 
 /* Runs both handshakes through the relay; returns the first error (its
  * sentence in err_last), xcclSuccess once both ended, within 10 s. */
@@ -154,6 +163,39 @@ static int case_cert_good(void) {
   return test_finish("test_tls_stream certificates");
 }
 
+/* Ranks of two jobs under one CA: the handshake completes, the binding
+ * fails on both ends. Each end is stepped until it fails or ends. */
+static int case_cert_other_job(void) {
+  uint8_t key_c[NET_KEY_BYTES], key_s[NET_KEY_BYTES];
+  memset(key_c, 0x11, sizeof(key_c));
+  memset(key_s, 0x22, sizeof(key_s));
+  use_certs("rank.pem", "rank.key", "ca.pem");
+  pair_t p;
+  pair_open_keys(&p, key_c, key_s);
+  int cdone = 0, sdone = 0;
+  xcclResult_t rc = xcclSuccess, rs = xcclSuccess;
+  char wc[1024] = "", ws[1024] = "";
+  double t0 = now_s();
+  err_quiet(1);
+  while (!((cdone || rc) && (sdone || rs)) && now_s() - t0 < 10) {
+    if (!cdone && !rc && (rc = sock_tls_handshake(p.c, &cdone)) != xcclSuccess) snprintf(wc, sizeof(wc), "%s", err_last());
+    relay(p.cli_relay, p.srv_relay, NULL, 0);
+    if (!sdone && !rs && (rs = sock_tls_handshake(p.s, &sdone)) != xcclSuccess) snprintf(ws, sizeof(ws), "%s", err_last());
+    relay(p.srv_relay, p.cli_relay, NULL, 0);
+    usleep(1000);
+  }
+  err_quiet(0);
+  double took = now_s() - t0;
+  CHECK(rc != xcclSuccess && !cdone, "the client end took a peer of another job (done %d)", cdone);
+  CHECK(rs != xcclSuccess && !sdone, "the server end took a peer of another job (done %d)", sdone);
+  CHECK(strstr(wc, "the server end") && strstr(wc, "not this job's secret"), "client's sentence: %s", wc);
+  CHECK(strstr(ws, "the client end") && strstr(ws, "not this job's secret"), "server's sentence: %s", ws);
+  CHECK(took < 5, "the refusal took %.1f s", took);
+  printf("another job, client side: %s\nanother job, server side: %s\n", wc, ws);
+  pair_close(&p);
+  return test_finish("test_tls_stream another job");
+}
+
 /* A stream refused with a sentence holding each of want[]. */
 static int case_cert_refused(const char *label, const char *cert, const char *ca, const char *want0,
                              const char *want1) {
@@ -212,6 +254,29 @@ static int run_child(case_fn fn) {
   return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+static int case_events(void) {
+  uint8_t key[NET_KEY_BYTES];
+  memset(key, 0x5a, sizeof(key));
+  pair_t p;
+  pair_open(&p, key);
+  int done = 0;
+  XCHECK(sock_tls_handshake(p.c, &done)); /* ClientHello out; the server's answer is next */
+  CHECK(!done && sock_tls_events(p.c, POLLOUT) == POLLIN, "a client waiting for the server's hello asks for %d",
+        sock_tls_events(p.c, POLLOUT));
+  XCHECK(pair_handshake(&p));
+  static char big[1 << 20];
+  size_t off = 0, before = 1;
+  while (off != before && off < sizeof(big)) { /* nothing is relayed: the client's socket fills */
+    before = off;
+    XCHECK(sock_tls_send_some(p.c, big, sizeof(big), &off));
+  }
+  CHECK(off < sizeof(big), "a 1 MiB write went whole into a socket nobody reads");
+  CHECK(sock_tls_events(p.c, POLLIN) == POLLOUT, "a writer with a full socket asks for %d",
+        sock_tls_events(p.c, POLLIN));
+  pair_close(&p);
+  return test_finish("test_tls_stream poll events");
+}
+
 static int case_expired(void) {
   return case_cert_refused("expired certificate", "expired.pem", "ca.pem", "expired.pem", "has expired");
 }
@@ -225,6 +290,7 @@ static int case_wrong_ca(void) {
 
 int main(void) {
   int failed = run_child(case_replay);
+  failed |= run_child(case_events);
   char tmpl[] = "/tmp/xccl-tls-certs-XXXXXX";
   dir = mkdtemp(tmpl);
   if (!dir || make_certs() != 0) {
@@ -234,6 +300,7 @@ int main(void) {
     failed |= run_child(case_expired);
     failed |= run_child(case_missing);
     failed |= run_child(case_wrong_ca);
+    failed |= run_child(case_cert_other_job);
   }
   if (dir) {
     char cmd[600];
