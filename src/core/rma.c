@@ -395,30 +395,38 @@ static xcclResult_t rma_send(struct xcclComm *comm, struct comm_rma *r, int peer
   return res;
 }
 
-/* Destroy, before the proxy stops: waits until the network has taken
- * every put this rank wrote into its slots (a put returns before that),
- * consuming and dropping what still arrives so that peers doing the same
- * are not held; at most XCCL_TIMEOUT without progress, never once aborted
- * or failed. Shared-memory puts are in the peer's memory already. */
-void rma_comm_flush(struct xcclComm *comm) {
-  struct comm_rma *r = atomic_load(&comm->rma);
-  if (!r || !comm->proxy || comm->failed) return;
-  atomic_store(&r->closing, 1);
-  for (int i = 1; i < comm->nranks; i++) {
+/* Waits until the network has taken every put this rank wrote into its
+ * slots (a put returns before that), consuming what arrives meanwhile so
+ * that peers doing the same are not held; stops at the first peer whose
+ * wait fails (rma_idle: abort, a failed connection, XCCL_TIMEOUT without
+ * progress; said at WARN). Shared-memory puts are in the peer's memory
+ * already. */
+static xcclResult_t rma_sent_taken(struct xcclComm *comm, struct comm_rma *r, const char *fn) {
+  xcclResult_t res = xcclSuccess;
+  for (int i = 1; i < comm->nranks && res == xcclSuccess; i++) {
     int peer = (comm->rank + i) % comm->nranks;
     comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
     if (!atomic_load(&c->ready) || c->fifo->shared) continue;
     pthread_mutex_lock(&r->tx[peer]);
     rma_wait_t w;
     rma_moved(&w);
-    xcclResult_t res = xcclSuccess;
     while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
       if (rma_drain_all(comm, r)) rma_moved(&w);
-      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommDestroy");
+      else res = rma_idle(comm, c->fifo, 0, peer, &w, fn);
     }
     pthread_mutex_unlock(&r->tx[peer]);
-    if (res != xcclSuccess) return; /* said at WARN: the others would wait as long */
   }
+  return res;
+}
+
+/* Destroy, before the proxy stops: the network takes this rank's puts
+ * (rma_sent_taken), and what still arrives is dropped unread; never once
+ * aborted or failed. A failure is only said: the others would wait as long. */
+void rma_comm_flush(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r || !comm->proxy || comm->failed) return;
+  atomic_store(&r->closing, 1);
+  (void)rma_sent_taken(comm, r, "xcclCommDestroy");
 }
 
 /* A put or a signal (win NULL) once checked: to oneself a copy. */
@@ -580,20 +588,7 @@ xcclResult_t rma_comm_quiesce(struct xcclComm *comm) {
   struct comm_rma *r = atomic_load(&comm->rma);
   int n = comm->nranks, me = comm->rank;
   if (!r || n < 2 || !atomic_load(&comm->rma_connected)) return xcclSuccess;
-  xcclResult_t res = xcclSuccess;
-  for (int i = 1; i < n && res == xcclSuccess; i++) {
-    int peer = (me + i) % n;
-    comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
-    if (!atomic_load(&c->ready) || c->fifo->shared) continue; /* shared memory: in the peer's fifo already */
-    pthread_mutex_lock(&r->tx[peer]);
-    rma_wait_t w;
-    rma_moved(&w);
-    while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
-      if (rma_drain_all(comm, r)) rma_moved(&w);
-      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommSuspend");
-    }
-    pthread_mutex_unlock(&r->tx[peer]);
-  }
+  xcclResult_t res = rma_sent_taken(comm, r, "xcclCommSuspend");
   uint64_t *sent = res == xcclSuccess ? calloc((size_t)n * (size_t)n, sizeof(*sent)) : NULL;
   if (res == xcclSuccess && !sent)
     res = err_set(xcclSystemError, LOG_INIT, "xcclCommSuspend: out of memory for %d ranks' counts", n);
