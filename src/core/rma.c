@@ -37,15 +37,20 @@
 #define RMA_MAGIC 0x31414d52u /* "RMA1" */
 #define RMA_NO_WINDOW UINT64_MAX /* a signal alone */
 
-/* What starts every put and signal, in its first slot; its data follows. */
+/* What starts every put and signal, in its first slot; its data follows.
+ * No padding: check covers every byte but its own. */
 typedef struct {
   uint32_t magic;
   int32_t sig, ctx;
-  uint32_t pad;
+  uint32_t check;  /* rma_hdr_check: a header whose fields were altered on the way is never opened */
   uint64_t win_id; /* the window's id (reg.h), the same on both ranks */
   uint64_t offset;
   uint64_t bytes;
 } rma_hdr_t;
+_Static_assert(sizeof(rma_hdr_t) == 40, "rma_hdr_t has padding its check would not cover");
+
+/* How long a peer's failure sentence may be (rma_rx_t.why). */
+#define RMA_WHY_MAX 320
 
 /* A receive connection's consumer: the put whose data is still arriving. */
 typedef struct {
@@ -54,6 +59,10 @@ typedef struct {
   char *dst; /* where they go; NULL: dropped (rma_bad said why) */
   uint64_t left;
   int sig, ctx;
+  /* The peer's stream could not be read (rma_peer_fail): for good, what
+   * arrives from it is released unread and every wait on it fails with why. */
+  _Atomic int failed;
+  char why[RMA_WHY_MAX];
 } rma_rx_t;
 
 struct comm_rma {
@@ -191,31 +200,125 @@ static void rma_bad(struct comm_rma *r, const char *fmt, ...) {
   atomic_store(&r->bad, 1);
 }
 
-/* The header of a put from peer: opens it on x; 0, leaving x as it was,
- * when its window is still being registered here (the peer's registration
- * returned first): the message waits in its slot until it is. */
+/* The header's check word: the CRC32C of its 40 bytes with check 0 (FNV-1a
+ * where xccl was built without CRC32C), so that a bit flipped on the way in
+ * a length, an offset, a window id or a signal index is caught before the
+ * header is believed, with or without XCCL_CHECKSUM. */
+static uint32_t rma_hdr_check(const rma_hdr_t *h) {
+  rma_hdr_t c = *h;
+  c.check = 0;
+  if (slot_checksum_available()) return slot_crc32c(&c, sizeof(c));
+  uint32_t v = 2166136261u;
+  for (size_t i = 0; i < sizeof(c); i++) v = (v ^ ((const unsigned char *)&c)[i]) * 16777619u;
+  return v;
+}
+
+/* Peer's stream cannot be read any more (a corrupt or inconsistent message:
+ * where the next put starts is unknown): for good, nothing more of it is
+ * written anywhere and every wait on peer fails with the sentence. Under
+ * x->lock. */
+static void rma_peer_fail(struct xcclComm *comm, rma_rx_t *x, int peer, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void rma_peer_fail(struct xcclComm *comm, rma_rx_t *x, int peer, const char *fmt, ...) {
+  x->open = 0, x->dst = NULL, x->left = 0;
+  if (atomic_load(&x->failed)) return;
+  char what[RMA_WHY_MAX - 120];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  snprintf(x->why, sizeof(x->why),
+           "rank %d: a one-sided message from rank %d %s; nothing of it was written, and the one-sided calls from "
+           "rank %d to this rank fail from now on",
+           comm->rank, peer, what, peer);
+  WARN(COLL, "%s", x->why);
+  atomic_store_explicit(&x->failed, 1, memory_order_release);
+}
+
+/* What is wrong with header h that opens a message of n data bytes in
+ * slots of slot_size, written into why; 0 when nothing is. Checked before
+ * any field is used. */
+static int rma_hdr_bad(const rma_hdr_t *h, size_t n, size_t slot_size, char *why, size_t len) {
+  if (h->magic != RMA_MAGIC)
+    return snprintf(why, len, "has no header where a put should start (magic 0x%08x): the stream is out of step",
+                    h->magic), 1;
+  if (h->check != rma_hdr_check(h))
+    return snprintf(why, len, "has a corrupt header (its check word 0x%08x, computed 0x%08x)", h->check,
+                    rma_hdr_check(h)), 1;
+  if (h->sig < 0 || h->sig >= XCCL_RMA_SIGNALS || h->ctx < 0 || h->ctx >= XCCL_RMA_CTXS)
+    return snprintf(why, len, "names signal %d, context %d, out of range (%d signals, %d contexts)", h->sig, h->ctx,
+                    XCCL_RMA_SIGNALS, XCCL_RMA_CTXS), 1;
+  if (h->win_id == RMA_NO_WINDOW && h->bytes)
+    return snprintf(why, len, "is a signal that says it carries %llu bytes", (unsigned long long)h->bytes), 1;
+  size_t room = slot_size - sizeof(*h);
+  uint64_t first = sizeof(*h) + (h->bytes < room ? h->bytes : room);
+  if (n != first)
+    return snprintf(why, len, "says %llu bytes follow its header, but its first slot holds %zu bytes (%llu expected)",
+                    (unsigned long long)h->bytes, n, (unsigned long long)first), 1;
+  return 0;
+}
+
+/* The checked header of a put from peer: opens it on x; 0, leaving x as it
+ * was, when its window is still being registered here (the peer's
+ * registration returned first): the message waits in its slot until it is.
+ * A window deregistered here drops the data (a race of the program's,
+ * rma_bad); a range outside the window fails peer (rma_peer_fail). */
 static int rma_open(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int peer, const rma_hdr_t *h) {
   void *buff = NULL;
   size_t size = 0;
-  int known = h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing) ? 1
-              : reg_window_by_id(comm, h->win_id, &buff, &size);
+  int closing = atomic_load(&r->closing);
+  int known = h->win_id == RMA_NO_WINDOW || closing ? 1 : reg_window_by_id(comm, h->win_id, &buff, &size);
   if (known < 0) return 0;
+  if (known && h->win_id != RMA_NO_WINDOW && !closing && (h->offset > size || h->bytes > size - h->offset)) {
+    rma_peer_fail(comm, x, peer, "puts %llu bytes at offset %llu of window %llu, which holds %zu bytes here",
+                  (unsigned long long)h->bytes, (unsigned long long)h->offset, (unsigned long long)h->win_id, size);
+    return 1;
+  }
   x->open = 1, x->left = h->bytes, x->dst = NULL;
   x->sig = h->sig, x->ctx = h->ctx;
-  if (h->sig < 0 || h->sig >= XCCL_RMA_SIGNALS || h->ctx < 0 || h->ctx >= XCCL_RMA_CTXS) {
-    rma_bad(r, "rank %d: a put from rank %d names signal %d, context %d, out of range: dropped", comm->rank, peer,
-            h->sig, h->ctx);
-    x->sig = -1;
-  }
-  if (h->win_id == RMA_NO_WINDOW || atomic_load(&r->closing)) return 1; /* a signal alone, or dropped at destroy */
-  if (known && h->offset <= size && h->bytes <= size - h->offset)
+  if (h->win_id == RMA_NO_WINDOW || closing) return 1; /* a signal alone, or dropped at destroy */
+  if (known)
     x->dst = (char *)buff + h->offset;
   else
-    rma_bad(r,
-            "rank %d: rank %d put %llu bytes at offset %llu of window %llu, which this rank deregistered or holds "
-            "fewer bytes of: dropped",
-            comm->rank, peer, (unsigned long long)h->bytes, (unsigned long long)h->offset,
-            (unsigned long long)h->win_id);
+    rma_bad(r, "rank %d: rank %d put %llu bytes into window %llu, which this rank deregistered: dropped",
+            comm->rank, peer, (unsigned long long)h->bytes, (unsigned long long)h->win_id);
+  return 1;
+}
+
+/* Message `step` of peer's stream (ready): a put's header, checked before
+ * anything in it is used, or the next part of the open put's data, whose
+ * size must be what the header said. 0 when it must wait in its slot
+ * (rma_open). Anything wrong fails peer for good (rma_peer_fail). */
+static int rma_take(struct xcclComm *comm, struct comm_rma *r, rma_rx_t *x, int peer, slot_fifo_t *f,
+                    uint64_t step) {
+  if (atomic_load_explicit(&x->failed, memory_order_relaxed)) return 1; /* released unread */
+  size_t size = slot_fifo_size(f, step);
+  size_t n = f->checksum && size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : size;
+  const char *p = slot_fifo_slot(f, step);
+  uint64_t got, carried;
+  if (f->checksum && slot_fifo_check(f, step, n, &got, &carried) != SLOT_MSG_OK)
+    return rma_peer_fail(comm, x, peer, "failed its CRC32C (XCCL_CHECKSUM)"), 1;
+  if (!x->open) {
+    rma_hdr_t h;
+    char why[200];
+    if (n < sizeof(h))
+      return rma_peer_fail(comm, x, peer, "is %zu bytes, too short for a put's %zu-byte header", n, sizeof(h)), 1;
+    memcpy(&h, p, sizeof(h));
+    if (rma_hdr_bad(&h, n, f->slot_size, why, sizeof(why))) return rma_peer_fail(comm, x, peer, "%s", why), 1;
+    if (!rma_open(comm, r, x, peer, &h)) return 0; /* its window is not registered here yet */
+    if (!x->open) return 1;                         /* failed in rma_open */
+    p += sizeof(h), n -= sizeof(h);
+  } else if (n != (f->slot_size < x->left ? f->slot_size : x->left)) {
+    return rma_peer_fail(comm, x, peer, "holds %zu bytes of a put that has %llu bytes left in slots of %zu", n,
+                         (unsigned long long)x->left, f->slot_size), 1;
+  }
+  if (x->dst && n) memcpy(x->dst, p, n);
+  if (x->dst) x->dst += n;
+  x->left -= n;
+  if (x->left == 0) {
+    x->open = 0;
+    atomic_fetch_add_explicit(&r->arrived[rma_sig(peer, x->sig, x->ctx)], 1, memory_order_release);
+  }
   return 1;
 }
 
@@ -230,39 +333,10 @@ static int rma_drain(struct xcclComm *comm, struct comm_rma *r, int peer, int bl
   else if (pthread_mutex_trylock(&x->lock)) return 0;
   slot_fifo_t *f = c->fifo;
   int moved = 0;
-  while (slot_fifo_ready(f, c->step)) {
-    uint64_t step = c->step, got, carried;
-    size_t size = slot_fifo_size(f, step);
-    size_t n = f->checksum && size >= SLOT_CRC_BYTES ? size - SLOT_CRC_BYTES : size;
-    const char *p = slot_fifo_slot(f, step);
-    int corrupt = f->checksum && slot_fifo_check(f, step, n, &got, &carried) != SLOT_MSG_OK;
-    if (corrupt)
-      rma_bad(r, "rank %d: a one-sided message from rank %d failed its CRC32C (XCCL_CHECKSUM): its data dropped",
-              comm->rank, peer);
-    if (!x->open) {
-      rma_hdr_t h;
-      memcpy(&h, p, sizeof(h));
-      if (n < sizeof(h) || h.magic != RMA_MAGIC) {
-        rma_bad(r, "rank %d: a one-sided message from rank %d has no header: the connection is out of step",
-                comm->rank, peer);
-        h = (rma_hdr_t){.magic = RMA_MAGIC, .win_id = RMA_NO_WINDOW, .sig = -1};
-        n = sizeof(h);
-      }
-      if (!rma_open(comm, r, x, peer, &h)) break; /* its window is not registered here yet */
-      p += sizeof(h), n -= sizeof(h);
-    }
-    size_t k = n < x->left ? n : (size_t)x->left;
-    if (x->dst && k && !corrupt) memcpy(x->dst, p, k);
-    if (x->dst) x->dst += k;
-    x->left -= k;
-    slot_fifo_release(f, step);
-    c->step = step + 1;
+  while (slot_fifo_ready(f, c->step) && rma_take(comm, r, x, peer, f, c->step)) {
+    slot_fifo_release(f, c->step);
+    c->step++;
     moved = 1;
-    if (x->left == 0) {
-      x->open = 0;
-      if (x->sig >= 0)
-        atomic_fetch_add_explicit(&r->arrived[rma_sig(peer, x->sig, x->ctx)], 1, memory_order_release);
-    }
   }
   pthread_mutex_unlock(&x->lock);
   if (moved && !f->shared && comm->proxy) proxy_progress(comm->proxy); /* an irecv on the freed slots */
@@ -321,30 +395,38 @@ static xcclResult_t rma_send(struct xcclComm *comm, struct comm_rma *r, int peer
   return res;
 }
 
-/* Destroy, before the proxy stops: waits until the network has taken
- * every put this rank wrote into its slots (a put returns before that),
- * consuming and dropping what still arrives so that peers doing the same
- * are not held; at most XCCL_TIMEOUT without progress, never once aborted
- * or failed. Shared-memory puts are in the peer's memory already. */
-void rma_comm_flush(struct xcclComm *comm) {
-  struct comm_rma *r = atomic_load(&comm->rma);
-  if (!r || !comm->proxy || comm->failed) return;
-  atomic_store(&r->closing, 1);
-  for (int i = 1; i < comm->nranks; i++) {
+/* Waits until the network has taken every put this rank wrote into its
+ * slots (a put returns before that), consuming what arrives meanwhile so
+ * that peers doing the same are not held; stops at the first peer whose
+ * wait fails (rma_idle: abort, a failed connection, XCCL_TIMEOUT without
+ * progress; said at WARN). Shared-memory puts are in the peer's memory
+ * already. */
+static xcclResult_t rma_sent_taken(struct xcclComm *comm, struct comm_rma *r, const char *fn) {
+  xcclResult_t res = xcclSuccess;
+  for (int i = 1; i < comm->nranks && res == xcclSuccess; i++) {
     int peer = (comm->rank + i) % comm->nranks;
     comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
     if (!atomic_load(&c->ready) || c->fifo->shared) continue;
     pthread_mutex_lock(&r->tx[peer]);
     rma_wait_t w;
     rma_moved(&w);
-    xcclResult_t res = xcclSuccess;
     while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
       if (rma_drain_all(comm, r)) rma_moved(&w);
-      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommDestroy");
+      else res = rma_idle(comm, c->fifo, 0, peer, &w, fn);
     }
     pthread_mutex_unlock(&r->tx[peer]);
-    if (res != xcclSuccess) return; /* said at WARN: the others would wait as long */
   }
+  return res;
+}
+
+/* Destroy, before the proxy stops: the network takes this rank's puts
+ * (rma_sent_taken), and what still arrives is dropped unread; never once
+ * aborted or failed. A failure is only said: the others would wait as long. */
+void rma_comm_flush(struct xcclComm *comm) {
+  struct comm_rma *r = atomic_load(&comm->rma);
+  if (!r || !comm->proxy || comm->failed) return;
+  atomic_store(&r->closing, 1);
+  (void)rma_sent_taken(comm, r, "xcclCommDestroy");
 }
 
 /* A put or a signal (win NULL) once checked: to oneself a copy. */
@@ -363,6 +445,7 @@ xcclResult_t rma_issue(struct xcclComm *comm, int peer, const struct xcclWindow 
   }
   rma_hdr_t h = {.magic = RMA_MAGIC, .sig = sig, .ctx = ctx, .win_id = win ? win_id : RMA_NO_WINDOW,
                  .offset = offset, .bytes = win ? bytes : 0};
+  h.check = rma_hdr_check(&h);
   return rma_send(comm, r, peer, &h, data, fn);
 }
 
@@ -381,6 +464,13 @@ static uint64_t wait_need(const xcclWaitSignalDesc_t *d, int i) {
   return need;
 }
 
+/* xcclRemoteError with its sentence once peer's stream failed
+ * (rma_peer_fail): no signal from it counts any more. */
+static xcclResult_t rma_peer_check(struct xcclComm *comm, struct comm_rma *r, int peer, const char *fn) {
+  if (peer == comm->rank || !atomic_load_explicit(&r->rx[peer].failed, memory_order_acquire)) return xcclSuccess;
+  return err_set(xcclRemoteError, LOG_COLL, "%s: %s", fn, r->rx[peer].why);
+}
+
 xcclResult_t rma_wait(struct xcclComm *comm, int nd, const xcclWaitSignalDesc_t *d, const char *fn) {
   struct comm_rma *r;
   if (nd == 0) return xcclSuccess;
@@ -393,9 +483,11 @@ xcclResult_t rma_wait(struct xcclComm *comm, int nd, const xcclWaitSignalDesc_t 
     slot_fifo_t *f = peer == comm->rank ? NULL : comm->p2p_recv[COMM_P2P_RMA][peer].fifo;
     rma_wait_t w;
     rma_moved(&w);
+    res = rma_peer_check(comm, r, peer, fn);
     while (res == xcclSuccess && rma_short(r, s, need)) {
       int moved = peer != comm->rank && rma_drain(comm, r, peer, 1);
       moved |= rma_drain_all(comm, r); /* others may wait for room in this rank's connections */
+      if ((res = rma_peer_check(comm, r, peer, fn)) != xcclSuccess) break;
       if (moved) rma_moved(&w);
       /* the progress thread may have counted the last one while this
        * thread waited for the lock: look again before any verdict */
@@ -496,20 +588,7 @@ xcclResult_t rma_comm_quiesce(struct xcclComm *comm) {
   struct comm_rma *r = atomic_load(&comm->rma);
   int n = comm->nranks, me = comm->rank;
   if (!r || n < 2 || !atomic_load(&comm->rma_connected)) return xcclSuccess;
-  xcclResult_t res = xcclSuccess;
-  for (int i = 1; i < n && res == xcclSuccess; i++) {
-    int peer = (me + i) % n;
-    comm_p2p_t *c = &comm->p2p_send[COMM_P2P_RMA][peer];
-    if (!atomic_load(&c->ready) || c->fifo->shared) continue; /* shared memory: in the peer's fifo already */
-    pthread_mutex_lock(&r->tx[peer]);
-    rma_wait_t w;
-    rma_moved(&w);
-    while (res == xcclSuccess && !slot_fifo_taken(c->fifo, c->step)) {
-      if (rma_drain_all(comm, r)) rma_moved(&w);
-      else res = rma_idle(comm, c->fifo, 0, peer, &w, "xcclCommSuspend");
-    }
-    pthread_mutex_unlock(&r->tx[peer]);
-  }
+  xcclResult_t res = rma_sent_taken(comm, r, "xcclCommSuspend");
   uint64_t *sent = res == xcclSuccess ? calloc((size_t)n * (size_t)n, sizeof(*sent)) : NULL;
   if (res == xcclSuccess && !sent)
     res = err_set(xcclSystemError, LOG_INIT, "xcclCommSuspend: out of memory for %d ranks' counts", n);

@@ -4,8 +4,11 @@
  * registration makes between every pair (reg.c).
  *
  * A put is one stream message on the connection to its target: a header
- * (the window's id, the offset, the bytes, sigIdx, ctx) with the first
- * bytes of the data in the first slot, the rest in the slots after it. No
+ * (the window's id, the offset, the bytes, sigIdx, ctx and a check word
+ * over them) with the first bytes of the data in the first slot, the rest
+ * in the slots after it. A header or slot that does not check out fails
+ * that peer's stream for good: nothing more from it is written, and every
+ * wait on it fails. No
  * receive is posted for it: the target's progress thread and its own
  * one-sided calls consume the messages of its receive connections in
  * stream order, write each put's data into the window its id names and

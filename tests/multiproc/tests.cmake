@@ -203,3 +203,27 @@ foreach(n 2 3)
   xccl_add_test(NAME mp_suspend_inflight TARGET test_suspend SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_suspend.c
                 RANKS ${n} ARGS inflight LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
 endforeach()
+
+# ---- One-sided calls (test_rma.c): puts of 0 bytes to several
+# XCCL_RMA_CHUNK_SIZE slots checked byte for byte with their guards, and
+# signal counts, on 2 and 3 ranks over shared memory and sockets (ib:
+# tests/rxe/plan.sh); a put whose header is corrupted on the way (XCCL_FAULT)
+# fails the target's waits on that peer, naming it, and writes nothing; the
+# same with XCCL_CHECKSUM ----
+foreach(n 2 3)
+  xccl_add_test(NAME mp_rma_puts TARGET test_rma SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rma.c RANKS ${n} ARGS puts
+                LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60")
+  xccl_add_test(NAME mp_rma_puts_socket TARGET test_rma SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rma.c RANKS ${n}
+                ARGS puts LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_TRANSPORT=socket")
+endforeach()
+foreach(tr shm socket)
+  xccl_add_test(NAME mp_rma_corrupt_${tr} TARGET test_rma SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rma.c RANKS 2
+                ARGS corrupt LABELS multiproc TIMEOUT 60
+                ENV "XCCL_TIMEOUT=20;XCCL_TRANSPORT=${tr};XCCL_FAULT=rank=0,action=corrupt")
+endforeach()
+# With XCCL_CHECKSUM: the puts stay exact; the corrupt one is caught by the slot's CRC32C.
+xccl_add_test(NAME mp_rma_puts_checksum_socket TARGET test_rma SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rma.c RANKS 2
+              ARGS puts LABELS multiproc TIMEOUT 120 ENV "XCCL_TIMEOUT=60;XCCL_CHECKSUM=1;XCCL_TRANSPORT=socket")
+xccl_add_test(NAME mp_rma_corrupt_checksum TARGET test_rma SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rma.c RANKS 2
+              ARGS corrupt LABELS multiproc TIMEOUT 60
+              ENV "XCCL_TIMEOUT=20;XCCL_CHECKSUM=1;XCCL_FAULT=rank=0,action=corrupt")

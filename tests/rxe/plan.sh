@@ -39,6 +39,11 @@ for n in 4; do
   t gatherscatter_ib_n$n $IB $RUN -n $n "$B/tests/test_p2p" gatherscatter
   t barrier_ib_n$n $IB $RUN -n $n "$B/tests/test_barrier"
 done
+# The one-sided calls over verbs (tests/multiproc/test_rma.c): puts from 0 bytes to 16 slots of
+# XCCL_RMA_CHUNK_SIZE, every byte and its guards checked, signal counts; a put whose header is
+# corrupted on the way (XCCL_FAULT) fails the target's waits on rank 0 and writes nothing.
+t rma_puts_ib_n2 $IB $RUN -n 2 "$B/tests/test_rma" puts
+t rma_corrupt_ib_n2 env XCCL_FAULT=rank=0,action=corrupt $IB $RUN -n 2 "$B/tests/test_rma" corrupt
 # (Four QPs per connection: in the two-guest rig, pair_plan.sh.)
 # ib is the default when a verbs device is there.
 t allreduce_default_net_n2 env XCCL_SHM_DISABLE=1 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET \

@@ -130,7 +130,7 @@ vm_root() {
   mkdir -p "$root/etc/libibverbs.d" && cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/" ||
     fail "no /etc/libibverbs.d/rxe.driver (ibverbs-providers)"
   for p in tests/test_net_conformance tests/test_allreduce tests/test_collectives tests/test_p2p tests/test_barrier \
-    tests/test_fault tests/netns_victim tools/xccl-run tools/xccl-perf tools/xccl-info; do
+    tests/test_rma tests/test_fault tests/netns_victim tools/xccl-run tools/xccl-perf tools/xccl-info; do
     [ -x "$B/$p" ] || fail "$B/$p is not built (build everything before this test)"
     copy_elf "$B/$p"
   done
