@@ -247,6 +247,12 @@
   X(IB_PCI_RELAXED_ORDERING, INT, "2", 0, 2,                                                       \
     "ib: register memory with PCI relaxed ordering: 1 on (init fails where verbs lacks it), 0 "   \
     "off, 2 where the verbs library offers it.")                                                   \
+  X(IB_CONNECT_RETRIES, INT, "5", 0, 30,                                                           \
+    "ib: times a connection's address or route resolution is tried again after it failed, waiting " \
+    "100 ms, 200 ms, ... (at most 3.2 s) between tries.")                                            \
+  X(IB_FAULT_UNREACHABLE, INT, "0", 0, 30,                                                         \
+    "Test only: the first n address resolutions of each ib connection aim at 192.0.2.1 (routed "   \
+    "nowhere), as if the peer's route were missing for a while.")                                   \
   X(IB_FAULT_RKEY, BOOL, "0", 0, 1,                                                                \
     "Test only: the ib receiver advertises a wrong remote key, so the sender's RDMA write fails "  \
     "with a remote access error.")

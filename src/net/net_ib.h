@@ -221,6 +221,12 @@ typedef struct ib_comm {
   int port;            /* the local port (QP 0's), 0 until known */
   unsigned port_errs0; /* ctx->port_errs[port] when the comm was made */
   char peer[128];      /* ib_peer_name: address, and the local NIC */
+  /* send side, while connecting: where to, and address/route retries */
+  ib_sockaddr_t dst;
+  int dev;
+  int retries[IB_MAX_QPS];
+  uint64_t retry_at_ns[IB_MAX_QPS]; /* a new id is due then; 0: none */
+  int fault_unreachable;            /* XCCL_IB_FAULT_UNREACHABLE resolutions left to misdirect */
 } ib_comm_t;
 
 /* Records the comm's first failure (logs it) and returns it. */

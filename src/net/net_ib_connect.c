@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "clock.h"
 #include "config.h"
 #include "error.h"
 #include "log.h"
@@ -361,6 +362,9 @@ xcclResult_t ib_close_listen(void *listen_comm) {
 
 /* ---- connect ---- */
 
+static xcclResult_t ib_resolve(ib_comm_t *c, int i);
+static xcclResult_t ib_retry_later(ib_comm_t *c, int i, const char *what, int err);
+
 static xcclResult_t ib_connect_start(int dev, const ib_handle_t *h, ib_comm_t **comm_p) {
   if (h->nqps < 1 || h->nqps > IB_MAX_QPS)
     return err_set(xcclInternalError, LOG_NET, "ib connect: the handle asks for %u queue pairs", h->nqps);
@@ -382,30 +386,74 @@ static xcclResult_t ib_connect_start(int dev, const ib_handle_t *h, ib_comm_t **
     dst.in6.sin6_scope_id = h->scope_id;
   }
   ib_peer_name(&dst, dev, c->peer, sizeof(c->peer));
-  ib_sockaddr_t src = ib_devs[dev].addr;
-  int same_family = src.sa.sa_family == dst.sa.sa_family;
+  c->dst = dst;
+  c->dev = dev;
+  c->fault_unreachable = (int)config_int(CFG_IB_FAULT_UNREACHABLE);
   c->chan = ib_channel();
   if (!c->chan) {
     res = err_set(xcclSystemError, LOG_NET, "ib: rdma_create_event_channel failed: %s", strerror(errno));
     goto fail;
   }
-  for (int i = 0; i < c->nqps; i++) {
-    if (rdma_create_id(c->chan, &c->ids[i], c, RDMA_PS_TCP) != 0) {
-      c->ids[i] = NULL;
-      res = err_set(xcclSystemError, LOG_NET, "ib: rdma_create_id failed: %s", strerror(errno));
-      goto fail;
-    }
-    ib_id_options(c->ids[i]);
-    if (rdma_resolve_addr(c->ids[i], same_family ? &src.sa : NULL, &dst.sa, IB_RESOLVE_MS) != 0) {
-      res = err_set(xcclSystemError, LOG_NET, "ib: rdma_resolve_addr of %s failed: %s", c->peer, strerror(errno));
-      goto fail;
-    }
-  }
+  for (int i = 0; i < c->nqps; i++)
+    if ((res = ib_resolve(c, i)) != xcclSuccess) goto fail;
   *comm_p = c;
   return xcclSuccess;
 fail:
   ib_close_comm(c);
   return res;
+}
+
+/* A new rdma_cm id for QP i, and its address resolution started. An error
+ * rdma_cm reports at once (no route: ENETUNREACH) is left to the retry
+ * rule as the event form of it would be. */
+static xcclResult_t ib_resolve(ib_comm_t *c, int i) {
+  if (rdma_create_id(c->chan, &c->ids[i], c, RDMA_PS_TCP) != 0) {
+    c->ids[i] = NULL;
+    return err_set(xcclSystemError, LOG_NET, "ib: rdma_create_id failed: %s", strerror(errno));
+  }
+  ib_id_options(c->ids[i]);
+  ib_sockaddr_t src = ib_devs[c->dev].addr, dst = c->dst;
+  if (c->fault_unreachable > 0 && dst.sa.sa_family == AF_INET) { /* test hook: XCCL_IB_FAULT_UNREACHABLE */
+    c->fault_unreachable--;
+    inet_pton(AF_INET, "192.0.2.1", &dst.in.sin_addr); /* TEST-NET-1: routed nowhere */
+  }
+  int same_family = src.sa.sa_family == dst.sa.sa_family;
+  if (rdma_resolve_addr(c->ids[i], same_family ? &src.sa : NULL, &dst.sa, IB_RESOLVE_MS) != 0)
+    return ib_retry_later(c, i, "rdma_resolve_addr", errno);
+  return xcclSuccess;
+}
+
+/* Address and route errors are retried: a route that is missing for a
+ * while (a link flapping, a switch rebooting, ARP not answered yet) comes
+ * back. XCCL_IB_CONNECT_RETRIES times per QP, waiting 100 ms, 200 ms, ...
+ * (at most 3.2 s) between tries, each at INFO; then the connection fails
+ * naming the peer and the tries. The id is replaced once its event is
+ * acknowledged (ib_retry_due). */
+static xcclResult_t ib_retry_later(ib_comm_t *c, int i, const char *what, int err) {
+  int max = (int)config_int(CFG_IB_CONNECT_RETRIES);
+  if (c->retries[i] >= max)
+    return err_set(xcclSystemError, LOG_NET, "ib: connecting to %s: %s failed: %s, %d time%s (XCCL_IB_CONNECT_RETRIES=%d)",
+                   c->peer, what, strerror(err), c->retries[i] + 1, c->retries[i] ? "s" : "", max);
+  int shift = c->retries[i] < 5 ? c->retries[i] : 5;
+  uint64_t wait_ms = 100ull << shift;
+  c->retries[i]++;
+  c->retry_at_ns[i] = clock_ns() + wait_ms * 1000000ull;
+  INFO(NET, "ib: connecting to %s (QP %d): %s failed: %s; retry %d of %d in %llu ms", c->peer, i, what, strerror(err),
+       c->retries[i], max, (unsigned long long)wait_ms);
+  return xcclSuccess;
+}
+
+/* The QPs whose retry is due get a new id. */
+static xcclResult_t ib_retry_due(ib_comm_t *c) {
+  uint64_t now = clock_ns();
+  for (int i = 0; i < c->nqps; i++) {
+    if (!c->retry_at_ns[i] || now < c->retry_at_ns[i]) continue;
+    c->retry_at_ns[i] = 0;
+    if (c->ids[i]) rdma_destroy_id(c->ids[i]); /* no QP yet: errors before the route is resolved */
+    c->ids[i] = NULL;
+    TRY(ib_resolve(c, i));
+  }
+  return xcclSuccess;
 }
 
 /* One rdma_cm event of a connect in progress. */
@@ -435,8 +483,8 @@ static xcclResult_t ib_connect_event(ib_comm_t *c, const ib_handle_t *h, struct 
       return xcclSuccess;
     case RDMA_CM_EVENT_ADDR_ERROR:
     case RDMA_CM_EVENT_ROUTE_ERROR:
-      return err_set(xcclSystemError, LOG_NET, "ib: connecting to %s: %s (%s)", c->peer, rdma_event_str(ev->event),
-                     strerror(ev->status < 0 ? -ev->status : ev->status));
+      return ib_retry_later(c, i, ev->event == RDMA_CM_EVENT_ADDR_ERROR ? "address resolution" : "route resolution",
+                            ev->status < 0 ? -ev->status : ev->status);
     default:
       return err_set(xcclRemoteError, LOG_NET, "ib: connecting to %s: %s (status %d)", c->peer,
                      rdma_event_str(ev->event), ev->status);
@@ -458,6 +506,7 @@ xcclResult_t ib_connect(int dev, net_handle_t *handle, void **send_comm_p) {
     res = ib_connect_event(c, &h, ev);
     rdma_ack_cm_event(ev);
   }
+  if (res == xcclSuccess) res = ib_retry_due(c);
   if (res != xcclSuccess) return res; /* the caller abandons the handle */
   int n = 0;
   for (int i = 0; i < c->nqps; i++) n += c->established[i];

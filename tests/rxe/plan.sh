@@ -24,6 +24,15 @@ t allreduce_ar_ib_n3 env XCCL_IB_ADAPTIVE_ROUTING=1 XCCL_IB_AR_THRESHOLD=4096 XC
 t ar_form_said sh -c 'grep -h "adaptive-routing form from 4096 bytes" /tmp/ar-*.log | head -n 2 &&
   grep -h "dma-buf registrations" /tmp/ar-*.log | head -n 1 &&
   [ $(grep -l "messages round-robin over the QPs; adaptive-routing form" /tmp/ar-*.log | wc -l) = 3 ]'
+# A peer unreachable for a while: the first two address resolutions of each connection aim
+# at 192.0.2.1 (XCCL_IB_FAULT_UNREACHABLE), rdma_cm fails them, and each is tried again after
+# a backoff, at INFO; the job's data is right. With fewer retries than failures init fails
+# naming the setting.
+t connect_retry_ib_n2 env XCCL_IB_FAULT_UNREACHABLE=2 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET \
+  XCCL_DEBUG_FILE=/tmp/retry-%p.log $IB $RUN -n 2 "$B/tests/test_allreduce" bytes
+t connect_retry_said sh -c 'grep -h "retry 2 of 5" /tmp/retry-*.log | head -n 2 && grep -q "retry 1 of 5 in 100 ms" /tmp/retry-*.log'
+tx connect_retry_exhausted "XCCL_IB_CONNECT_RETRIES=1" env XCCL_IB_FAULT_UNREACHABLE=3 XCCL_IB_CONNECT_RETRIES=1 \
+  $IB $RUN -n 2 "$B/tests/test_allreduce" bytes
 # Device choice and connection settings from the configuration table.
 t net_conformance_ib_settings env XCCL_NET=ib XCCL_IB_HCA==rxe0:1 XCCL_IB_GID_INDEX=1 XCCL_IB_TC=32 \
   XCCL_IB_TIMEOUT=14 XCCL_IB_RETRY_CNT=3 "$B/tests/test_net_conformance" handshake sizes
