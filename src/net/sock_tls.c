@@ -218,9 +218,13 @@ static void tls_ctx_init(void) {
      * each record's 5-byte header and then its body, two recv calls per
      * 16 KiB; with it one recv takes what the socket holds (up to the
      * buffer). sock_tls_pending (SSL_has_pending) sees bytes read ahead
-     * but not yet decrypted, so the poll loop still does not sleep on them. */
-    SSL_CTX_set_read_ahead(c, 1);
-    SSL_CTX_set_default_read_buffer_len(c, TLS_READ_AHEAD_BYTES);
+     * but not yet decrypted, so the poll loop still does not sleep on them.
+     * Not where the kernel may take the records: OpenSSL does not arm kernel
+     * receive offload on a stream that reads ahead. */
+    if (!tls_ktls) {
+      SSL_CTX_set_read_ahead(c, 1);
+      SSL_CTX_set_default_read_buffer_len(c, TLS_READ_AHEAD_BYTES);
+    }
 #ifdef SSL_OP_ENABLE_KTLS
     if (tls_ktls) SSL_CTX_set_options(c, SSL_OP_ENABLE_KTLS);
 #endif

@@ -33,6 +33,14 @@ t connect_retry_ib_n2 env XCCL_IB_FAULT_UNREACHABLE=2 XCCL_DEBUG=INFO XCCL_DEBUG
 t connect_retry_said sh -c 'grep -h "retry 2 of 5" /tmp/retry-*.log | head -n 2 && grep -q "retry 1 of 5 in 100 ms" /tmp/retry-*.log'
 tx connect_retry_exhausted "XCCL_IB_CONNECT_RETRIES=1" env XCCL_IB_FAULT_UNREACHABLE=3 XCCL_IB_CONNECT_RETRIES=1 \
   $IB $RUN -n 2 "$B/tests/test_allreduce" bytes
+# Kernel TLS: this guest's kernel has the tls ULP (net/tls, loaded by rxe_vm.sh), which the
+# build machines' kernels lack; XCCL_TLS=1 over the socket transport must hand the records to
+# the kernel after OpenSSL's handshake (the INFO line) and the data must be right. OpenSSL 3.0
+# (Debian 12) offloads TLS 1.3's send side only ("send only"); later ones receive too.
+t ktls_socket_n2 env XCCL_NET=socket XCCL_SHM_DISABLE=1 XCCL_TLS=1 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=NET \
+  XCCL_DEBUG_FILE=/tmp/ktls-%p.log $RUN -n 2 "$B/tests/test_allreduce" bytes
+t ktls_offload_said sh -c 'cat /proc/sys/net/ipv4/tcp_available_ulp; grep -h "kernel offload" /tmp/ktls-*.log | sort | uniq -c | head -n 3;
+  ! grep -h "kernel offload" /tmp/ktls-*.log | grep -qv "kernel offload send"'
 # Device choice and connection settings from the configuration table.
 t net_conformance_ib_settings env XCCL_NET=ib XCCL_IB_HCA==rxe0:1 XCCL_IB_GID_INDEX=1 XCCL_IB_TC=32 \
   XCCL_IB_TIMEOUT=14 XCCL_IB_RETRY_CNT=3 "$B/tests/test_net_conformance" handshake sizes

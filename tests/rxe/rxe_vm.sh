@@ -39,7 +39,8 @@ vm_kernel
 work=$B/rxe-vm
 gcda_dir=
 [ "${XCCL_RXE_GCOV:-0}" = 1 ] && gcda_dir=$B
-vm_root "$work/root"
+# Kernel TLS (net/tls and the gcm(aes) it asks the crypto API for) for the plan's kTLS cells.
+vm_root "$work/root" crypto/gf128mul crypto/ghash-generic crypto/ctr crypto/gcm net/tls/tls
 if [ -n "$gcda_dir" ]; then
   find "$B" -name '*.gcda' -delete
   # The counters are written next to the objects, under the same paths.
