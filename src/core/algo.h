@@ -257,6 +257,13 @@ static inline void algo_work_flat(algo_work_t *w, const algo_site_t *site, doubl
   w->bytes[site->flat] = bytes;
 }
 
+/* The latency steps of `further` pieces that follow a stream's first one
+ * over a connection of XCCL_STEPS slots: sent while the first is still on
+ * its way, each waits out 1/XCCL_STEPS of a step (the sender's issue), not
+ * a whole one. The one statement of that window for every algorithm's
+ * work. */
+static inline double algo_window_steps(double further) { return further / XCCL_STEPS; }
+
 /* G, the ranks of each host, where a one-level algorithm's work can be
  * priced per level (site->blocked, between hosts): 0 where it cannot. */
 static inline int algo_levels_g(const algo_site_t *site) {

@@ -62,7 +62,7 @@ static void bruck_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, 
     net_bytes += round * ceil(across / rails);
     /* A round's pieces after its first follow with XCCL_STEPS slots in
      * flight (as PAT's and rab's levels). */
-    double chain = 1 + (pieces - 1) / XCCL_STEPS;
+    double chain = 1 + algo_window_steps(pieces - 1);
     if ((1 << j) >= g || crossings-- > 0) net_steps += chain;
     else local_steps += chain;
   }

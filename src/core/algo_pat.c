@@ -59,7 +59,7 @@ static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
      * so part of the chain passes while the bytes move (xccl-sim, 128 x 8,
      * 8 MiB all-gather: 184 us where this prices 221 and rab 214, replayed
      * 218); max(chain, bytes) overshoots the other way at 512 KiB. */
-    algo_work_levels(work_p, 0, local, dims + (longest - 1) / XCCL_STEPS + (chunks - 1) * dims, net, 1);
+    algo_work_levels(work_p, 0, local, dims + algo_window_steps(longest - 1) + (chunks - 1) * dims, net, 1);
     return;
   }
   algo_work_flat(work_p, site, dims - 1 + longest + (chunks - 1) * dims, (nranks - 1.0) * b);

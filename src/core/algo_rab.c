@@ -42,9 +42,8 @@ static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
      * hosts (t/2 + t/4 .. = t (1 - G/p2)), all G ranks at once over the
      * rails; the last log2 G stay inside (t (G - 1)/p2); doubling back
      * the same. */
-    /* A level's further pieces follow its first with XCCL_STEPS slots in
-     * flight, so they wait out a fraction of the network's latency each. */
-    algo_work_levels(work_p, halves * lg, halves * t * (g - 1.0) / p2, halves * (levels - lg) + pieces / XCCL_STEPS,
+    /* A level's further pieces follow its first through the window. */
+    algo_work_levels(work_p, halves * lg, halves * t * (g - 1.0) / p2, halves * (levels - lg) + algo_window_steps(pieces),
                      halves * t * (1 - (double)g / p2) * g / algo_rails(site), 0);
     return;
   }

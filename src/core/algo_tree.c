@@ -62,7 +62,7 @@ static void tree_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
    * above the ring's 48). Inside one host the crossovers stay as measured;
    * on 2 ranks the tree is the ring's one hop and is priced as the ring
    * prices it (the ring's pieces are not windowed yet). */
-  if (site->flat == ALGO_LINK_NET && k > 2) pieces /= XCCL_STEPS;
+  if (site->flat == ALGO_LINK_NET && k > 2) pieces = algo_window_steps(pieces);
   algo_work_flat(work_p, site, depth + pieces, (k > 2 ? 2 : 1) * b);
 }
 
