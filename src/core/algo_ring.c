@@ -16,6 +16,9 @@
  *     ceil(B/S) loops: k-1 + loops - 1 steps, (k-1) B bytes
  *   broadcast, reduce: a chain of k-1 hops, ceil(B/S) pieces:
  *     k-1 + loops - 1 steps, B bytes
+ * On a link that is not copied (algo_link_t) the all-reduce, all-gather and
+ * reduce-scatter run their channels as lanes (algo_work_t.lanes): the
+ * longer of one channel's chain and the port's bytes.
  */
 static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                       algo_work_t *work_p) {
@@ -43,6 +46,15 @@ static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
     return;
   }
   algo_work_flat(work_p, site, hops + loops - 1, moved);
+  if ((all || gathers) && !site->link[site->flat].copied) {
+    /* Every rank sends at every step, on each of the channels the
+     * collective uses, one chain each: a channel's piece is on the wire
+     * while the port sends the others', so the latency of a chain passes
+     * under the bytes of the rest. Copied by the CPU (shared memory), the
+     * chains take turns on it and steps and bytes add. */
+    work_p->pipelined = 1;
+    work_p->lanes = ring_nchannels_for(bytes, site->channels > 1 ? site->channels : 1);
+  }
 }
 
 /* One operation's scratch. */

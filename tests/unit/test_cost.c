@@ -67,6 +67,7 @@ static void check_sim(const algo_site_t *site) {
   sim_cluster_t c = {.hosts = 1, .gpus = K, .nranks = K, .nchannels = 1, .nics = 1};
   c.nvl_lat = site->link[ALGO_LINK_LOCAL].alpha_s, c.nvl_bps = site->link[ALGO_LINK_LOCAL].beta_bps;
   c.nic_lat = site->link[ALGO_LINK_NET].alpha_s, c.nic_bps = site->link[ALGO_LINK_NET].beta_bps;
+  c.local_copied = site->link[ALGO_LINK_LOCAL].copied;
   algo_site_t ss;
   CHECK(sim_site_make(&c, site->peer_slot, &ss) == 0, "sim_site_make: %s", xcclGetLastError(NULL));
   ss.direct = site->direct, ss.direct_forced = site->direct_forced, ss.zero_copy = site->zero_copy;
