@@ -135,6 +135,10 @@ typedef struct {
    * longer of a chain (its steps and its share of the bytes) and the
    * slowest class's bytes. 0 or 1: one chain, steps and bytes add. */
   double lanes;
+  /* Lanes only: steps of site->flat's latency the port pays beside the
+   * slowest class's bytes (rab's pieces through the window, issued one
+   * after the other), while `steps` are the chain's. */
+  double port_steps;
 } algo_work_t;
 
 /* Lanes (lane.h) of an operation, counted from the communicator's first

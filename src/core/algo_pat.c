@@ -64,6 +64,15 @@ static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
     algo_work_levels(work_p, 0, local, dims + algo_window_steps(site, ALGO_LINK_NET, longest - 1) + (chunks - 1) * dims, net, 1);
     return;
   }
+  if (!site->link[site->flat].copied) {
+    /* As rab's levels (algo_rab.c): the dimensions' chain passes while the
+     * port sends the rest of the pieces through the window. */
+    algo_work_flat(work_p, site, dims + (chunks - 1) * dims, (nranks - 1.0) * b);
+    work_p->pipelined = 1;
+    work_p->lanes = longest;
+    work_p->port_steps = algo_window_steps(site, site->flat, longest - 1);
+    return;
+  }
   algo_work_flat(work_p, site, dims + algo_window_steps(site, site->flat, longest - 1) + (chunks - 1) * dims, (nranks - 1.0) * b);
 }
 

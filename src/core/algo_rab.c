@@ -48,8 +48,20 @@ static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
                      halves * t * (1 - (double)g / p2) * g / algo_rails(site), 0);
     return;
   }
+  double moved = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
+  if (!site->link[site->flat].copied) {
+    /* A level's first piece leaves once the level before has its first in,
+     * so the levels' latency passes while the port sends the rest: the
+     * longer of that chain (a piece per level) and the port's bytes and
+     * window. Copied (shared memory), the CPU does one after the other. */
+    algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0), moved);
+    work_p->pipelined = 1;
+    work_p->lanes = pieces + 1;
+    work_p->port_steps = algo_window_steps(site, site->flat, pieces);
+    return;
+  }
   algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + algo_window_steps(site, site->flat, pieces),
-                 halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0));
+                 moved);
 }
 
 /* The item with its working memory (host_rab_item). */

@@ -27,7 +27,8 @@ double cost_price(const algo_work_t *work, const algo_site_t *site) {
     }
   if (!work->pipelined) return t;
   double chain = t + slowest / (work->lanes > 1 ? work->lanes : 1);
-  return chain > slowest ? chain : slowest;
+  double port = slowest + work->port_steps * site->link[site->flat].alpha_s;
+  return chain > port ? chain : port;
 }
 
 double cost_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t ring_slot,
