@@ -14,7 +14,8 @@ j() {
   shift
   port=$((port + 1))
   t "$name" env XCCL_RANK="$NODE" XCCL_NRANKS=2 XCCL_LOCAL_RANK=0 XCCL_ROOT="$ROOT_IP:$port" \
-    XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 XCCL_NET=ib XCCL_TIMEOUT=60 "$@"
+    XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 XCCL_NET=ib XCCL_TIMEOUT=60 \
+    XCCL_IB_HCA="${J_HCA:-=rxe0}" "$@"
 }
 # The GID of rxe0 that carries this guest's IPv4 address (RoCE v2), for perftest.
 GIDX=$(for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
@@ -38,6 +39,18 @@ j sendrecv_ib "$B/tests/test_p2p" sendrecv
 j alltoall_ib "$B/tests/test_p2p" alltoall
 j gatherscatter_ib "$B/tests/test_p2p" gatherscatter
 j allreduce_qps4_ib env XCCL_IB_QPS_PER_CONNECTION=4 "$B/tests/test_allreduce" repeat
+# Rails: each guest has a second NIC (rxe1 on eth1, its own subnet, as a rail). A two-channel
+# all-reduce over both takes one channel per NIC, NIC i to NIC i, and each NIC's packet counter
+# shows about half the job's packets (40-60 %).
+rxe_sent() { cat /sys/class/infiniband/rxe$1/ports/1/hw_counters/sent_pkts 2>/dev/null || echo 0; }
+r0=$(rxe_sent 0) r1=$(rxe_sent 1)
+J_HCA=rxe0,rxe1 j allreduce_two_rails_ib env XCCL_NCHANNELS=2 XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=INIT \
+  XCCL_DEBUG_FILE=/tmp/rails-%p.log "$B/tests/test_allreduce" bytes
+d0=$(($(rxe_sent 0) - r0)) d1=$(($(rxe_sent 1) - r1))
+t two_rails_split sh -c "grep -h 'devices for' /tmp/rails-*.log; echo 'rxe0 sent $d0 packets, rxe1 $d1';
+  grep -q 'devices for 2 channels.* 0:rxe0:1 1:rxe1:1' /tmp/rails-*.log &&
+  [ \$(( $d0 * 100 / ($d0 + $d1 + 1) )) -ge 40 ] && [ \$(( $d0 * 100 / ($d0 + $d1 + 1) )) -le 60 ]"
+say "figure rail_share_rxe0_pct $(( d0 * 100 / (d0 + d1 + 1) ))"
 # The traffic class: rxe_pair.sh finds RoCE frames with IP TOS 104 in its capture of the link.
 # With NCCL's names for the GID rules, which rxe0's RoCE v2 IPv4 GID passes.
 j traffic_class_ib env XCCL_IB_TC=104 NCCL_IB_ADDR_FAMILY=AF_INET NCCL_IB_ADDR_RANGE=10.47.0.0/24 \

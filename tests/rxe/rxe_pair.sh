@@ -63,11 +63,12 @@ vm_pack "$root" "$initrd"
 say "initramfs $(du -h "$initrd" | cut -f1), kernel $kv"
 
 # ---- Boot both ----------------------------------------------------------------------
-# The link: qemu's dgram netdev between two Unix datagram sockets, one per guest.
+# The link: qemu's dgram netdev between two Unix datagram sockets, one per guest;
+# a second such link is the second rail (eth1, 10.48.0.0/24, rxe1 in each guest).
 # A full receiver makes the sender wait (a UDP port would drop the frame and rxe
 # would wait for its retransmit timer), and no stream is there for Nagle's delay
 # to hold small frames back (the socket netdev over TCP: ~25 ms per 8 B write).
-rm -f "$work"/link.?.sock
+rm -f "$work"/link.?.sock "$work"/rail1.?.sock
 smp=${XCCL_RXE_SMP:-2}
 say "booting two guests (qemu -accel tcg, at most $vm_timeout s); consoles in $work/console.{a,b}.log"
 t0=$(date +%s)
@@ -79,7 +80,9 @@ guest() {
   [ "$1" = 0 ] && dump=(-object "filter-dump,id=d0,netdev=n0,file=$work/link.pcap,maxlen=96")
   vm_qemu "$work/console.$2.log" "$vm_timeout" "xccl_node=$1" -m 2048 -smp "$smp" \
     -netdev "dgram,id=n0,local.type=unix,local.path=$work/link.$2.sock,remote.type=unix,remote.path=$work/link.$3.sock" \
-    "${dump[@]}" -device "virtio-net-pci,netdev=n0,mac=52:54:00:47:00:0$(($1 + 1))"
+    "${dump[@]}" -device "virtio-net-pci,netdev=n0,mac=52:54:00:47:00:0$(($1 + 1))" \
+    -netdev "dgram,id=n1,local.type=unix,local.path=$work/rail1.$2.sock,remote.type=unix,remote.path=$work/rail1.$3.sock" \
+    -device "virtio-net-pci,netdev=n1,mac=52:54:00:48:00:0$(($1 + 1))"
 }
 guest 0 a b &
 pid_a=$!

@@ -33,6 +33,11 @@ if [ -n "$NODE" ]; then
   "$IP" addr add 10.47.0.$((NODE + 1))/24 dev eth0
   "$IP" link set eth0 up
   "$RDMA" link add rxe0 type rxe netdev eth0 || say "rdma link add failed"
+  if [ -e /sys/class/net/eth1 ]; then # the second rail
+    "$IP" addr add 10.48.0.$((NODE + 1))/24 dev eth1
+    "$IP" link set eth1 up
+    "$RDMA" link add rxe1 type rxe netdev eth1 || say "rdma link add rxe1 failed"
+  fi
 else
   hostname xccl-vm
   "$IP" link add va type veth peer name vb
