@@ -73,10 +73,6 @@ int sock_tls_session_key(uint8_t key[NET_KEY_BYTES]) {
 
 int sock_tls_wanted(void) { return config_bool(CFG_TLS); }
 
-/* Bytes one recv may take for a stream's records (read-ahead buffer, per
- * stream: a communicator's streams hold nstreams x this each way). */
-#define TLS_READ_AHEAD_BYTES (128 * 1024)
-
 static const char psk_identity[] = "xccl socket psk v1";
 static const unsigned char aes128gcm_sha256[] = {0x13, 0x01}; /* TLS_AES_128_GCM_SHA256 */
 
@@ -214,17 +210,6 @@ static void tls_ctx_init(void) {
     }
     SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_options(c, SSL_OP_NO_TICKET);
-    /* Read ahead into a buffer of several records: without it OpenSSL reads
-     * each record's 5-byte header and then its body, two recv calls per
-     * 16 KiB; with it one recv takes what the socket holds (up to the
-     * buffer). sock_tls_pending (SSL_has_pending) sees bytes read ahead
-     * but not yet decrypted, so the poll loop still does not sleep on them.
-     * Not where the kernel may take the records: OpenSSL does not arm kernel
-     * receive offload on a stream that reads ahead. */
-    if (!tls_ktls) {
-      SSL_CTX_set_read_ahead(c, 1);
-      SSL_CTX_set_default_read_buffer_len(c, TLS_READ_AHEAD_BYTES);
-    }
 #ifdef SSL_OP_ENABLE_KTLS
     if (tls_ktls) SSL_CTX_set_options(c, SSL_OP_ENABLE_KTLS);
 #endif
@@ -392,9 +377,9 @@ static xcclResult_t tls_handshake(sock_tls_t *t, int *done_p) {
 }
 
 static xcclResult_t tls_send_some(sock_tls_t *t, const void *buf, size_t len, size_t *off_p) {
+  ERR_clear_error(); /* once: a record that succeeds leaves the queue as it was */
   while (*off_p < len) {
     size_t n = 0;
-    ERR_clear_error();
     int r = SSL_write_ex(t->ssl, (const char *)buf + *off_p, len - *off_p, &n);
     if (r == 1) {
       *off_p += n;
@@ -407,9 +392,9 @@ static xcclResult_t tls_send_some(sock_tls_t *t, const void *buf, size_t len, si
 }
 
 static xcclResult_t tls_recv_some(sock_tls_t *t, void *buf, size_t len, size_t *off_p) {
+  ERR_clear_error(); /* once: a record that succeeds leaves the queue as it was */
   while (*off_p < len) {
     size_t n = 0;
-    ERR_clear_error();
     int r = SSL_read_ex(t->ssl, (char *)buf + *off_p, len - *off_p, &n);
     if (r == 1) {
       *off_p += n;
