@@ -133,7 +133,7 @@ T_TAIL=20 j perf_allreduce_8B_ib "$B/tools/xccl-perf" allreduce -L -b 8 -e 8 -n 
 true
 fi
 
-# 4. Faults (issue 46): both ranks run checked all-reduces in a loop (netns_victim)
+# 4. Faults (issue 46): both ranks run checked all-reduces in a loop (netns_victim, on rxe0 alone)
 # and one guest breaks the job under them. With no second port to fail over to,
 # each rank that stays must return an error within XCCL_TIMEOUT + 5 s of its
 # last call's start, naming its peer rank; nothing may hang or pass a wrong
@@ -153,7 +153,7 @@ fault_cell() {
   (tries=0
     while :; do
       env XCCL_RANK="$NODE" XCCL_NRANKS=2 XCCL_LOCAL_RANK=0 XCCL_ROOT="$ROOT_IP:$port" \
-        XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 XCCL_NET=ib XCCL_TIMEOUT=$FT \
+        XCCL_SECRET=7863636c2d7278652d706169722d7269 XCCL_SOCKET_IFNAME==eth0 XCCL_NET=ib XCCL_TIMEOUT=$FT XCCL_IB_HCA==rxe0 \
         "$B/tests/netns_victim" -t 60 -c 4096 2>&1
       rc=$?
       tries=$((tries + 1))
