@@ -106,15 +106,9 @@ typedef enum {
   ALGO_NLINKS
 } algo_link_class_t;
 
-/* A link: the latency of one step and the bytes per second one rank moves;
- * copied: 1 where a rank's CPU copies each piece into shared memory itself,
- * one after the other, so that every piece of a stream pays a whole step
- * (tuning_links' shared memory: the one-host crossovers were measured so);
- * 0 where the pieces after a stream's first are in flight behind it, up to
- * XCCL_STEPS at a time (a wire, a DMA engine: algo_window_steps). */
+/* A link: the latency of one step and the bytes per second one rank moves. */
 typedef struct {
   double alpha_s, beta_bps;
-  int copied;
 } algo_link_t;
 
 /* What one operation of an algorithm does (its descriptor's `work`): the
@@ -129,16 +123,6 @@ typedef struct {
    * round all of its hops at once), so the slowest class's bytes bound the
    * time; 0: one class after the other (levels, phases), their times add. */
   int pipelined;
-  /* Pipelined work only: chains that run side by side over the same ports
-   * (the ring's channels), each carrying 1/lanes of the bytes, so that one
-   * chain's latency passes while the others' bytes move: the time is the
-   * longer of a chain (its steps and its share of the bytes) and the
-   * slowest class's bytes. 0 or 1: one chain, steps and bytes add. */
-  double lanes;
-  /* Lanes only: steps of site->flat's latency the port pays beside the
-   * slowest class's bytes (rab's pieces through the window, issued one
-   * after the other), while `steps` are the chain's. */
-  double port_steps;
 } algo_work_t;
 
 /* Lanes (lane.h) of an operation, counted from the communicator's first
@@ -205,8 +189,6 @@ typedef struct {
   int blocked; /* two or more hosts of local_max ranks each, host h holding ranks h*G .. h*G+G-1 (G =
                   local_max): the one-level algorithms' steps can be told apart by level (algo_work_levels) */
   int nics;    /* NICs a host's ranks send through at once (the plan's rails; 0 or 1: one) */
-  int channels; /* the communicator's ring channels (0 or 1: one); a collective uses ring_nchannels_for of
-                   them */
   double cpu_share; /* ranks per core on the most crowded host (>= 1; 0 or 1: a core each), already in
                        link[] (tuning_site_hosts) */
   const hier_layout_t *layout;      /* the communicator's (freed with it) */
@@ -273,16 +255,6 @@ static inline void algo_work_flat(algo_work_t *w, const algo_site_t *site, doubl
   w->ok = 1;
   w->steps[site->flat] = steps;
   w->bytes[site->flat] = bytes;
-}
-
-/* The latency steps of `further` pieces that follow a stream's first one
- * over site's link of class cls: where they are in flight behind it through
- * XCCL_STEPS slots, each waits out 1/XCCL_STEPS of a step (the sender's
- * issue), not a whole one; where the link is copied (algo_link_t), each
- * pays a whole step. The one statement of that window for every
- * algorithm's work. */
-static inline double algo_window_steps(const algo_site_t *site, algo_link_class_t cls, double further) {
-  return site->link[cls].copied ? further : further / XCCL_STEPS;
 }
 
 /* G, the ranks of each host, where a one-level algorithm's work can be

@@ -15,8 +15,7 @@
  * For k ranks, blocks of B bytes and slots of S bytes: round j moves the
  * n_j blocks whose number has bit j set (about k/2) in ceil(n_j B / S)
  * pieces, and a round starts when the one before it is in, so
- *   steps = sum_j (1 + the window's share of its ceil(n_j B / S) - 1 further
- *           pieces: algo_window_steps),  bytes = sum_j n_j B
+ *   steps = sum_j ceil(n_j B / S),  bytes = sum_j n_j B
  * on the site's flat link (about ceil(log2 k) steps and k/2 log2 k blocks,
  * against pairwise's k - 1 of each).
  */
@@ -53,20 +52,19 @@ static void bruck_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, 
   double local_steps = 0, local_bytes = 0, net_steps = 0, net_bytes = 0, rails = algo_rails(site);
   for (int j = 0; j < rounds; j++) {
     double round = (double)host_bruck_round_blocks((int)k, j) * b, pieces = round > 0 ? ceil(round / s) : 1;
+    steps += pieces;
     moved += round;
-    if (!g) {
-      steps += 1 + algo_window_steps(site, site->flat, pieces - 1);
-      continue;
-    }
+    if (!g) continue;
     /* As PAT's dimensions (algo_pat.c): 2^j of a host's ranks send across
      * at once over its rails, the rest inside. */
     double across = (1 << j) < g ? (double)(1 << j) : g;
     if (across < g) local_bytes += round;
     net_bytes += round * ceil(across / rails);
-    /* A round's pieces after its first follow it through the window of
-     * the link they take. */
-    if ((1 << j) >= g || crossings-- > 0) net_steps += 1 + algo_window_steps(site, ALGO_LINK_NET, pieces - 1);
-    else local_steps += 1 + algo_window_steps(site, ALGO_LINK_LOCAL, pieces - 1);
+    /* A round's pieces after its first follow with XCCL_STEPS slots in
+     * flight (as PAT's and rab's levels). */
+    double chain = 1 + (pieces - 1) / XCCL_STEPS;
+    if ((1 << j) >= g || crossings-- > 0) net_steps += chain;
+    else local_steps += chain;
   }
   if (g) algo_work_levels(work_p, local_steps, local_bytes, net_steps, net_bytes, 0);
   else algo_work_flat(work_p, site, steps, moved);

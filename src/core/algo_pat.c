@@ -31,9 +31,7 @@
  * on the site's flat link, where pieces_s = sum over chunks of
  * ceil(n_s W_chunk / S). On k a power of two and one chunk (every
  * all-gather) that is rab's half exactly (n_0 B = T/2); otherwise rab adds
- * its fold's 2 steps and T bytes, and pat its chunks' chains. The longest
- * stream's pieces after its first pass through the link's window
- * (algo_window_steps): a whole step each on a copied link.
+ * its fold's 2 steps and T bytes, and pat its chunks' chains.
  */
 static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                      algo_work_t *work_p) {
@@ -61,19 +59,10 @@ static void pat_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
      * so part of the chain passes while the bytes move (xccl-sim, 128 x 8,
      * 8 MiB all-gather: 184 us where this prices 221 and rab 214, replayed
      * 218); max(chain, bytes) overshoots the other way at 512 KiB. */
-    algo_work_levels(work_p, 0, local, dims + algo_window_steps(site, ALGO_LINK_NET, longest - 1) + (chunks - 1) * dims, net, 1);
+    algo_work_levels(work_p, 0, local, dims + (longest - 1) / XCCL_STEPS + (chunks - 1) * dims, net, 1);
     return;
   }
-  if (!site->link[site->flat].copied) {
-    /* As rab's levels (algo_rab.c): the dimensions' chain passes while the
-     * port sends the rest of the pieces through the window. */
-    algo_work_flat(work_p, site, dims + (chunks - 1) * dims, (nranks - 1.0) * b);
-    work_p->pipelined = 1;
-    work_p->lanes = longest;
-    work_p->port_steps = algo_window_steps(site, site->flat, longest - 1);
-    return;
-  }
-  algo_work_flat(work_p, site, dims + algo_window_steps(site, site->flat, longest - 1) + (chunks - 1) * dims, (nranks - 1.0) * b);
+  algo_work_flat(work_p, site, dims - 1 + longest + (chunks - 1) * dims, (nranks - 1.0) * b);
 }
 
 /* The item and its working memory (host_pat_item). */

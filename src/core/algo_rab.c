@@ -24,8 +24,7 @@
  * the bytes those of a rank that takes a folded partner: (p2-1)/p2 T per
  * half, and for the fold the partner's input in (T, or B for the
  * all-gather) and its result out (T, B for the reduce-scatter, (k-1)B for
- * the all-gather). The pieces - 1 after the first pass through the link's
- * window (algo_window_steps): a whole step each on a copied link.
+ * the all-gather).
  */
 static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                      algo_work_t *work_p) {
@@ -43,25 +42,14 @@ static void rab_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, co
      * hosts (t/2 + t/4 .. = t (1 - G/p2)), all G ranks at once over the
      * rails; the last log2 G stay inside (t (G - 1)/p2); doubling back
      * the same. */
-    /* A level's further pieces follow its first through the window. */
-    algo_work_levels(work_p, halves * lg, halves * t * (g - 1.0) / p2, halves * (levels - lg) + algo_window_steps(site, ALGO_LINK_NET, pieces),
+    /* A level's further pieces follow its first with XCCL_STEPS slots in
+     * flight, so they wait out a fraction of the network's latency each. */
+    algo_work_levels(work_p, halves * lg, halves * t * (g - 1.0) / p2, halves * (levels - lg) + pieces / XCCL_STEPS,
                      halves * t * (1 - (double)g / p2) * g / algo_rails(site), 0);
     return;
   }
-  double moved = halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0);
-  if (!site->link[site->flat].copied) {
-    /* A level's first piece leaves once the level before has its first in,
-     * so the levels' latency passes while the port sends the rest: the
-     * longer of that chain (a piece per level) and the port's bytes and
-     * window. Copied (shared memory), the CPU does one after the other. */
-    algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0), moved);
-    work_p->pipelined = 1;
-    work_p->lanes = pieces + 1;
-    work_p->port_steps = algo_window_steps(site, site->flat, pieces);
-    return;
-  }
-  algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + algo_window_steps(site, site->flat, pieces),
-                 moved);
+  algo_work_flat(work_p, site, halves * levels + (folded ? 2 : 0) + pieces,
+                 halves * (p2 - 1.0) / p2 * t + (folded ? fold : 0));
 }
 
 /* The item with its working memory (host_rab_item). */

@@ -16,9 +16,6 @@
  *     ceil(B/S) loops: k-1 + loops - 1 steps, (k-1) B bytes
  *   broadcast, reduce: a chain of k-1 hops, ceil(B/S) pieces:
  *     k-1 + loops - 1 steps, B bytes
- * On a link that is not copied (algo_link_t) the all-reduce, all-gather and
- * reduce-scatter run their channels as lanes (algo_work_t.lanes): the
- * longer of one channel's chain and the port's bytes.
  */
 static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, const algo_site_t *site,
                       algo_work_t *work_p) {
@@ -27,19 +24,13 @@ static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
   double hops = all ? 2 * (k - 1) : k - 1;
   double loops = b > 0 ? ceil(all ? b / (k * s) : b / s) : 1;
   double moved = all ? 2 * (k - 1) / k * b : (gathers ? k - 1 : 1) * b;
-  /* The channels the collective runs on (one chain each). */
-  double used = ring_nchannels_for(bytes, site->channels > 1 ? site->channels : 1);
   if (algo_levels_g(site)) {
     double H = site->nhosts, rails = algo_rails(site);
     if (all || gathers) {
       /* Between hosts: H of a pass's k hops cross a NIC, the rest stay
        * inside; every hop carries at once, and a host's crossings spread
-       * over the rails of the channels used (channel c on NIC c), so the
-       * busiest link bounds it; the channels run as lanes where the
-       * network's pieces are not copied (below). */
-      double on = used < rails ? used : rails;
-      algo_work_levels(work_p, hops * (k - H) / k, moved, hops * H / k + loops - 1, moved / on, 1);
-      if (!site->link[ALGO_LINK_NET].copied) work_p->lanes = used;
+       * over its rails (channel c on NIC c), so the busiest link bounds it. */
+      algo_work_levels(work_p, hops * (k - H) / k, moved, hops * H / k + loops - 1, moved / rails, 1);
       return;
     }
     /* Broadcast, reduce: a chain per channel (one per rail) whose every hop
@@ -52,15 +43,6 @@ static void ring_work(coll_kind_t coll, size_t bytes, int nranks, size_t slot, c
     return;
   }
   algo_work_flat(work_p, site, hops + loops - 1, moved);
-  if ((all || gathers) && !site->link[site->flat].copied) {
-    /* Every rank sends at every step, on each of the channels the
-     * collective uses, one chain each: a channel's piece is on the wire
-     * while the port sends the others', so the latency of a chain passes
-     * under the bytes of the rest. Copied by the CPU (shared memory), the
-     * chains take turns on it and steps and bytes add. */
-    work_p->pipelined = 1;
-    work_p->lanes = used;
-  }
 }
 
 /* One operation's scratch. */

@@ -261,7 +261,6 @@ static xcclResult_t comm_setup_rings(struct xcclComm *comm, xcclResult_t refused
   TRY(tuning_site_hosts(comm_site_edit(comm), comm->hosts, &comm->peers[0].cpus, sizeof(*comm->peers), shm_used,
                         comm->algo_forced));
   comm_site_edit(comm)->nics = comm->rails; /* the plan's rails (comm_plan.c) */
-  comm_site_edit(comm)->channels = comm->nchannels;
   comm_bind_cpu(comm);
   comm_dump_topology(comm);
   return comm_connect_rings(comm);

@@ -25,10 +25,7 @@ double cost_price(const algo_work_t *work, const algo_site_t *site) {
       t += work->steps[c] * site->link[c].alpha_s + (work->pipelined ? 0 : moving);
       slowest = moving > slowest ? moving : slowest;
     }
-  if (!work->pipelined) return t;
-  double chain = t + slowest / (work->lanes > 1 ? work->lanes : 1);
-  double port = slowest + work->port_steps * site->link[site->flat].alpha_s;
-  return chain > port ? chain : port;
+  return t + (work->pipelined ? slowest : 0);
 }
 
 double cost_estimate_s(algo_t algo, coll_kind_t coll, size_t bytes, int nranks, size_t ring_slot,

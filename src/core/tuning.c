@@ -120,8 +120,8 @@ algo_t tuning_pick(const int *forced, coll_kind_t coll, size_t bytes, int nranks
  * Real networks differ; these decide orders of magnitude, not exact times.
  */
 const algo_link_t tuning_links[TUNING_NLINKS] = {
-    [TUNING_LINK_SHM] = {.alpha_s = 0.5e-6, .beta_bps = 7e9, .copied = 1},
-    [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS, .copied = 1},
+    [TUNING_LINK_SHM] = {.alpha_s = 0.5e-6, .beta_bps = 7e9},
+    [TUNING_LINK_NET] = {.alpha_s = ALGO_ALPHA_S, .beta_bps = ALGO_BETA_BPS},
 };
 
 /*

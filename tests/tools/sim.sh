@@ -51,11 +51,9 @@ sys.exit(0 if ok else 1)' "$tmp/b.json" || fail=1
 # chain and the tuner picks it. The sizes are the whole buffer, so a
 # reduce-scatter's share is B = bytes / k; the tuner prices that share per
 # level (H = 4 of a pass's k hops cross a NIC, all hops carry at once, a
-# host's crossings over the rails of the n = ring_nchannels_for(B) channels
-# used, each channel a lane): with t = (k-1)(k-H)/k alpha_l
-# + ((k-1)H/k + ceil(B/S) - 1) alpha_n and the bytes
-# m = max((k-1) B / beta_l, (k-1) B / (min(n, 8) beta_n)), the ring's
-# model_us is max(t + m / n, m).
+# host's crossings over its 8 rails): the ring's model_us is
+# (k-1)(k-H)/k alpha_l + ((k-1)H/k + ceil(B/S) - 1) alpha_n
+#   + max((k-1) B / beta_l, (k-1) B / (8 beta_n)).
 for c in broadcast reduce reducescatter allgather; do
   "$sim" --hosts 4 --gpus 8 --root 5 $c -b 8 -e 8M -f 1024 --json > "$tmp/r-$c.json" || say "xccl-sim $c exited $?"
 done
@@ -78,10 +76,8 @@ for c, want in (("broadcast", ("tree",)), ("reduce", ("tree",)), ("reducescatter
     else:
         g = at[("ring", 8 << 20)]
         B = (8 << 20) / k
-        n = min(max(int(B) // (128 << 10), 1), 8)  # ring_nchannels_for, 8 channels
-        t = (k - 1) * (k - H) / k * alpha_l + ((k - 1) * H / k + math.ceil(B / S) - 1) * alpha
-        m = max((k - 1) * B / beta_l, (k - 1) * B / (min(n, rails) * beta))
-        model = max(t + m / n, m) * 1e6
+        model = ((k - 1) * (k - H) / k * alpha_l + ((k - 1) * H / k + math.ceil(B / S) - 1) * alpha
+                 + max((k - 1) * B / beta_l, (k - 1) * B / (rails * beta))) * 1e6
         if abs(g["model_us"] - model) > 1e-3 * model:
             bad.append("%s 8 MiB: ring priced at %.2f us, its model for a share of %d B is %.2f" % (c, g["model_us"], B, model))
 for m in bad: print("FAIL:", m)

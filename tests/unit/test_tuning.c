@@ -129,7 +129,7 @@ int main(void) {
    * large ones to the ring (pipelined, and it moves 2(k-1)/k of the buffer
    * instead of log2 k times it). */
   const size_t slot = 512 * 1024;
-  const algo_site_t net = {.flat = ALGO_LINK_NET, .link[ALGO_LINK_NET] = tuning_links[TUNING_LINK_NET]};
+  const algo_site_t net = {.flat = ALGO_LINK_NET, .link[ALGO_LINK_NET] = {ALGO_ALPHA_S, ALGO_BETA_BPS}};
   for (int k = 2; k <= 64; k++) {
     CHECK(tuning_pick(none, COLL_ALLREDUCE, 8, k, slot, &net) == ALGO_RD, "%d ranks, 8 B: not rd", k);
     /* On many ranks the tree's fewer hops pay for its larger share of bytes;

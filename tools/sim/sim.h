@@ -69,8 +69,6 @@ typedef struct {
   double cores;              /* cores per host (--cores; 0: a core per rank). With f = gpus / cores > 1
                                 every latency gains (f - 1) TUNING_HANDOVER_S and every bandwidth is
                                 divided by f, as the tuner prices ranks taking turns (tuning.c) */
-  int local_copied;          /* --local-copied: the tuner prices the host's link as shared memory, each
-                                piece copied by a rank's CPU (algo_link_t.copied); the replay is the same */
 } sim_cluster_t;
 
 typedef struct sim {

@@ -92,8 +92,6 @@ static void usage(FILE *f) {
           "                  ranks take turns: every latency gains (G/N - 1) x %.0f us, every bandwidth is\n"
           "                  divided by G/N, as xccl's tuner prices it\n"
           "  --local-gbps N, --local-us N  the same as --nvlink-gbps, --nvlink-us (a host's link: shm, NVLink)\n"
-          "  --local-copied  the tuner prices the host's link as shared memory's, every piece a whole step (the\n"
-          "                  ranks' CPUs copy them one by one); the replays do not change\n"
           "  --channels N    ring channels (default G: one per rail)\n"
           "  --window N      slots per connection a sender may fill before the receiver frees one (default %d,\n"
           "                  XCCL_STEPS; 0: unlimited)\n"
@@ -191,8 +189,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
   double v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = a[0] == '-' && strcmp(a, "--json") != 0 && strcmp(a, "--bootstrap") != 0 &&
-                strcmp(a, "--local-copied") != 0 && strcmp(a, "-h") != 0 &&
+    int takes = a[0] == '-' && strcmp(a, "--json") != 0 && strcmp(a, "--bootstrap") != 0 && strcmp(a, "-h") != 0 &&
                 strcmp(a, "--help") != 0;
     if (takes && !val) return fprintf(stderr, "xccl-sim: %s needs a value\n", a), -1;
 #define BAD() return fprintf(stderr, "xccl-sim: %s %s: not a valid value\n", a, val), -1
@@ -204,9 +201,6 @@ static int parse_args(int argc, char **argv, opts_t *o) {
       continue;
     } else if (strcmp(a, "--bootstrap") == 0) {
       o->bootstrap = 1;
-      continue;
-    } else if (strcmp(a, "--local-copied") == 0) {
-      o->c.local_copied = 1;
       continue;
     } else if (strcmp(a, "--hosts") == 0) {
       if (parse_double(val, 1, &v) || v > 1 << 20) BAD();

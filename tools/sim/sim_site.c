@@ -34,15 +34,10 @@ int sim_site_make(const sim_cluster_t *c, size_t peer_slot, algo_site_t *site_p)
   }
   /* This cluster's links in place of the table's: the network's latency is
    * the wire's and a message's own cost, its bandwidth a GPU's NIC's; the
-   * NVLink's inside a host, both links whose pieces are in flight
-   * through the window (xccl-sim replays a piece sent while the ones
-   * before it are on their way) unless --local-copied says the host's is
-   * shared memory as the tuner prices it. */
-  site.link[ALGO_LINK_LOCAL] =
-      (algo_link_t){.alpha_s = c->nvl_lat + c->local_msg_s, .beta_bps = c->nvl_bps, .copied = c->local_copied};
-  site.link[ALGO_LINK_NET] = (algo_link_t){.alpha_s = c->nic_lat + c->msg_s, .beta_bps = c->nic_bps};
+   * NVLink's inside a host. */
+  site.link[ALGO_LINK_LOCAL] = (algo_link_t){c->nvl_lat + c->local_msg_s, c->nvl_bps};
+  site.link[ALGO_LINK_NET] = (algo_link_t){c->nic_lat + c->msg_s, c->nic_bps};
   site.nics = c->nics < c->nchannels ? c->nics : c->nchannels; /* rails: NICs the channels use (sim_engine.c) */
-  site.channels = c->nchannels;
   *site_p = site;
   return 0;
 }
